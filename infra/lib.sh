@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# Shared helpers for the infra/*/start.sh and stop.sh scripts. Source it; do not run it.
+#   REPO       repository root (absolute)
+#   INFRA_DIR  where all service data lives ($REPO/.infra, gitignored); override with INFRA_DIR=...
+
+REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)}
+INFRA_DIR=${INFRA_DIR:-$REPO/.infra}
+
+# say TAG MESSAGE...: one short progress line on stderr
+say() { local tag=$1; shift; printf '[%s] %s\n' "$tag" "$*" >&2; }
+# die TAG MESSAGE...: print a loud error and exit 1
+die() { local tag=$1; shift; printf '[%s] ERROR: %s\n' "$tag" "$*" >&2; exit 1; }
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# port_open HOST PORT: true if something accepts TCP connections there (bash /dev/tcp, no nc needed)
+port_open() {
+  (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
+}
+
+# pid_alive PIDFILE: true if the file holds the pid of a live process
+pid_alive() {
+  local pid
+  [ -s "$1" ] || return 1
+  pid=$(head -n1 "$1" 2>/dev/null | tr -dc '0-9')
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# apt_install TAG PKG...: install Debian packages. Runs `apt-get update` first (only called when an
+# install is actually needed). Services that the packages' postinst would start (the Debian "main"
+# PostgreSQL cluster on 5432, the system nginx on port 80) are NOT started: a temporary
+# /usr/sbin/policy-rc.d answers 101 during the install, unless that file already exists.
+apt_install() {
+  local tag=$1; shift
+  is_root || die "$tag" "packages missing ($*) and not running as root: install them with: sudo apt-get install -y $*"
+  command -v apt-get >/dev/null || die "$tag" "packages missing ($*) and apt-get is not available"
+  say "$tag" "installing Debian packages: $* (apt-get update + install; slow, once per machine)"
+  local made_policy=0 rc=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    made_policy=1
+  fi
+  {
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+  } >"${TMPDIR:-/tmp}/rigmarket-apt.log" 2>&1 || rc=$?
+  if [ "$made_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+  if [ "$rc" -ne 0 ]; then
+    tail -n 30 "${TMPDIR:-/tmp}/rigmarket-apt.log" >&2 || true
+    die "$tag" "apt-get install $* failed (rc=$rc); full log: ${TMPDIR:-/tmp}/rigmarket-apt.log"
+  fi
+}
+
+# wait_gone PID SECONDS: wait until the process exits; returns 1 if it is still alive afterwards
+wait_gone() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 2; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.5
+  done
+  ! kill -0 "$pid" 2>/dev/null
+}

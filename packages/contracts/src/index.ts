@@ -1,0 +1,6 @@
+export * from './envelope';
+export * from './topics';
+export * from './errors';
+export * from './permissions';
+export * from './identity';
+export * from './schema-registry';

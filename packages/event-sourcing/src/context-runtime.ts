@@ -1,0 +1,87 @@
+import { type ContextName, CONTEXT_SCHEMAS } from '@rigmarket/contracts';
+import type { Clock } from './clock';
+import { CommandRunner } from './command-runner';
+import type { Database } from './database';
+import { EventStore } from './event-store';
+import { type Migration, eventStoreMigration, runMigrations } from './migrations';
+import { OutboxRelay, type RelayOptions } from './outbox-relay';
+import { type Projection, rebuildProjection, subscribeProjections } from './projections';
+import type { Transport } from './transport';
+
+/** What a bounded context declares about its storage and read models. */
+export interface ContextDefinition {
+  context: ContextName;
+  /** Its own migrations; the event-store tables come first automatically. */
+  migrations: readonly Migration[];
+  /** Read models of its own events, updated in the command's transaction (read-your-writes). */
+  inlineProjections: readonly Projection[];
+  /** Read models of other contexts' events, fed by the transport. */
+  subscribedProjections: readonly Projection[];
+}
+
+export interface RuntimeInfra {
+  db: Database;
+  transport: Transport;
+  clock: Clock;
+  relay?: RelayOptions;
+  /** Prefix of consumer groups, e.g. the app name. */
+  groupPrefix?: string;
+  /** Run migrations at start (default true). */
+  migrate?: boolean;
+}
+
+/** The running storage side of one context: migrations applied, relay running, projections subscribed. */
+export class ContextRuntime {
+  readonly schema: string;
+  readonly store: EventStore;
+  readonly relay: OutboxRelay;
+  readonly runner: CommandRunner;
+
+  private constructor(
+    readonly definition: ContextDefinition,
+    readonly infra: RuntimeInfra,
+  ) {
+    this.schema = CONTEXT_SCHEMAS[definition.context];
+    this.store = new EventStore(definition.context, this.schema);
+    this.relay = new OutboxRelay(infra.db, this.schema, infra.transport, infra.relay);
+    this.runner = new CommandRunner(infra.db, this.store, definition.inlineProjections, infra.clock, () =>
+      this.relay.flush(),
+    );
+  }
+
+  static async start(definition: ContextDefinition, infra: RuntimeInfra): Promise<ContextRuntime> {
+    const runtime = new ContextRuntime(definition, infra);
+    if (infra.migrate !== false) await runtime.migrate();
+    await subscribeProjections(
+      infra.transport,
+      infra.db,
+      runtime.schema,
+      definition.subscribedProjections,
+      infra.groupPrefix ?? `rigmarket.${definition.context}`,
+    );
+    runtime.relay.start();
+    return runtime;
+  }
+
+  get db(): Database {
+    return this.infra.db;
+  }
+
+  get projections(): Projection[] {
+    return [...this.definition.inlineProjections, ...this.definition.subscribedProjections];
+  }
+
+  migrate(): Promise<string[]> {
+    return runMigrations(this.infra.db, this.schema, [eventStoreMigration, ...this.definition.migrations]);
+  }
+
+  rebuild(projectionName: string): Promise<number> {
+    const projection = this.projections.find((p) => p.name === projectionName);
+    if (!projection) throw new Error(`Unknown projection ${projectionName} in ${this.definition.context}`);
+    return rebuildProjection(this.infra.db, this.schema, projection);
+  }
+
+  async stop(): Promise<void> {
+    await this.relay.stop();
+  }
+}

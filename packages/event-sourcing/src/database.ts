@@ -1,0 +1,112 @@
+import { DataSource, QueryRunner } from 'typeorm';
+import { pglitePoolClass } from './pglite-pool';
+
+/** A statement runner bound to one transaction (or to autocommit). */
+export interface Sql {
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+  /** Runs a statement and returns the number of affected rows. */
+  execute(sql: string, params?: unknown[]): Promise<number>;
+}
+
+export type DatabaseOptions =
+  | { kind: 'postgres'; url: string; poolSize?: number; applicationName?: string }
+  | { kind: 'pglite'; dataDir: string };
+
+function bind(runner: QueryRunner): Sql {
+  return {
+    async query<Row>(sql: string, params?: unknown[]): Promise<Row[]> {
+      const result = await runner.query(sql, params, true);
+      return (result.records ?? []) as Row[];
+    },
+    async execute(sql: string, params?: unknown[]): Promise<number> {
+      const result = await runner.query(sql, params, true);
+      return result.affected ?? 0;
+    },
+  };
+}
+
+/**
+ * The storage edge: TypeORM's postgres driver over node-postgres (distributed) or over PGlite
+ * (embedded). Same SQL, same migrations in both.
+ */
+export class Database implements Sql {
+  private constructor(
+    readonly dataSource: DataSource,
+    readonly options: DatabaseOptions,
+  ) {}
+
+  static async connect(options: DatabaseOptions): Promise<Database> {
+    const dataSource =
+      options.kind === 'postgres'
+        ? new DataSource({
+            type: 'postgres',
+            url: options.url,
+            poolSize: options.poolSize ?? 10,
+            applicationName: options.applicationName,
+            synchronize: false,
+            migrationsRun: false,
+          })
+        : new DataSource({
+            type: 'postgres',
+            driver: { Pool: pglitePoolClass(options.dataDir) },
+            synchronize: false,
+            migrationsRun: false,
+          });
+    await dataSource.initialize();
+    return new Database(dataSource, options);
+  }
+
+  static fromEnvironment(env: NodeJS.ProcessEnv = process.env): DatabaseOptions {
+    if (env.DATABASE_URL) return { kind: 'postgres', url: env.DATABASE_URL };
+    return { kind: 'pglite', dataDir: env.RIGMARKET_DATA_DIR ?? './data' };
+  }
+
+  async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      try {
+        const result = await work(bind(runner));
+        await runner.commitTransaction();
+        return result;
+      } catch (error) {
+        if (runner.isTransactionActive) await runner.rollbackTransaction();
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  async query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]> {
+    return this.transactionless((s) => s.query<Row>(sql, params));
+  }
+
+  async execute(sql: string, params?: unknown[]): Promise<number> {
+    return this.transactionless((s) => s.execute(sql, params));
+  }
+
+  async close(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+
+  private async transactionless<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return await work(bind(runner));
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  const code = e?.code ?? e?.driverError?.code;
+  if (code !== '23505') return false;
+  if (!constraint) return true;
+  const name = e?.constraint ?? e?.driverError?.constraint;
+  // PGlite does not always report the constraint name; fall back to the message.
+  return name === constraint || String((error as Error).message).includes(constraint);
+}

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ApiError,
+  type ContextName,
+  type DomainEvent,
+  type EventEnvelope,
+  type EventMetadata,
+  currentSchemaVersion,
+  isPublicEvent,
+  streamTypeOf,
+  topicFor,
+} from '@rigmarket/contracts';
+import type { Sql } from './database';
+
+export class WrongExpectedVersion extends ApiError {
+  constructor(
+    readonly streamId: string,
+    readonly expected: number,
+  ) {
+    super(409, 'concurrency_conflict', `Stream ${streamId} changed while the command ran (expected version ${expected})`);
+  }
+}
+
+interface EventRow {
+  global_position: string;
+  event_id: string;
+  stream_id: string;
+  stream_type: string;
+  stream_position: number;
+  type: string;
+  schema_version: number;
+  data: unknown;
+  metadata: EventMetadata;
+  occurred_at: Date | string;
+}
+
+function toEnvelope(context: ContextName, row: EventRow): EventEnvelope {
+  return {
+    eventId: row.event_id,
+    type: row.type,
+    schemaVersion: Number(row.schema_version),
+    streamId: row.stream_id,
+    streamType: row.stream_type,
+    streamPosition: Number(row.stream_position),
+    globalPosition: String(row.global_position),
+    occurredAt: new Date(row.occurred_at).toISOString(),
+    context,
+    data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
+    metadata: typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata,
+  };
+}
+
+const COLUMNS = `global_position::text AS global_position, event_id, stream_id, stream_type, stream_position, type,
+  schema_version, data, metadata, occurred_at`;
+
+/** One context's event store: a Postgres table, appended to with an expected version. */
+export class EventStore {
+  constructor(
+    readonly context: ContextName,
+    readonly schema: string,
+  ) {}
+
+  async readStream(sql: Sql, streamId: string): Promise<EventEnvelope[]> {
+    const rows = await sql.query<EventRow>(
+      `SELECT ${COLUMNS} FROM ${this.schema}.events WHERE stream_id = $1 ORDER BY stream_position`,
+      [streamId],
+    );
+    return rows.map((r) => toEnvelope(this.context, r));
+  }
+
+  /** Events after `afterGlobalPosition`, in commit-safe order (only transactions no longer in flight). */
+  async readAll(sql: Sql, afterGlobalPosition = '0', limit = 1000, streamTypes?: readonly string[]): Promise<EventEnvelope[]> {
+    const rows = await sql.query<EventRow>(
+      `SELECT ${COLUMNS} FROM ${this.schema}.events
+        WHERE global_position > $1::bigint
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          ${streamTypes ? 'AND stream_type = ANY($3)' : ''}
+        ORDER BY global_position LIMIT $2`,
+      streamTypes ? [afterGlobalPosition, limit, streamTypes] : [afterGlobalPosition, limit],
+    );
+    return rows.map((r) => toEnvelope(this.context, r));
+  }
+
+  /**
+   * Appends events at `expectedVersion + 1...` and writes the public ones to the outbox, in the caller's
+   * transaction. A concurrent append to the same stream makes this throw WrongExpectedVersion.
+   */
+  async append(
+    sql: Sql,
+    streamId: string,
+    expectedVersion: number,
+    events: readonly DomainEvent[],
+    metadata: EventMetadata,
+    occurredAt: Date,
+  ): Promise<EventEnvelope[]> {
+    const streamType = streamTypeOf(streamId);
+    const envelopes: EventEnvelope[] = [];
+    let position = expectedVersion;
+    for (const event of events) {
+      position += 1;
+      const eventId = randomUUID();
+      let rows: { global_position: string }[];
+      try {
+        rows = await sql.query<{ global_position: string }>(
+          `INSERT INTO ${this.schema}.events
+             (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           RETURNING global_position::text AS global_position`,
+          [
+            eventId,
+            streamId,
+            streamType,
+            position,
+            event.type,
+            currentSchemaVersion(this.context, event.type),
+            JSON.stringify(event.data),
+            JSON.stringify(metadata),
+            occurredAt.toISOString(),
+          ],
+        );
+      } catch (error) {
+        const code = (error as { code?: string; driverError?: { code?: string } }).code ??
+          (error as { driverError?: { code?: string } }).driverError?.code;
+        if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
+        throw error;
+      }
+      const envelope: EventEnvelope = {
+        eventId,
+        type: event.type,
+        schemaVersion: currentSchemaVersion(this.context, event.type),
+        streamId,
+        streamType,
+        streamPosition: position,
+        globalPosition: rows[0]!.global_position,
+        occurredAt: occurredAt.toISOString(),
+        context: this.context,
+        data: event.data,
+        metadata,
+      };
+      envelopes.push(envelope);
+      if (isPublicEvent(this.context, event.type)) {
+        await sql.execute(
+          `INSERT INTO ${this.schema}.outbox (global_position, topic, message_key, envelope) VALUES ($1, $2, $3, $4)`,
+          [envelope.globalPosition, topicFor(this.context, streamType), streamId, JSON.stringify(envelope)],
+        );
+      }
+    }
+    return envelopes;
+  }
+}

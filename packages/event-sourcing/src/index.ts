@@ -1,0 +1,11 @@
+export * from './decider';
+export * from './clock';
+export * from './database';
+export * from './migrations';
+export * from './event-store';
+export * from './transport';
+export * from './projections';
+export * from './outbox-relay';
+export * from './command-runner';
+export * from './context-runtime';
+export { closePglite } from './pglite-pool';

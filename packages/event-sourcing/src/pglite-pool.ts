@@ -1,0 +1,121 @@
+import { EventEmitter } from 'node:events';
+import { PGlite, types } from '@electric-sql/pglite';
+
+/**
+ * A `pg`-compatible Pool over one PGlite instance for TypeORM's postgres driver.
+ *
+ * PGlite has a single connection. typeorm-pglite's pool lets every query runner use it at once, so two
+ * transactions interleave their BEGIN/COMMIT on one session and mix their statements. This pool hands
+ * the connection out exclusively: `connect` waits until the previous holder released it, so each
+ * TypeORM QueryRunner (and thus each transaction) has the session to itself.
+ */
+const instances = new Map<string, Promise<PGlite>>();
+
+export function pgliteInstance(dataDir: string): Promise<PGlite> {
+  let instance = instances.get(dataDir);
+  if (!instance) {
+    instance = PGlite.create({
+      dataDir: dataDir === 'memory://' ? undefined : dataDir,
+      // Same shapes as node-postgres: int8/numeric as strings, so both modes return equal rows.
+      parsers: { [types.INT8]: (v: string) => v, [types.NUMERIC]: (v: string) => v },
+      serializers: {
+        [types.BOOL]: (v: unknown) => (v === true || v === 'true' || v === 1 ? 'TRUE' : v === false || v === 'false' || v === 0 ? 'FALSE' : String(v)),
+      },
+    });
+    instances.set(dataDir, instance);
+  }
+  return instance;
+}
+
+export async function closePglite(dataDir: string): Promise<void> {
+  const instance = instances.get(dataDir);
+  if (!instance) return;
+  instances.delete(dataDir);
+  await (await instance).close();
+}
+
+interface PgLikeResult {
+  rows: unknown[];
+  rowCount: number;
+  command: string;
+}
+
+class ExclusiveLock {
+  private tail: Promise<void> = Promise.resolve();
+  acquire(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((resolve) => (release = resolve));
+    const acquired = this.tail.then(() => release);
+    this.tail = this.tail.then(() => next);
+    return acquired;
+  }
+}
+
+const locks = new Map<string, ExclusiveLock>();
+
+function commandOf(sql: string): string {
+  const match = /^\s*(\w+)/.exec(sql);
+  return match?.[1]?.toUpperCase() ?? '';
+}
+
+class PgliteClient extends EventEmitter {
+  constructor(private readonly db: PGlite) {
+    super();
+  }
+  async query(sql: string, params?: unknown[] | ((err: unknown, res: unknown) => void)): Promise<PgLikeResult> {
+    const values = Array.isArray(params) ? params : undefined;
+    if (values && values.length > 0) {
+      const result = await this.db.query(sql, values);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length, command: commandOf(sql) };
+    }
+    const results = await this.db.exec(sql);
+    const last = results[results.length - 1];
+    return {
+      rows: last?.rows ?? [],
+      rowCount: last?.affectedRows ?? last?.rows.length ?? 0,
+      command: commandOf(sql),
+    };
+  }
+}
+
+export interface PoolLike {
+  connect(callback: (err: unknown, client: unknown, release: () => void) => void): void;
+  end(callback?: (err: unknown) => void): void;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+}
+
+export function pglitePoolClass(dataDir: string): new (options?: unknown) => PoolLike {
+  return class ExclusivePglitePool extends EventEmitter {
+    constructor(_options?: unknown) {
+      super();
+    }
+    connect(callback: (err: unknown, client: PgliteClient | null, release: () => void) => void): void {
+      let lock = locks.get(dataDir);
+      if (!lock) {
+        lock = new ExclusiveLock();
+        locks.set(dataDir, lock);
+      }
+      void lock.acquire().then(async (release) => {
+        try {
+          const db = await pgliteInstance(dataDir);
+          let released = false;
+          callback(null, new PgliteClient(db), () => {
+            if (!released) {
+              released = true;
+              release();
+            }
+          });
+        } catch (error) {
+          release();
+          callback(error, null, () => undefined);
+        }
+      });
+    }
+    end(callback?: (err: unknown) => void): void {
+      closePglite(dataDir).then(
+        () => callback?.(null),
+        (err: unknown) => callback?.(err),
+      );
+    }
+  };
+}

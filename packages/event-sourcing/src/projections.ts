@@ -1,0 +1,129 @@
+import { type ContextName, type EventEnvelope, CONTEXT_SCHEMAS, topicFor, upcast } from '@rigmarket/contracts';
+import type { Database, Sql } from './database';
+import { EventStore } from './event-store';
+import type { DeliveryInfo, Subscription, Transport } from './transport';
+
+export interface StreamSource {
+  context: ContextName;
+  streamType: string;
+}
+
+/**
+ * A read model fed by events. `apply` sees every event of the sources' streams (it ignores types it
+ * does not know: unknown types are skipped, not fatal) and writes with the given transaction.
+ */
+export interface Projection {
+  name: string;
+  version: number;
+  sources: readonly StreamSource[];
+  /** Read-model tables (schema-qualified) emptied before a rebuild. */
+  tables: readonly string[];
+  apply(sql: Sql, event: EventEnvelope): Promise<void>;
+}
+
+export type ApplyOutcome = 'applied' | 'duplicate' | 'not-a-source';
+
+function isSource(projection: Projection, event: EventEnvelope): boolean {
+  return projection.sources.some((s) => s.context === event.context && s.streamType === event.streamType);
+}
+
+/**
+ * Applies one event idempotently in the caller's transaction: each stream's last applied position is
+ * kept per projection, so a redelivered event (Kafka after a rebalance, a relay retry) changes nothing.
+ */
+export async function applyProjection(
+  sql: Sql,
+  schema: string,
+  projection: Projection,
+  raw: EventEnvelope,
+  checkpoint?: { source: string; position: string },
+): Promise<ApplyOutcome> {
+  if (!isSource(projection, raw)) return 'not-a-source';
+  const rows = await sql.query<{ position: number }>(
+    `SELECT position FROM ${schema}.projection_stream_positions WHERE projection = $1 AND stream_id = $2 FOR UPDATE`,
+    [projection.name, raw.streamId],
+  );
+  const last = rows[0] ? Number(rows[0].position) : 0;
+  if (raw.streamPosition <= last) return 'duplicate';
+  await projection.apply(sql, upcast(raw));
+  await sql.execute(
+    `INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position) VALUES ($1, $2, $3)
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
+    [projection.name, raw.streamId, raw.streamPosition],
+  );
+  if (checkpoint) {
+    await sql.execute(
+      `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+       VALUES ($1, $2, $3, $4, now())
+       ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
+      [projection.name, projection.version, checkpoint.source, checkpoint.position],
+    );
+  }
+  return 'applied';
+}
+
+/** Subscribes a projection of another context's events to the transport. */
+export function projectionSubscription(
+  db: Database,
+  schema: string,
+  projection: Projection,
+  groupPrefix: string,
+): Subscription {
+  return {
+    groupId: `${groupPrefix}.${projection.name}.v${projection.version}`,
+    topics: [...new Set(projection.sources.map((s) => topicFor(s.context, s.streamType)))],
+    handle: (envelope: EventEnvelope, delivery: DeliveryInfo) =>
+      db
+        .transaction((sql) =>
+          applyProjection(sql, schema, projection, envelope, {
+            source: `${delivery.topic}:${delivery.partition}`,
+            position: delivery.offset,
+          }),
+        )
+        .then(() => undefined),
+  };
+}
+
+export async function subscribeProjections(
+  transport: Transport,
+  db: Database,
+  schema: string,
+  projections: readonly Projection[],
+  groupPrefix: string,
+): Promise<void> {
+  for (const projection of projections) {
+    await transport.subscribe(projectionSubscription(db, schema, projection, groupPrefix));
+  }
+}
+
+/**
+ * Drops a projection's rows and replays it from the event stores that own its sources, in one
+ * transaction: readers see the old table until the rebuilt one commits. Returns the events applied.
+ */
+export async function rebuildProjection(db: Database, schema: string, projection: Projection): Promise<number> {
+  return db.transaction(async (sql) => {
+    for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
+    await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [projection.name]);
+    await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [projection.name]);
+    let applied = 0;
+    const contexts = [...new Set(projection.sources.map((s) => s.context))];
+    for (const context of contexts) {
+      const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
+      const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
+      let after = '0';
+      for (;;) {
+        const batch = await store.readAll(sql, after, 500, streamTypes);
+        if (batch.length === 0) break;
+        for (const event of batch) {
+          if ((await applyProjection(sql, schema, projection, event)) === 'applied') applied += 1;
+        }
+        after = batch[batch.length - 1]!.globalPosition;
+      }
+      await sql.execute(
+        `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position) VALUES ($1, $2, $3, $4)`,
+        [projection.name, projection.version, `store:${context}`, after],
+      );
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,34 @@
+import type { EventEnvelope } from '@rigmarket/contracts';
+
+export interface OutgoingMessage {
+  topic: string;
+  /** The stream id: one stream keeps its order. */
+  key: string;
+  envelope: EventEnvelope;
+}
+
+export interface DeliveryInfo {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+export interface Subscription {
+  /** Consumer group: subscribers sharing it share the work (Kafka) or run once (in-process). */
+  groupId: string;
+  topics: readonly string[];
+  /** Resolves when the event is durably handled; a rejection means "deliver again". */
+  handle(envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void>;
+}
+
+/**
+ * How events leave a context's outbox and reach other contexts' projections. Adapters: in-process
+ * (embedded mode) and Apache Kafka (distributed). Delivery is at least once; handlers are idempotent.
+ */
+export interface Transport {
+  readonly kind: 'in-process' | 'kafka';
+  /** Resolves only once the broker (or every in-process subscriber) acknowledged all messages. */
+  publish(messages: readonly OutgoingMessage[]): Promise<void>;
+  subscribe(subscription: Subscription): Promise<void>;
+  close(): Promise<void>;
+}

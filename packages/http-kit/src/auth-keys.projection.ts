@@ -1,0 +1,61 @@
+import type { ApiKeyEvent, EventEnvelope, KeyScope } from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+
+/**
+ * Every app authenticates bearers from its own projection of identity's key events, in its own schema:
+ * no context reads another's tables.
+ */
+export function authKeysMigration(): Migration {
+  return {
+    id: 'auth-0001-api-keys',
+    async up(sql, s) {
+      await sql.execute(`
+        CREATE TABLE ${s}.auth_api_keys (
+          key_id INTEGER PRIMARY KEY,
+          user_id INTEGER NOT NULL,
+          key_hash TEXT NOT NULL UNIQUE,
+          permissions JSONB,
+          kind TEXT NOT NULL,
+          revoked BOOLEAN NOT NULL DEFAULT FALSE
+        )`);
+    },
+  };
+}
+
+export function authKeysProjection(schema: string): Projection {
+  const table = `${schema}.auth_api_keys`;
+  return {
+    name: 'auth_api_keys',
+    version: 1,
+    sources: [{ context: 'identity', streamType: 'api_key' }],
+    tables: [table],
+    async apply(sql: Sql, envelope: EventEnvelope) {
+      const event = { type: envelope.type, data: envelope.data } as ApiKeyEvent;
+      switch (event.type) {
+        case 'ApiKeyCreated':
+          await sql.execute(
+            `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (key_id) DO NOTHING`,
+            [event.data.keyId, event.data.userId, event.data.keyHash, JSON.stringify(event.data.permissions), event.data.kind],
+          );
+          return;
+        case 'ApiKeyReset':
+          await sql.execute(`UPDATE ${table} SET key_hash = $2 WHERE key_id = $1`, [event.data.keyId, event.data.keyHash]);
+          return;
+        case 'ApiKeyDeleted':
+          // The hash is kept (revoked) so the row still explains why a value is refused.
+          await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [event.data.keyId]);
+          return;
+        default:
+          return;
+      }
+    },
+  };
+}
+
+export interface AuthenticatedKey {
+  keyId: number;
+  userId: number;
+  kind: string;
+  scope: KeyScope;
+}

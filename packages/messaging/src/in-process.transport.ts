@@ -1,0 +1,68 @@
+import type { EventEnvelope } from '@rigmarket/contracts';
+import type { OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
+
+export interface DeadLetter {
+  groupId: string;
+  envelope: EventEnvelope;
+  error: string;
+}
+
+/**
+ * Embedded mode's transport: publish awaits every subscribed group's handler, in order, so per-stream
+ * order and at-least-once delivery hold as with Kafka. A handler that keeps failing is parked as a dead
+ * letter after `maxAttempts` instead of blocking every other context.
+ */
+export class InProcessTransport implements Transport {
+  readonly kind = 'in-process' as const;
+  readonly deadLetters: DeadLetter[] = [];
+  private readonly subscriptions: Subscription[] = [];
+  private readonly offsets = new Map<string, number>();
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly maxAttempts = 3,
+    private readonly onDeadLetter: (letter: DeadLetter) => void = () => undefined,
+  ) {}
+
+  async subscribe(subscription: Subscription): Promise<void> {
+    this.subscriptions.push(subscription);
+  }
+
+  publish(messages: readonly OutgoingMessage[]): Promise<void> {
+    // One delivery at a time, so two relays cannot interleave one group's handling.
+    const run = this.chain.then(() => this.deliver(messages));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async deliver(messages: readonly OutgoingMessage[]): Promise<void> {
+    for (const message of messages) {
+      const offset = this.offsets.get(message.topic) ?? 0;
+      this.offsets.set(message.topic, offset + 1);
+      for (const subscription of this.subscriptions) {
+        if (!subscription.topics.includes(message.topic)) continue;
+        await this.handleWithRetries(subscription, message, offset);
+      }
+    }
+  }
+
+  private async handleWithRetries(subscription: Subscription, message: OutgoingMessage, offset: number): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await subscription.handle(message.envelope, { topic: message.topic, partition: 0, offset: String(offset) });
+        return;
+      } catch (error) {
+        if (attempt >= this.maxAttempts) {
+          const letter = { groupId: subscription.groupId, envelope: message.envelope, error: String(error) };
+          this.deadLetters.push(letter);
+          this.onDeadLetter(letter);
+          return;
+        }
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.chain;
+  }
+}

@@ -1,0 +1,3 @@
+export * from './in-process.transport';
+export * from './kafka.transport';
+export * from './transport-from-env';

@@ -1,0 +1,167 @@
+import { type EventEnvelope, allTopics, deadLetterTopicFor } from '@rigmarket/contracts';
+import type { OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
+import { type Consumer, Kafka, type Producer, logLevel, CompressionTypes } from 'kafkajs';
+
+export interface KafkaTransportOptions {
+  brokers: string[];
+  clientId: string;
+  /** Tries per message before it goes to the topic's dead-letter topic. */
+  maxAttempts?: number;
+  /** How long a fetch waits for new data; bounds the delivery latency. */
+  maxWaitTimeMs?: number;
+  sessionTimeoutMs?: number;
+  logger?: (level: string, message: string) => void;
+}
+
+/**
+ * Apache Kafka through kafkajs: topic per aggregate type, key = stream id (one partition keeps a
+ * stream's order), idempotent producer with acks from all in-sync replicas.
+ *
+ * Consumers are a small runner of our own rather than Nest's Kafka transport: eachBatch with manual
+ * offset resolution and commits after the handler's transaction committed, heartbeats between
+ * messages, and a dead-letter topic so one poison message cannot block a partition forever.
+ */
+export class KafkaTransport implements Transport {
+  readonly kind = 'kafka' as const;
+  private readonly kafka: Kafka;
+  private producer: Producer | undefined;
+  private readonly consumers: Consumer[] = [];
+
+  constructor(private readonly options: KafkaTransportOptions) {
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      logLevel: logLevel.WARN,
+      retry: { retries: 8, initialRetryTime: 100 },
+      logCreator: () => (entry) => options.logger?.(String(entry.level), `${entry.namespace}: ${entry.log.message}`),
+    });
+  }
+
+  /** Creates every topic of packages/contracts and their dead-letter topics (idempotent). */
+  async ensureTopics(topics: readonly string[] = allTopics()): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const existing = new Set(await admin.listTopics());
+      const wanted = topics.flatMap((t) => [t, deadLetterTopicFor(t)]).filter((t) => !existing.has(t));
+      if (wanted.length > 0) {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: wanted.map((topic) => ({ topic, numPartitions: 3, configEntries: [{ name: 'retention.ms', value: '-1' }] })),
+        });
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  private async getProducer(): Promise<Producer> {
+    if (!this.producer) {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await producer.connect();
+      this.producer = producer;
+    }
+    return this.producer;
+  }
+
+  async publish(messages: readonly OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const producer = await this.getProducer();
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const m of messages) byTopic.set(m.topic, [...(byTopic.get(m.topic) ?? []), m]);
+    await producer.sendBatch({
+      acks: -1,
+      compression: CompressionTypes.None,
+      topicMessages: [...byTopic].map(([topic, list]) => ({
+        topic,
+        messages: list.map((m) => ({
+          key: m.key,
+          value: JSON.stringify(m.envelope),
+          headers: {
+            eventId: m.envelope.eventId,
+            type: m.envelope.type,
+            schemaVersion: String(m.envelope.schemaVersion),
+            correlationId: m.envelope.metadata.correlationId,
+            causationId: m.envelope.metadata.causationId,
+          },
+        })),
+      })),
+    });
+  }
+
+  async subscribe(subscription: Subscription): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: subscription.groupId,
+      sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
+      heartbeatInterval: 1_000,
+      maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 100,
+      allowAutoTopicCreation: false,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: true });
+    const maxAttempts = this.options.maxAttempts ?? 5;
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }) => {
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) break;
+          const envelope = JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope | null;
+          if (envelope) {
+            await this.handleWithRetries(subscription, envelope, batch.topic, batch.partition, message.offset, maxAttempts);
+          }
+          resolveOffset(message.offset);
+          // Commit after every handled message: the read model is already committed, and a commit
+          // here keeps redelivery after a crash to at most one message per partition.
+          await consumer.commitOffsets([
+            { topic: batch.topic, partition: batch.partition, offset: (BigInt(message.offset) + 1n).toString() },
+          ]);
+          await heartbeat();
+        }
+        await commitOffsetsIfNecessary();
+      },
+    });
+    this.consumers.push(consumer);
+  }
+
+  private async handleWithRetries(
+    subscription: Subscription,
+    envelope: EventEnvelope,
+    topic: string,
+    partition: number,
+    offset: string,
+    maxAttempts: number,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await subscription.handle(envelope, { topic, partition, offset });
+        return;
+      } catch (error) {
+        if (attempt >= maxAttempts) {
+          const producer = await this.getProducer();
+          await producer.send({
+            topic: deadLetterTopicFor(topic),
+            acks: -1,
+            messages: [
+              {
+                key: envelope.streamId,
+                value: JSON.stringify(envelope),
+                headers: { groupId: subscription.groupId, error: String(error).slice(0, 1000) },
+              },
+            ],
+          });
+          this.options.logger?.('ERROR', `dead-lettered ${envelope.type} ${envelope.eventId} for ${subscription.groupId}: ${String(error)}`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
+    this.consumers.length = 0;
+    await this.producer?.disconnect().catch(() => undefined);
+    this.producer = undefined;
+  }
+}
