@@ -18,12 +18,22 @@ port_open() {
   (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
 }
 
+# proc_alive PID: true if the process exists and is not a zombie (an orphan killed with -9 can stay a
+# zombie for a while when PID 1 is slow to reap it, and kill -0 still succeeds on zombies)
+proc_alive() {
+  local st
+  kill -0 "$1" 2>/dev/null || return 1
+  [ -r "/proc/$1/stat" ] || return 0
+  st=$(sed -E 's/^.*\) ([A-Za-z]).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ "$st" != Z ] && [ "$st" != X ]
+}
+
 # pid_alive PIDFILE: true if the file holds the pid of a live process
 pid_alive() {
   local pid
   [ -s "$1" ] || return 1
   pid=$(head -n1 "$1" 2>/dev/null | tr -dc '0-9')
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+  [ -n "$pid" ] && proc_alive "$pid"
 }
 
 # apt_install TAG PKG...: install Debian packages. Runs `apt-get update` first (only called when an
@@ -56,8 +66,8 @@ apt_install() {
 wait_gone() {
   local pid=$1 i
   for ((i = 0; i < $2 * 2; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
+    proc_alive "$pid" || return 0
     sleep 0.5
   done
-  ! kill -0 "$pid" 2>/dev/null
+  ! proc_alive "$pid"
 }

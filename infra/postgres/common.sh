@@ -35,5 +35,5 @@ pg_ours_running() {
   [ -s "$PG_DATA/postmaster.pid" ] || return 1
   local pid
   pid=$(head -n1 "$PG_DATA/postmaster.pid" | tr -dc '0-9')
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+  [ -n "$pid" ] && proc_alive "$pid"
 }

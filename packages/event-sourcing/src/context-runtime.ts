@@ -85,3 +85,11 @@ export class ContextRuntime {
     await this.relay.stop();
   }
 }
+
+// Nest calls this on the runtime provider when the application shuts down.
+export interface ContextRuntime {
+  onApplicationShutdown(): Promise<void>;
+}
+ContextRuntime.prototype.onApplicationShutdown = function onApplicationShutdown(this: ContextRuntime) {
+  return this.stop();
+};

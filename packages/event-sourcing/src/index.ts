@@ -9,3 +9,4 @@ export * from './outbox-relay';
 export * from './command-runner';
 export * from './context-runtime';
 export { closePglite } from './pglite-pool';
+export * from './nest';

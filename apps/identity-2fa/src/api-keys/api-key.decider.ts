@@ -1,0 +1,84 @@
+import { ApiError, type ApiKeyEvent, type ApiKeyKind, type KeyScope } from '@rigmarket/contracts';
+
+export type ApiKeyState =
+  | { status: 'none' }
+  | { status: 'active' | 'deleted'; keyId: number; userId: number; kind: ApiKeyKind; permissions: KeyScope };
+
+export type ApiKeyCommand =
+  | {
+      type: 'CreateApiKey';
+      keyId: number;
+      userId: number;
+      name: string | null;
+      keyHash: string;
+      permissions: KeyScope;
+      kind: ApiKeyKind;
+      now: string;
+    }
+  | { type: 'ResetApiKey'; requesterUserId: number; newKeyHash: string; now: string }
+  | { type: 'DeleteApiKey'; requesterUserId: number; now: string };
+
+export const ApiKeyErrors = {
+  exists: 'api_key_exists',
+  notFound: 'api_key_not_found',
+  notOwner: 'not_owner',
+} as const;
+
+export const initialState = (): ApiKeyState => ({ status: 'none' });
+
+export function evolve(state: ApiKeyState, event: ApiKeyEvent): ApiKeyState {
+  switch (event.type) {
+    case 'ApiKeyCreated':
+      return {
+        status: 'active',
+        keyId: event.data.keyId,
+        userId: event.data.userId,
+        kind: event.data.kind,
+        permissions: event.data.permissions,
+      };
+    case 'ApiKeyDeleted':
+      return state.status === 'none' ? state : { ...state, status: 'deleted' };
+    default:
+      return state;
+  }
+}
+
+function activeKeyOf(state: ApiKeyState, requesterUserId: number) {
+  if (state.status !== 'active') throw ApiError.notFound('No such API key', ApiKeyErrors.notFound);
+  if (state.userId !== requesterUserId) {
+    throw ApiError.forbidden('This API key belongs to another account', ApiKeyErrors.notOwner);
+  }
+  return state;
+}
+
+export function decide(command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[] {
+  switch (command.type) {
+    case 'CreateApiKey':
+      if (state.status !== 'none') throw ApiError.conflict('This API key id is taken', ApiKeyErrors.exists);
+      return [
+        {
+          type: 'ApiKeyCreated',
+          data: {
+            keyId: command.keyId,
+            userId: command.userId,
+            name: command.name,
+            keyHash: command.keyHash,
+            permissions: command.permissions,
+            kind: command.kind,
+            createdAt: command.now,
+          },
+        },
+      ];
+    case 'ResetApiKey': {
+      const key = activeKeyOf(state, command.requesterUserId);
+      return [{ type: 'ApiKeyReset', data: { keyId: key.keyId, keyHash: command.newKeyHash, resetAt: command.now } }];
+    }
+    case 'DeleteApiKey': {
+      const key = activeKeyOf(state, command.requesterUserId);
+      return [{ type: 'ApiKeyDeleted', data: { keyId: key.keyId, deletedAt: command.now } }];
+    }
+  }
+}
+
+export const apiKeyDecider = { initialState, evolve, decide };
+export const apiKeyStreamId = (keyId: number): string => `api_key-${keyId}`;

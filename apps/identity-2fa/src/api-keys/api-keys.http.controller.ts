@@ -1,0 +1,75 @@
+import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import {
+  CreateApiKeyCommand,
+  DeleteApiKeyCommand,
+  GetApiKeyQuery,
+  ListApiKeysQuery,
+  ResetApiKeyCommand,
+  parsePermissions,
+} from './api-keys.handlers';
+
+export class CreateApiKeyRequest {
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  name?: string;
+
+  @IsOptional()
+  @IsObject()
+  permissions?: Record<string, unknown>;
+
+  /** Sent by the real CLI as a string; kept for compatibility, not interpreted. */
+  @IsOptional()
+  key_params?: unknown;
+}
+
+const keyIdPipe = new ParseIntPipe({
+  exceptionFactory: () => ApiError.badRequest('The API key id must be an integer'),
+});
+
+@Controller('api/v0')
+@UseGuards(BearerGuard)
+export class ApiKeysController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Post('auth/apikeys')
+  @RequirePermission('user_write')
+  async create(@Body() body: CreateApiKeyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const permissions = parsePermissions(body.permissions);
+    const created = await this.commands.execute(new CreateApiKeyCommand(principal, body.name ?? null, permissions, metadata));
+    return { success: true, id: created.id, key: created.key, permissions: created.permissions ?? false };
+  }
+
+  @Get('auth/apikeys')
+  @RequirePermission('user_read')
+  async list(@Principal() principal: AuthenticatedKey) {
+    return { success: true, apikeys: await this.queries.execute(new ListApiKeysQuery(principal.userId)) };
+  }
+
+  @Get('auth/apikeys/:id')
+  @RequirePermission('user_read')
+  async get(@Param('id', keyIdPipe) id: number, @Principal() principal: AuthenticatedKey) {
+    return { success: true, apikey: await this.queries.execute(new GetApiKeyQuery(principal.userId, id)) };
+  }
+
+  @Delete('auth/apikeys/:id')
+  @RequirePermission('user_write')
+  async remove(@Param('id', keyIdPipe) id: number, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    await this.commands.execute(new DeleteApiKeyCommand(principal.userId, id, metadata));
+    return { success: true, msg: 'Successfully Deleted API Key' };
+  }
+
+  @Put('commands/reset_apikey')
+  @RequirePermission('user_write')
+  async reset(@Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const { newKey } = await this.commands.execute(new ResetApiKeyCommand(principal, metadata));
+    return { success: true, new_api_key: newKey };
+  }
+}

@@ -1,0 +1,11 @@
+import type { ContextDefinition } from '@rigmarket/event-sourcing';
+import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { SCHEMA, apiKeysProjection, identityReadModelsMigration, teamRolesProjection, usersProjection } from './identity.read-models';
+
+/** identity-2fa's storage: its migrations and read models, all fed inline from its own events. */
+export const identityContext: ContextDefinition = {
+  context: 'identity',
+  migrations: [identityReadModelsMigration, authKeysMigration()],
+  inlineProjections: [usersProjection, apiKeysProjection, teamRolesProjection, authKeysProjection(SCHEMA)],
+  subscribedProjections: [],
+};

@@ -1,0 +1,76 @@
+import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import { IsDefined, IsString, Length, Matches } from 'class-validator';
+import {
+  CreateTeamRoleCommand,
+  DeleteTeamRoleCommand,
+  GetTeamRoleQuery,
+  ListTeamRolesQuery,
+  UpdateTeamRoleCommand,
+  parseRolePermissions,
+} from './team-roles.handlers';
+
+export class TeamRoleRequest {
+  @IsString()
+  @Length(1, 64)
+  @Matches(/^[\w .-]+$/, { message: 'name may contain letters, digits, spaces, dots, dashes and underscores' })
+  name: string;
+
+  @IsDefined({ message: 'permissions is required' })
+  permissions: unknown;
+}
+
+@Controller('api/v0/team')
+@UseGuards(BearerGuard)
+export class TeamRolesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Get('roles-full')
+  @RequirePermission('team_read')
+  async list(@Principal() principal: AuthenticatedKey) {
+    return { success: true, roles: await this.queries.execute(new ListTeamRolesQuery(principal.userId)) };
+  }
+
+  @Get('roles/:name')
+  @RequirePermission('team_read')
+  async get(@Param('name') name: string, @Principal() principal: AuthenticatedKey) {
+    const role = await this.queries.execute(new GetTeamRoleQuery(principal.userId, name));
+    return { id: role.id, name: role.name, permissions: role.permissions };
+  }
+
+  @Post('roles')
+  @RequirePermission('team_write')
+  async create(@Body() body: TeamRoleRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const role = await this.commands.execute(
+      new CreateTeamRoleCommand(principal.userId, body.name, parseRolePermissions(body.permissions), metadata),
+    );
+    return { success: true, id: role.id, name: role.name, permissions: role.permissions };
+  }
+
+  /** Update takes the numeric id (client-compat.md 2.10); show and delete take the name. */
+  @Put('roles/:id')
+  @RequirePermission('team_write')
+  async update(
+    @Param('id', new ParseIntPipe({ exceptionFactory: () => ApiError.badRequest('Update a role by its numeric id') })) id: number,
+    @Body() body: TeamRoleRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    const role = await this.commands.execute(
+      new UpdateTeamRoleCommand(principal.userId, id, body.name, parseRolePermissions(body.permissions), metadata),
+    );
+    return { success: true, id: role.id, name: role.name, permissions: role.permissions };
+  }
+
+  @Delete('roles/:name')
+  @RequirePermission('team_write')
+  async remove(@Param('name') name: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    await this.commands.execute(new DeleteTeamRoleCommand(principal.userId, name, metadata));
+    return { success: true, msg: `Role ${name} deleted` };
+  }
+}

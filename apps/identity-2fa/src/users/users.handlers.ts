@@ -1,0 +1,235 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcing';
+import { hashKey } from '@rigmarket/http-kit';
+import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
+import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from '../identity.tokens';
+import { SCHEMA } from '../identity.read-models';
+import { MAILER, type Mailer } from '../mailer';
+import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from '../secrets';
+import { userDecider, userStreamId } from './user.decider';
+
+export interface UserView {
+  id: number;
+  email: string;
+  username: string | null;
+  full_name: string | null;
+  fullname: string | null;
+  ssh_key: string | null;
+  credit: number;
+  balance: number;
+  tfa_status: 'enabled' | 'disabled' | 'legacy';
+  email_verified: boolean;
+  email_verified_at: number | null;
+  is_admin: boolean;
+  created_at: number;
+}
+
+interface UserRow {
+  user_id: number;
+  email: string;
+  username: string | null;
+  full_name: string | null;
+  ssh_key: string | null;
+  is_admin: boolean;
+  email_verified_at: string | Date | null;
+  registered_at: string | Date;
+}
+
+const epoch = (value: string | Date | null): number | null => (value === null ? null : new Date(value).getTime() / 1000);
+
+export function toUserView(row: UserRow): UserView {
+  return {
+    id: Number(row.user_id),
+    email: row.email,
+    username: row.username,
+    full_name: row.full_name,
+    fullname: row.full_name,
+    ssh_key: row.ssh_key,
+    // The billing ledger (marketplace context) will feed credit; until then every account starts at 0.
+    credit: 0,
+    balance: 0,
+    tfa_status: 'disabled',
+    email_verified: row.email_verified_at !== null,
+    email_verified_at: epoch(row.email_verified_at),
+    is_admin: row.is_admin,
+    created_at: epoch(row.registered_at) ?? 0,
+  };
+}
+
+async function findUser(runtime: ContextRuntime, where: string, value: unknown): Promise<UserRow | undefined> {
+  const rows = await runtime.db.query<UserRow>(`SELECT * FROM ${SCHEMA}.users WHERE ${where}`, [value]);
+  return rows[0];
+}
+
+export class RegisterUserCommand extends Command<{ user: UserView }> {
+  constructor(
+    readonly email: string,
+    readonly password: string,
+    readonly username: string | null,
+    readonly fullName: string | null,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RegisterUserCommand)
+export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand> {
+  constructor(
+    @Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(MAILER) private readonly mailer: Mailer,
+    @Inject(IDENTITY_OPTIONS) private readonly options: IdentityOptions,
+  ) {}
+
+  async execute(command: RegisterUserCommand): Promise<{ user: UserView }> {
+    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.user_ids')::text AS id`)) as [{ id: string }];
+    const userId = Number(id);
+    const token = newVerificationToken();
+    // Slow and random, so computed before the pure decider runs.
+    const passwordHash = await hashPassword(command.password);
+    try {
+      await this.runtime.runner.handle(
+        userStreamId(userId),
+        userDecider,
+        (state, now) =>
+          userDecider.decide(
+            {
+              type: 'RegisterUser',
+              userId,
+              email: command.email,
+              username: command.username,
+              fullName: command.fullName,
+              passwordHash,
+              isAdmin: false,
+              preVerified: false,
+              verification: {
+                tokenHash: hashKey(token),
+                expiresAt: new Date(now.getTime() + (this.options.verificationTtlMs ?? 24 * 3600_000)).toISOString(),
+              },
+              now: now.toISOString(),
+            },
+            state,
+          ),
+        command.metadata,
+      );
+    } catch (error) {
+      if (isUniqueViolation(error, 'users_email_unique')) {
+        throw ApiError.conflict('An account with this e-mail address already exists', 'email_taken');
+      }
+      throw error;
+    }
+    await this.mailer.send({
+      to: command.email,
+      subject: 'Verify your Rigmarket e-mail address',
+      text: `Your verification code is ${token}\nSubmit it to POST /api/v0/users/verify_email/ with your e-mail address.`,
+    });
+    const row = await findUser(this.runtime, 'user_id = $1', userId);
+    return { user: toUserView(row!) };
+  }
+}
+
+export class VerifyEmailCommand extends Command<{ user: UserView }> {
+  constructor(
+    readonly email: string,
+    readonly code: string,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(VerifyEmailCommand)
+export class VerifyEmailHandler implements ICommandHandler<VerifyEmailCommand> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(command: VerifyEmailCommand): Promise<{ user: UserView }> {
+    const row = await findUser(this.runtime, 'lower(email) = lower($1)', command.email);
+    if (!row) throw new ApiError(400, 'invalid_verification_token', 'The verification code is not valid for this account');
+    await this.runtime.runner.handle(
+      userStreamId(Number(row.user_id)),
+      userDecider,
+      (state, now) => userDecider.decide({ type: 'VerifyEmail', tokenHash: hashKey(command.code), now: now.toISOString() }, state),
+      command.metadata,
+    );
+    return { user: toUserView((await findUser(this.runtime, 'user_id = $1', row.user_id))!) };
+  }
+}
+
+export interface LoginResult {
+  user: UserView;
+  sessionKey: string;
+}
+
+export class LoginCommand extends Command<LoginResult> {
+  constructor(
+    readonly login: string,
+    readonly password: string,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+/**
+ * Password login. A session is a key of kind 'session' (usable as a bearer like any key).
+ * The 2FA step (issue: identity-2fa) slots in between the password check and the session key.
+ */
+@CommandHandler(LoginCommand)
+export class LoginHandler implements ICommandHandler<LoginCommand> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(command: LoginCommand): Promise<LoginResult> {
+    const row = await findUser(this.runtime, 'lower(email) = lower($1) OR username = $1', command.login);
+    const streamId = userStreamId(row ? Number(row.user_id) : 0);
+    const { state } = await this.runtime.runner.load(streamId, userDecider);
+    const passwordMatches = await verifyPassword(command.password, state.status === 'registered' ? state.passwordHash : null);
+    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.api_key_ids')::text AS id`)) as [{ id: string }];
+    const sessionKeyId = Number(id);
+    await this.runtime.runner.handle(
+      streamId,
+      userDecider,
+      (current, now) => userDecider.decide({ type: 'RecordLogin', passwordMatches, sessionKeyId, now: now.toISOString() }, current),
+      command.metadata,
+    );
+    const sessionKey = newKeyValue();
+    await this.runtime.runner.handle(
+      apiKeyStreamId(sessionKeyId),
+      apiKeyDecider,
+      (current, now) =>
+        apiKeyDecider.decide(
+          {
+            type: 'CreateApiKey',
+            keyId: sessionKeyId,
+            userId: Number(row!.user_id),
+            name: 'session',
+            keyHash: hashKey(sessionKey),
+            permissions: null,
+            kind: 'session',
+            now: now.toISOString(),
+          },
+          current,
+        ),
+      command.metadata,
+    );
+    return { user: toUserView(row!), sessionKey };
+  }
+}
+
+export class GetUserQuery extends Query<UserView> {
+  constructor(readonly userId: number) {
+    super();
+  }
+}
+
+@QueryHandler(GetUserQuery)
+export class GetUserHandler implements IQueryHandler<GetUserQuery> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(query: GetUserQuery): Promise<UserView> {
+    const row = await findUser(this.runtime, 'user_id = $1', query.userId);
+    if (!row) throw ApiError.notFound('User not found');
+    return toUserView(row);
+  }
+}

@@ -1,0 +1,95 @@
+import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { EventMetadata } from '@rigmarket/contracts';
+import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import { IsEmail, IsOptional, IsString, Length, MaxLength, MinLength } from 'class-validator';
+import { GetUserQuery, LoginCommand, RegisterUserCommand, VerifyEmailCommand } from './users.handlers';
+
+export class RegisterRequest {
+  @IsEmail({}, { message: 'email must be a valid e-mail address' })
+  @MaxLength(254)
+  email: string;
+
+  @IsString()
+  @MinLength(8, { message: 'password must be at least 8 characters long' })
+  @MaxLength(200)
+  password: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  username?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  full_name?: string;
+}
+
+export class VerifyEmailRequest {
+  @IsEmail()
+  email: string;
+
+  @IsString()
+  @Length(1, 200)
+  code: string;
+}
+
+export class LoginRequest {
+  /** E-mail or username. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  username?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  email?: string;
+
+  @IsString()
+  @MaxLength(200)
+  password: string;
+}
+
+@Controller('api/v0/users')
+@UseGuards(BearerGuard)
+export class UsersController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Public()
+  @Post()
+  async register(@Body() body: RegisterRequest, @RequestMetadata() metadata: EventMetadata) {
+    const { user } = await this.commands.execute(
+      new RegisterUserCommand(body.email, body.password, body.username ?? null, body.full_name ?? null, metadata),
+    );
+    return { success: true, user, msg: 'Account created. A verification code was sent to your e-mail address.' };
+  }
+
+  @Public()
+  @Post('verify_email')
+  @HttpCode(200)
+  async verifyEmail(@Body() body: VerifyEmailRequest, @RequestMetadata() metadata: EventMetadata) {
+    const { user } = await this.commands.execute(new VerifyEmailCommand(body.email, body.code, metadata));
+    return { success: true, user, msg: 'E-mail address verified.' };
+  }
+
+  @Public()
+  @Post('login')
+  @HttpCode(200)
+  async login(@Body() body: LoginRequest, @RequestMetadata() metadata: EventMetadata) {
+    const { user, sessionKey } = await this.commands.execute(
+      new LoginCommand(body.username ?? body.email ?? '', body.password, metadata),
+    );
+    return { ...user, success: true, session_key: sessionKey };
+  }
+
+  @Get('current')
+  @RequirePermission('user_read')
+  current(@Principal() principal: AuthenticatedKey) {
+    return this.queries.execute(new GetUserQuery(principal.userId));
+  }
+}

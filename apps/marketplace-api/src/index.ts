@@ -1,0 +1,3 @@
+export { MarketplaceModule } from './marketplace.module';
+export { marketplaceContext } from './marketplace.context';
+export { MARKETPLACE_RUNTIME } from './marketplace.tokens';

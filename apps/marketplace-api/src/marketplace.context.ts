@@ -1,0 +1,28 @@
+import type { ContextDefinition, Migration } from '@rigmarket/event-sourcing';
+import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+
+export const SCHEMA = 'marketplace';
+
+/** The machines read model; the machine stream and its events arrive with the marketplace issue. */
+const machinesReadModel: Migration = {
+  id: '0002-machines-read-model',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.machines (
+        machine_id INTEGER PRIMARY KEY,
+        owner_id INTEGER NOT NULL,
+        gpu_name TEXT NOT NULL,
+        num_gpus INTEGER NOT NULL,
+        listed BOOLEAN NOT NULL DEFAULT FALSE,
+        details JSONB NOT NULL DEFAULT '{}'
+      )`);
+    await sql.execute(`CREATE INDEX machines_by_owner ON ${s}.machines (owner_id, machine_id)`);
+  },
+};
+
+export const marketplaceContext: ContextDefinition = {
+  context: 'marketplace',
+  migrations: [authKeysMigration(), machinesReadModel],
+  inlineProjections: [],
+  subscribedProjections: [authKeysProjection(SCHEMA)],
+};

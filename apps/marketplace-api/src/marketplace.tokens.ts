@@ -1,0 +1,1 @@
+export const MARKETPLACE_RUNTIME = Symbol('MARKETPLACE_RUNTIME');

@@ -1,0 +1,42 @@
+import type { DynamicModule, Provider, Type } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { type ContextDefinition, ContextRuntime, PLATFORM_INFRA, type RuntimeInfra } from '@rigmarket/event-sourcing';
+import { AUTH_KEY_LOOKUP, AuthKeyLookup } from './bearer.guard';
+
+export interface ContextModuleSpec {
+  /** The module class (one per context, so Nest keeps them apart). */
+  module: Type<unknown>;
+  definition: ContextDefinition;
+  /** Token under which the started ContextRuntime is provided. */
+  runtimeToken: symbol;
+  /** Consumer-group prefix, e.g. the app name. */
+  appName: string;
+  controllers?: Type<unknown>[];
+  providers?: Provider[];
+}
+
+/**
+ * The wiring every context module shares: CQRS buses, its ContextRuntime started on the process's
+ * infra (migrations, relay, subscriptions), and the bearer guard's key lookup on its own schema.
+ */
+export function contextModule(spec: ContextModuleSpec): DynamicModule {
+  return {
+    module: spec.module,
+    imports: [CqrsModule],
+    controllers: spec.controllers ?? [],
+    providers: [
+      {
+        provide: spec.runtimeToken,
+        inject: [PLATFORM_INFRA],
+        useFactory: (infra: RuntimeInfra) => ContextRuntime.start(spec.definition, { ...infra, groupPrefix: spec.appName }),
+      },
+      {
+        provide: AUTH_KEY_LOOKUP,
+        inject: [spec.runtimeToken],
+        useFactory: (runtime: ContextRuntime) => new AuthKeyLookup(runtime.db, runtime.schema),
+      },
+      ...(spec.providers ?? []),
+    ],
+    exports: [spec.runtimeToken],
+  };
+}

@@ -1,0 +1,36 @@
+import { Controller, Get, HttpCode, Inject, Module, type DynamicModule } from '@nestjs/common';
+import { ApiError } from '@rigmarket/contracts';
+import { Public } from './bearer.guard';
+
+export const READINESS_CHECK = Symbol('READINESS_CHECK');
+export type ReadinessCheck = () => Promise<void>;
+
+@Controller()
+export class HealthController {
+  constructor(@Inject(READINESS_CHECK) private readonly check: ReadinessCheck) {}
+
+  @Public()
+  @Get('healthz')
+  health() {
+    return { success: true, status: 'ok' };
+  }
+
+  @Public()
+  @Get('readyz')
+  @HttpCode(200)
+  async ready() {
+    try {
+      await this.check();
+    } catch (error) {
+      throw new ApiError(503, 'service_unavailable', `Not ready: ${(error as Error).message}`);
+    }
+    return { success: true, status: 'ready' };
+  }
+}
+
+@Module({})
+export class HealthModule {
+  static forRoot(check: ReadinessCheck): DynamicModule {
+    return { module: HealthModule, controllers: [HealthController], providers: [{ provide: READINESS_CHECK, useValue: check }] };
+  }
+}

@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { INestApplication } from '@nestjs/common';
+import { json, type NextFunction, type Request, type Response } from 'express';
+import { Logger, LoggerModule } from 'nestjs-pino';
+import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
+import { exactJsonContentType } from './json-content-type';
+import { apiValidationPipe } from './validation';
+
+/** Drops secrets that may travel in a URL (older clients send `?api_key=`). */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&](?:api_key|secret|key)=)[^&]*/gi, '$1[REDACTED]');
+}
+
+/** Structured JSON logs with request ids; Authorization, cookies and key query values never logged. */
+export function loggerModule() {
+  return LoggerModule.forRoot({
+    pinoHttp: {
+      level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info'),
+      genReqId: (req: IncomingMessage, res: ServerResponse) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[REDACTED]' },
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+      },
+    },
+  });
+}
+
+/** The HTTP conventions every app shares: JSON bodies, Error objects, validation, exact Content-Type. */
+export function configureHttpApp(app: INestApplication): void {
+  app.useLogger(app.get(Logger));
+  app.use(exactJsonContentType);
+  app.use(json({ limit: '2mb' }));
+  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (!error) return next();
+    const { status, body } = toErrorResponse(error);
+    res.status(status).type('application/json').send(JSON.stringify(body));
+  });
+  app.useGlobalFilters(new ErrorEnvelopeFilter());
+  app.useGlobalPipes(apiValidationPipe());
+  app.enableShutdownHooks();
+}
