@@ -51,6 +51,12 @@ if pg_ready; then
   fi
   die "$T" "a PostgreSQL server answers on 127.0.0.1:$PG_PORT but it is not the cluster in $PG_DATA and rigmarket/rigmarket cannot log in; stop it or choose another PG_PORT"
 fi
+if pg_ours_running; then
+  running_port=$(sed -n 4p "$PG_DATA/postmaster.pid" | tr -dc '0-9')
+  if [ -n "$running_port" ] && [ "$running_port" != "$PG_PORT" ]; then
+    die "$T" "the cluster in $PG_DATA is running on port $running_port, not PG_PORT=$PG_PORT; stop it first (bash infra/postgres/stop.sh) to change the port"
+  fi
+fi
 if port_open 127.0.0.1 "$PG_PORT" && ! pg_ours_running; then
   die "$T" "127.0.0.1:$PG_PORT is taken by something that is not PostgreSQL; stop it or set PG_PORT"
 fi

@@ -11,6 +11,8 @@ export interface KafkaTransportOptions {
   maxWaitTimeMs?: number;
   sessionTimeoutMs?: number;
   logger?: (level: string, message: string) => void;
+  /** Prefix of every topic and consumer group, so test runs (or tenants) sharing a broker stay apart. */
+  namespace?: string;
 }
 
 /**
@@ -27,7 +29,10 @@ export class KafkaTransport implements Transport {
   private producer: Producer | undefined;
   private readonly consumers: Consumer[] = [];
 
+  private readonly ns: string;
+
   constructor(private readonly options: KafkaTransportOptions) {
+    this.ns = options.namespace ?? '';
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: options.brokers,
@@ -43,7 +48,7 @@ export class KafkaTransport implements Transport {
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      const wanted = topics.flatMap((t) => [t, deadLetterTopicFor(t)]).filter((t) => !existing.has(t));
+      const wanted = topics.flatMap((t) => [this.ns + t, this.ns + deadLetterTopicFor(t)]).filter((t) => !existing.has(t));
       if (wanted.length > 0) {
         await admin.createTopics({
           waitForLeaders: true,
@@ -73,7 +78,7 @@ export class KafkaTransport implements Transport {
       acks: -1,
       compression: CompressionTypes.None,
       topicMessages: [...byTopic].map(([topic, list]) => ({
-        topic,
+        topic: this.ns + topic,
         messages: list.map((m) => ({
           key: m.key,
           value: JSON.stringify(m.envelope),
@@ -91,14 +96,14 @@ export class KafkaTransport implements Transport {
 
   async subscribe(subscription: Subscription): Promise<void> {
     const consumer = this.kafka.consumer({
-      groupId: subscription.groupId,
+      groupId: this.ns + subscription.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 1_000,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 100,
       allowAutoTopicCreation: false,
     });
     await consumer.connect();
-    await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: true });
+    await consumer.subscribe({ topics: subscription.topics.map((t) => this.ns + t), fromBeginning: true });
     const maxAttempts = this.options.maxAttempts ?? 5;
     await consumer.run({
       autoCommit: false,
@@ -108,7 +113,7 @@ export class KafkaTransport implements Transport {
           if (!isRunning() || isStale()) break;
           const envelope = JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope | null;
           if (envelope) {
-            await this.handleWithRetries(subscription, envelope, batch.topic, batch.partition, message.offset, maxAttempts);
+            await this.handleWithRetries(subscription, envelope, batch.topic.slice(this.ns.length), batch.partition, message.offset, maxAttempts);
           }
           resolveOffset(message.offset);
           // Commit after every handled message: the read model is already committed, and a commit
@@ -140,7 +145,7 @@ export class KafkaTransport implements Transport {
         if (attempt >= maxAttempts) {
           const producer = await this.getProducer();
           await producer.send({
-            topic: deadLetterTopicFor(topic),
+            topic: this.ns + deadLetterTopicFor(topic),
             acks: -1,
             messages: [
               {

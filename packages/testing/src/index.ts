@@ -1,1 +1,2 @@
 export * from './decider-spec';
+export * from './services';

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { deciderSpec } from '@rigmarket/testing';
+import { userDecider } from './user.decider';
+import type { UserEvent } from './user.events';
+
+const spec = deciderSpec(userDecider);
+const now = '2026-01-01T00:00:00.000Z';
+const hash = (v: string) => createHash('sha256').update(v).digest('hex');
+const registered: UserEvent = {
+  type: 'UserRegistered',
+  data: { userId: 5, email: 'a@b.c', username: null, fullName: null, isAdmin: false, registeredAt: now },
+};
+const passwordSet: UserEvent = { type: 'UserPasswordSet', data: { userId: 5, passwordHash: 'scrypt$x' } };
+const verificationRequested: UserEvent = {
+  type: 'UserEmailVerificationRequested',
+  data: { userId: 5, tokenHash: hash('tok'), expiresAt: '2026-01-02T00:00:00.000Z' },
+};
+const register = {
+  type: 'RegisterUser' as const,
+  userId: 5,
+  email: 'a@b.c',
+  username: null,
+  fullName: null,
+  passwordHash: 'scrypt$x',
+  isAdmin: false,
+  preVerified: false,
+  verification: { tokenHash: hash('tok'), expiresAt: '2026-01-02T00:00:00.000Z' },
+  now,
+};
+
+describe('User', () => {
+  it('registers with a password and a pending verification', () =>
+    spec.given([]).when(register).then([registered, passwordSet, verificationRequested]));
+
+  it('registers the seeded admin as verified', () =>
+    spec
+      .given([])
+      .when({ ...register, passwordHash: null, preVerified: true, verification: null })
+      .then([registered, { type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }]));
+
+  it('cannot register twice', () => spec.given([registered]).when(register).thenThrows('user_exists'));
+
+  describe('When verification is pending', () => {
+    const given = [registered, passwordSet, verificationRequested];
+    it('verifies with the right code', () =>
+      spec.given(given).when({ type: 'VerifyEmail', tokenHash: hash('tok'), now }).then([{ type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }]));
+    it('refuses a wrong code', () =>
+      spec.given(given).when({ type: 'VerifyEmail', tokenHash: hash('nope'), now }).thenThrows('invalid_verification_token'));
+    it('refuses an expired code', () =>
+      spec.given(given).when({ type: 'VerifyEmail', tokenHash: hash('tok'), now: '2026-01-03T00:00:00.000Z' }).thenThrows('verification_token_expired'));
+  });
+
+  it('verifying again changes nothing', () =>
+    spec
+      .given([registered, passwordSet, verificationRequested, { type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }])
+      .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now })
+      .thenNothingHappened());
+
+  it('records a login only when the password matched', () => {
+    spec.given([registered, passwordSet]).when({ type: 'RecordLogin', passwordMatches: false, sessionKeyId: 9, now }).thenThrows('invalid_credentials');
+    spec
+      .given([registered, passwordSet])
+      .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now })
+      .then([{ type: 'UserLoggedIn', data: { userId: 5, sessionKeyId: 9, at: now } }]);
+  });
+
+  it('refuses a login to an unknown account', () =>
+    spec.given([]).when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now }).thenThrows('invalid_credentials'));
+});
