@@ -62,6 +62,16 @@ apt_install() {
   fi
 }
 
+# take_lock TAG FILE: serialize concurrent start/stop runs of one service (fd 9, released at exit).
+# Commands that leave a daemon behind must close it (9>&-) so the daemon does not keep the lock.
+take_lock() {
+  mkdir -p "$(dirname "$2")"
+  exec 9>"$2"
+  if command -v flock >/dev/null; then
+    flock -w "${INFRA_LOCK_TIMEOUT:-300}" 9 || die "$1" "another start/stop still holds $2"
+  fi
+}
+
 # wait_gone PID SECONDS: wait until the process exits; returns 1 if it is still alive afterwards
 wait_gone() {
   local pid=$1 i

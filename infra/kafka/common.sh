@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the scripts that source this file
 # Shared by infra/kafka/start.sh, stop.sh and smoke.sh. Source it after infra/lib.sh.
 KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}          # fallback: KAFKA_VERSION=3.9.1
 case "$KAFKA_VERSION" in
@@ -23,6 +24,5 @@ kafka_answers() {
     exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
     printf "\x00\x00\x00\x0b\x00\x12\x00\x00\x00\x00\x00\x07\x00\x01x" >&3
     head -c 10 <&3 | od -An -tx1' _ "$KAFKA_PORT" 2>/dev/null) || return 1
-  out=$(echo $out)   # squeeze whitespace
   [[ "$out" == *"00 00 00 07 00 00" ]]
 }

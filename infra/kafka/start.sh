@@ -16,6 +16,8 @@ PORT=$KAFKA_PORT
 CPORT=$KAFKA_CONTROLLER_PORT
 START_BUDGET_S=${KAFKA_START_TIMEOUT:-90}
 
+take_lock "$T" "$INFRA_DIR/locks/kafka.lock"
+
 # 0. already running?
 launch=1
 if pid_alive "$KAFKA_PIDFILE"; then
@@ -61,7 +63,7 @@ if [ "$launch" = 1 ]; then
       die "$T" "kafka_2.13-$KAFKA_VERSION.jar missing after the Maven download (log: $K/logs/mvn.log)"
     touch "$KAFKA_LIBS.tmp/.complete"
     mv "$KAFKA_LIBS.tmp" "$KAFKA_LIBS"
-    say "$T" "$(ls "$KAFKA_LIBS" | grep -c '\.jar$') jars in $KAFKA_LIBS"
+    say "$T" "$(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars in $KAFKA_LIBS"
   fi
 
   # 3. config: render the repo templates (ports, data dir)
@@ -101,7 +103,7 @@ if [ "$launch" = 1 ]; then
       -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true \
       "$LOGOPT" -Dkafka.logs.dir="$K/logs" -Djava.io.tmpdir="$K/tmp" \
       -cp "$KAFKA_LIBS/*" kafka.Kafka "$K/conf/server.properties" \
-    > "$KAFKA_OUT" 2>&1 < /dev/null &
+    > "$KAFKA_OUT" 2>&1 < /dev/null 9>&- &
   for _ in $(seq 1 20); do [ -s "$KAFKA_PIDFILE" ] && break; sleep 0.1; done
 fi
 

@@ -8,6 +8,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 T=kafka
+take_lock "$T" "$INFRA_DIR/locks/kafka.lock"
 
 if ! pid_alive "$KAFKA_PIDFILE"; then
   rm -f "$KAFKA_PIDFILE"

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the scripts that source this file
 # Shared by infra/nginx/start.sh, stop.sh and test-routing.sh. Source it after infra/lib.sh.
 EDGE_PORT=${EDGE_PORT:-8080}
 IDENTITY_PORT=${IDENTITY_PORT:-8081}

@@ -18,6 +18,7 @@ if ! NGINX=$(find_nginx); then
   NGINX=$(find_nginx) || die "$T" "nginx installed but not found"
 fi
 
+take_lock "$T" "$NGINX_PREFIX/start.lock"
 mkdir -p "$NGINX_PREFIX/conf" "$NGINX_PREFIX/logs" "$NGINX_PREFIX/temp"
 user_directive=""
 if is_root; then
@@ -37,7 +38,7 @@ ngx -t -q 2>"$NGINX_PREFIX/logs/configtest.log" ||
 edge_ok() { curl -fsS -m 3 -o /dev/null "http://127.0.0.1:$EDGE_PORT/healthz" 2>/dev/null; }
 
 if pid_alive "$NGINX_PIDFILE"; then
-  ngx -s reload || die "$T" "nginx -s reload failed (see $NGINX_PREFIX/logs/error.log)"
+  ngx -s reload 9>&- || die "$T" "nginx -s reload failed (see $NGINX_PREFIX/logs/error.log)"
   for _ in $(seq 1 20); do edge_ok && break; sleep 0.25; done
   edge_ok || die "$T" "running (pid $(cat "$NGINX_PIDFILE")) but http://127.0.0.1:$EDGE_PORT/healthz does not answer"
   say "$T" "already running (pid $(cat "$NGINX_PIDFILE")); config re-rendered and reloaded"
@@ -48,7 +49,7 @@ if port_open 127.0.0.1 "$EDGE_PORT"; then
 fi
 
 say "$T" "starting edge on 127.0.0.1:$EDGE_PORT ($("$NGINX" -v 2>&1 | sed 's/.*: //'); conf: $NGINX_CONF)"
-ngx || { tail -n 20 "$NGINX_PREFIX/logs/error.log" >&2 2>/dev/null || true; die "$T" "nginx failed to start"; }
+ngx 9>&- || { tail -n 20 "$NGINX_PREFIX/logs/error.log" >&2 2>/dev/null || true; die "$T" "nginx failed to start"; }
 for _ in $(seq 1 40); do edge_ok && break; sleep 0.25; done
 edge_ok || { tail -n 20 "$NGINX_PREFIX/logs/error.log" >&2 2>/dev/null || true; die "$T" "edge does not answer on 127.0.0.1:$EDGE_PORT"; }
 say "$T" "ready: http://127.0.0.1:$EDGE_PORT (identity $IDENTITY_PORT, marketplace $MARKETPLACE_PORT, instance $INSTANCE_PORT, sync $SYNC_PORT)"

@@ -7,6 +7,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 T=nginx
+take_lock "$T" "$NGINX_PREFIX/start.lock"
 
 if ! pid_alive "$NGINX_PIDFILE"; then
   say "$T" "not running"

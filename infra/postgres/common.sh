@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the scripts that source this file
 # Shared by infra/postgres/start.sh and stop.sh. Source it after infra/lib.sh.
 PG_PORT=${PG_PORT:-55432}
 PG_DIR=${PG_DIR:-$INFRA_DIR/pg}

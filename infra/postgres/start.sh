@@ -38,6 +38,8 @@ SQL
   app_login_ok || die "$T" "role/database created but rigmarket still cannot log in on 127.0.0.1:$PG_PORT"
 }
 
+take_lock "$T" "$INFRA_DIR/locks/postgres.lock"
+
 # 2. already running?
 if pg_ready; then
   if app_login_ok; then
@@ -106,7 +108,7 @@ if pg_ours_running; then
   say "$T" "postmaster already running in $PG_DATA; waiting for it to accept connections"
 else
   say "$T" "starting on 127.0.0.1:$PG_PORT (log: $PG_LOG)"
-  as_pg "$PG_BIN/pg_ctl" start -D "$PG_DATA" -l "$PG_LOG" -w -t 60 -s ||
+  as_pg "$PG_BIN/pg_ctl" start -D "$PG_DATA" -l "$PG_LOG" -w -t 60 -s 9>&- ||
     { tail -n 40 "$PG_LOG" >&2 2>/dev/null || true; die "$T" "pg_ctl start failed (log: $PG_LOG)"; }
 fi
 for _ in $(seq 1 120); do pg_ready && break; sleep 0.5; done

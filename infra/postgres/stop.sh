@@ -7,6 +7,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 T=postgres
+take_lock "$T" "$INFRA_DIR/locks/postgres.lock"
 
 if ! pg_ours_running; then
   say "$T" "not running"

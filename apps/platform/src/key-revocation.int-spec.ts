@@ -1,0 +1,97 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { Database } from '@rigmarket/event-sourcing';
+import { createPlatformApp } from '@rigmarket/http-kit';
+import { IdentityModule } from '@rigmarket/identity-2fa';
+import { KafkaTransport } from '@rigmarket/messaging';
+import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import request from 'supertest';
+
+const ADMIN_KEY = 'revocation-admin-key';
+const MARKETPLACE_PORT = 18182;
+
+/**
+ * Distributed mode: identity-2fa in this process, marketplace-api as its own OS process, sharing only
+ * PostgreSQL (separate schemas) and Kafka. A key deleted or reset in identity must be refused there.
+ */
+describe('a key deleted in identity-2fa is refused by another app process', () => {
+  let identity: INestApplication;
+  let transport: KafkaTransport;
+  let db: Database;
+  let drop: () => Promise<void>;
+  let marketplace: ChildProcess;
+  const namespace = `${uniqueName('revoke')}.`;
+  const marketplaceUrl = `http://127.0.0.1:${MARKETPLACE_PORT}`;
+
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    drop = database.drop;
+    db = await Database.connect({ kind: 'postgres', url: database.url });
+    transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'identity-it', namespace });
+    await transport.ensureTopics();
+    identity = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY })] });
+    await identity.init();
+    marketplace = spawn(process.execPath, [join(__dirname, '../../marketplace-api/dist/main.js')], {
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        KAFKA_BROKERS: requiredEnv('KAFKA_BROKERS'),
+        RIGMARKET_KAFKA_NAMESPACE: namespace,
+        PORT: String(MARKETPLACE_PORT),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    await eventually(async () => ((await request(marketplaceUrl).get('/readyz')).status === 200 ? true : undefined), 60_000, 'marketplace-api to start');
+  });
+
+  afterAll(async () => {
+    marketplace?.kill('SIGTERM');
+    await identity?.close();
+    await transport?.close();
+    await db?.close();
+    await drop?.();
+  });
+
+  const machinesWith = (key: string) => request(marketplaceUrl).get('/api/v0/machines?owner=me').set('Authorization', `Bearer ${key}`);
+
+  it('accepts a new key once its event arrived, and refuses it soon after deletion', async () => {
+    const created = await request(identity.getHttpServer())
+      .post('/api/v0/auth/apikeys/')
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({ name: 'remote' })
+      .expect(201);
+    const key = created.body.key as string;
+    await eventually(async () => ((await machinesWith(key)).status === 200 ? true : undefined), 20_000, 'the key to reach marketplace-api');
+    const ok = await machinesWith(key);
+    expect(ok.body).toEqual({ success: true, machines: [] });
+
+    await request(identity.getHttpServer())
+      .delete(`/api/v0/auth/apikeys/${created.body.id}/`)
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({})
+      .expect(200);
+    await eventually(async () => ((await machinesWith(key)).status === 401 ? true : undefined), 10_000, 'the deletion to reach marketplace-api');
+    const refused = await machinesWith(key);
+    expect(refused.body).toEqual({ success: false, error: 'invalid_key', msg: 'Invalid user key' });
+  });
+
+  it('refuses the old value of a reset key and accepts the new one', async () => {
+    const server = identity.getHttpServer();
+    const created = await request(server).post('/api/v0/auth/apikeys/').set('Authorization', `Bearer ${ADMIN_KEY}`).send({}).expect(201);
+    await eventually(async () => ((await machinesWith(created.body.key)).status === 200 ? true : undefined), 20_000, 'the key');
+    const reset = await request(server).put('/api/v0/commands/reset_apikey/').set('Authorization', `Bearer ${created.body.key}`).send({}).expect(200);
+    await eventually(async () => ((await machinesWith(created.body.key)).status === 401 ? true : undefined), 10_000, 'the reset');
+    expect((await machinesWith(reset.body.new_api_key)).status).toBe(200);
+  });
+
+  it('enforces scopes there too: a key without machine_read gets 403', async () => {
+    const created = await request(identity.getHttpServer())
+      .post('/api/v0/auth/apikeys/')
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({ permissions: { api: { user_read: {} } } })
+      .expect(201);
+    await eventually(async () => ((await machinesWith(created.body.key)).status === 403 ? true : undefined), 20_000, 'the scoped key');
+  });
+});

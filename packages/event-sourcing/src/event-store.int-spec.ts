@@ -1,0 +1,130 @@
+import { ApiError, type DomainEvent, type EventEnvelope, type EventMetadata } from '@rigmarket/contracts';
+import { createTestDatabase } from '@rigmarket/testing';
+import { ManualClock } from './clock';
+import { CommandRunner } from './command-runner';
+import { Database } from './database';
+import { EventStore, WrongExpectedVersion } from './event-store';
+import { eventStoreMigration, runMigrations } from './migrations';
+import { OutboxRelay } from './outbox-relay';
+import { type Projection, applyProjection } from './projections';
+import type { OutgoingMessage, Transport } from './transport';
+
+const metadata: EventMetadata = { correlationId: 'c', causationId: 'c' };
+const keyCreated = (keyId: number): DomainEvent => ({
+  type: 'ApiKeyCreated',
+  data: { keyId, userId: 1, name: null, keyHash: `h${keyId}`, permissions: null, kind: 'api', createdAt: '2026-01-01T00:00:00Z' },
+});
+
+class RecordingTransport implements Transport {
+  readonly kind = 'in-process' as const;
+  readonly published: OutgoingMessage[] = [];
+  async publish(messages: readonly OutgoingMessage[]) {
+    this.published.push(...messages);
+  }
+  async subscribe() {}
+  async close() {}
+}
+
+describe('event store on PostgreSQL', () => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  const store = new EventStore('identity', 'identity');
+
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    drop = database.drop;
+    db = await Database.connect({ kind: 'postgres', url: database.url });
+    await runMigrations(db, 'identity', [
+      eventStoreMigration,
+      { id: '0002-counter', up: (sql, s) => sql.execute(`CREATE TABLE ${s}.counter (stream_id TEXT PRIMARY KEY, n INTEGER NOT NULL)`).then(() => undefined) },
+    ]);
+  });
+  afterAll(async () => {
+    await db.close();
+    await drop();
+  });
+
+  it('lets exactly one of two concurrent appends at the same expected version win', async () => {
+    const results = await Promise.allSettled(
+      [1, 2].map((i) =>
+        db.transaction(async (sql) => {
+          await store.readStream(sql, 'api_key-race');
+          await new Promise((r) => setTimeout(r, 50)); // both have read version 0
+          return store.append(sql, 'api_key-race', 0, [keyCreated(i)], metadata, new Date());
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(WrongExpectedVersion);
+    const stream = await db.transaction((sql) => store.readStream(sql, 'api_key-race'));
+    expect(stream.map((e) => e.streamPosition)).toEqual([1]);
+  });
+
+  it('runs 20 concurrent commands that may succeed once: one event, 19 clear refusals', async () => {
+    type Claimed = DomainEvent<'ApiKeyCreated', unknown>;
+    const evolver = { initialState: () => ({ claimed: false }), evolve: (_s: { claimed: boolean }, _e: Claimed) => ({ claimed: true }) };
+    const runner = new CommandRunner(db, store, [], new ManualClock());
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        runner.handle('api_key-claim', evolver, (state) => {
+          if (state.claimed) throw ApiError.conflict('Already claimed', 'already_claimed');
+          return [keyCreated(100 + i) as Claimed];
+        }, metadata, { maxAttempts: 25 }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results.filter((x) => x.status === 'rejected') as PromiseRejectedResult[]) {
+      expect((r.reason as ApiError).code).toBe('already_claimed');
+    }
+    const stream = await db.transaction((sql) => store.readStream(sql, 'api_key-claim'));
+    expect(stream).toHaveLength(1);
+  });
+
+  it('applies an event delivered twice to a projection once', async () => {
+    const counter: Projection = {
+      name: 'counter',
+      version: 1,
+      sources: [{ context: 'identity', streamType: 'api_key' }],
+      tables: ['identity.counter'],
+      apply: (sql, e) =>
+        sql
+          .execute(`INSERT INTO identity.counter VALUES ($1, 1) ON CONFLICT (stream_id) DO UPDATE SET n = counter.n + 1`, [e.streamId])
+          .then(() => undefined),
+    };
+    const [envelope] = await db.transaction((sql) => store.append(sql, 'api_key-twice', 0, [keyCreated(7)], metadata, new Date()));
+    const outcomes = [];
+    for (let i = 0; i < 2; i += 1) {
+      outcomes.push(await db.transaction((sql) => applyProjection(sql, 'identity', counter, envelope as EventEnvelope)));
+    }
+    expect(outcomes).toEqual(['applied', 'duplicate']);
+    expect(await db.query(`SELECT n FROM identity.counter WHERE stream_id = 'api_key-twice'`)).toEqual([{ n: 1 }]);
+  });
+
+  it('never publishes past a transaction that committed late, and publishes it once it has', async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    const transport = new RecordingTransport();
+    const relay = new OutboxRelay(db, 'identity', transport);
+    let releaseSlow!: () => void;
+    const slowCanCommit = new Promise<void>((r) => (releaseSlow = r));
+    let slowAppended!: () => void;
+    const slowHasAppended = new Promise<void>((r) => (slowAppended = r));
+    // A: takes the lower outbox id, commits last.
+    const slow = db.transaction(async (sql) => {
+      await store.append(sql, 'api_key-late', 0, [keyCreated(8)], metadata, new Date());
+      slowAppended();
+      await slowCanCommit;
+    });
+    await slowHasAppended;
+    // B: higher id, commits first.
+    await db.transaction((sql) => store.append(sql, 'api_key-early', 0, [keyCreated(9)], metadata, new Date()));
+    expect(await relay.flush()).toBe(0);
+    expect(transport.published).toHaveLength(0);
+    releaseSlow();
+    await slow;
+    expect(await relay.flush()).toBe(2);
+    expect(transport.published.map((m) => m.key)).toEqual(['api_key-late', 'api_key-early']);
+    expect(await relay.flush()).toBe(0);
+    await relay.stop();
+  });
+});
