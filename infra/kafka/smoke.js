@@ -1,5 +1,8 @@
 'use strict';
 // Smoke test of the broker started by infra/kafka/start.sh with kafkajs 2.2.4 (kafka.md §6, steps 4-8).
+// Step 8 (--crash) asserts 0 lost and 0 duplicates in the log; the consumer itself may see a few
+// redeliveries across a broker crash (its last offset commit can fail while the group re-forms): that is
+// Kafka's at-least-once delivery, which the projections must absorb by handling events idempotently.
 // Run it through infra/kafka/smoke.sh, which installs kafkajs outside the repo and sets NODE_PATH.
 //   KAFKA_BROKERS=127.0.0.1:19092   broker to test
 //   SMOKE_CRASH=1                   also kill -9 the broker mid-test and restart it (step 8);
@@ -187,11 +190,21 @@ async function main() {
     }
     await until(() => new Set(sc).size >= 1000, 60000, '1000 messages after the restart');
     await sleep(1500);
-    const dups = sc.length - new Set(sc).size;
-    log(`after kill -9 + restart: received ${new Set(sc).size}/1000 distinct, ${dups} duplicate deliveries`);
-    assert(new Set(sc).size === 1000, '0 lost');
-    assert(dups === 0, '0 duplicated');
+    const counts = new Map();
+    for (const v of sc) counts.set(v, (counts.get(v) || 0) + 1);
+    const redelivered = [...counts].filter(([, n]) => n > 1).map(([v]) => v);
+    log(`after kill -9 + restart: consumer received ${counts.size}/1000 distinct, ` +
+        `${sc.length - counts.size} redelivered (at-least-once; allowed)${redelivered.length ? `: ${redelivered.slice(0, 10)}` : ''}`);
+    assert(counts.size === 1000, '0 lost');
     await cc.consumer.disconnect();
+    // the log itself must hold each message exactly once (idempotent producer across the crash)
+    const sl = [];
+    const cl = await startConsumer(`smoke-crash-verify-${run}`, ctopic, sl);
+    await until(() => sl.length >= 1000, 30000, 'the whole crash topic');
+    await sleep(1500);
+    log(`crash topic log holds ${sl.length} records, ${new Set(sl).size} distinct`);
+    assert(sl.length === 1000 && new Set(sl).size === 1000, '0 lost, 0 duplicated in the log');
+    await cl.consumer.disconnect();
   }
 
   await producer.disconnect();
