@@ -4,7 +4,7 @@
 # and the nginx edge on 127.0.0.1:8080 routing /api/v0 paths to the owning app. Ctrl-C stops the apps.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-[ -e node_modules/@rigmarket/contracts ] || npm ci --no-audit --no-fund
+[ -e node_modules/@rigmarket/contracts ] || npm install --no-audit --no-fund
 bash scripts/infra.sh up
 # shellcheck disable=SC1091
 . .infra/env

@@ -8,8 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 if [ ! -d node_modules/.bin ] || [ ! -e node_modules/@rigmarket/contracts ]; then
-  step "installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund
+  step "installing npm packages (npm install)"
+  npm install --no-audit --no-fund
 fi
 
 step "starting PostgreSQL and Kafka on loopback (scripts/infra.sh up)"
