@@ -1,0 +1,36 @@
+import type { EventEnvelope } from './envelope';
+import { registerUpcaster, upcast } from './schema-registry';
+
+const envelope = (type: string, schemaVersion: number, data: unknown): EventEnvelope => ({
+  eventId: 'e',
+  type,
+  schemaVersion,
+  streamId: 'thing-1',
+  streamType: 'thing',
+  streamPosition: 1,
+  globalPosition: '1',
+  occurredAt: '2026-01-01T00:00:00.000Z',
+  context: 'identity',
+  data,
+  metadata: { correlationId: 'c', causationId: 'c' },
+});
+
+describe('upcasting old event versions', () => {
+  registerUpcaster('ThingRenamed', 1, (d) => ({ ...(d as object), label: (d as { name: string }).name }));
+  registerUpcaster('ThingRenamed', 2, (d) => ({ ...(d as object), labels: [(d as { label: string }).label] }));
+
+  it('applies every step from the stored version to the target', () => {
+    const up = upcast(envelope('ThingRenamed', 1, { name: 'gpu' }), 3);
+    expect(up.schemaVersion).toBe(3);
+    expect(up.data).toEqual({ name: 'gpu', label: 'gpu', labels: ['gpu'] });
+  });
+
+  it('leaves a current event untouched', () => {
+    const current = envelope('ThingRenamed', 3, { labels: ['x'] });
+    expect(upcast(current, 3)).toBe(current);
+  });
+
+  it('refuses to guess when a step is missing', () => {
+    expect(() => upcast(envelope('Unregistered', 1, {}), 2)).toThrow('No upcaster for Unregistered from schema version 1');
+  });
+});
