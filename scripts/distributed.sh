@@ -25,6 +25,10 @@ for port in 8081 8082 8083 8084; do
   for _ in $(seq 1 120); do curl -fs "127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.5; done
   curl -fs "127.0.0.1:$port/readyz" >/dev/null || { echo "app on $port did not become ready; see .infra/logs" >&2; exit 1; }
 done
+# Another copy may already answer on these ports: make sure the apps we started are the ones alive.
+for pid in "${pids[@]}"; do
+  kill -0 "$pid" 2>/dev/null || { echo "an app exited while starting (port already taken?); see .infra/logs" >&2; exit 1; }
+done
 bash scripts/infra.sh nginx-up
 echo "Rigmarket (distributed) on http://127.0.0.1:${EDGE_PORT:-8080}/api/v0/ ; Ctrl-C to stop"
 wait
