@@ -20,6 +20,9 @@ bash scripts/infra.sh up
 step "building (turbo)"
 npx turbo run build --output-logs=errors-only
 
+step "linting (eslint)"
+npx eslint . --max-warnings 0
+
 step "running the tests (jest: unit, int, e2e)"
 mkdir -p .infra
 results=.infra/jest-results.json
