@@ -17,6 +17,9 @@ bash scripts/infra.sh up
 # shellcheck disable=SC1091
 . .infra/env
 
+step "installing the real vastai CLI for client-compatibility tests"
+bash scripts/vastai-cli.sh
+
 step "building (turbo)"
 npx turbo run build --output-logs=errors-only
 
