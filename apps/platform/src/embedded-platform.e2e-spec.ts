@@ -1,0 +1,46 @@
+import type { INestApplication } from '@nestjs/common';
+import { Database } from '@rigmarket/event-sourcing';
+import { InProcessTransport } from '@rigmarket/messaging';
+import request from 'supertest';
+import { createEmbeddedApp } from './platform';
+
+const ADMIN_KEY = 'embedded-admin-key';
+
+/** Embedded mode: four contexts, one process; every context sees a key change before the answer is sent. */
+describe('the embedded platform', () => {
+  let app: INestApplication;
+  let db: Database;
+  const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY } });
+    await app.init();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+  });
+
+  it('has every context ready and healthy', async () => {
+    await request(app.getHttpServer()).get('/readyz').expect(200);
+    for (const schema of ['identity', 'marketplace', 'instance_lifecycle', 'sync_maintenance']) {
+      const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${schema}.migrations`);
+      expect(Number(rows[0]?.n)).toBeGreaterThan(0);
+    }
+  });
+
+  it('lets another context accept a new key, and refuse a deleted one, right after the answer', async () => {
+    const server = app.getHttpServer();
+    const { body } = await request(server).post('/api/v0/auth/apikeys/').set(as(ADMIN_KEY)).send({ name: 'now' }).expect(201);
+    // marketplace-api authenticates from its own projection: no waiting in embedded mode
+    await request(server).get('/api/v0/machines').set(as(body.key)).expect(200, { success: true, machines: [] });
+    await request(server).delete(`/api/v0/auth/apikeys/${body.id}/`).set(as(ADMIN_KEY)).send({}).expect(200);
+    const refused = await request(server).get('/api/v0/machines').set(as(body.key)).expect(401);
+    expect(refused.body).toEqual({ success: false, error: 'invalid_key', msg: 'Invalid user key' });
+  });
+
+  it('serves the public GPU name list without a key', async () => {
+    await request(app.getHttpServer()).get('/api/v0/gpu_names/unique/').expect(200, { success: true, gpu_names: [] });
+  });
+});
