@@ -71,6 +71,12 @@ export class ContextRuntime {
     return [...this.definition.inlineProjections, ...this.definition.subscribedProjections];
   }
 
+  /** The next value of one of this context's id sequences (ids are public integers, like the spec's). */
+  async nextId(sequence: string): Promise<number> {
+    const rows = await this.infra.db.query<{ id: string }>(`SELECT nextval('${this.schema}.${sequence}')::text AS id`);
+    return Number(rows[0]!.id);
+  }
+
   migrate(): Promise<string[]> {
     return runMigrations(this.infra.db, this.schema, [eventStoreMigration, ...this.definition.migrations]);
   }
