@@ -15,6 +15,8 @@ import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
+import { TemplatesController } from './templates/templates.http.controller';
+import { CreateTemplateHandler, DeleteTemplateHandler, EditTemplateHandler, SearchTemplatesHandler } from './templates/templates.handlers';
 
 const machineHandlers = [
   RegisterMachineHandler,
@@ -35,8 +37,8 @@ export class MarketplaceModule {
       definition: marketplaceContext,
       runtimeToken: MARKETPLACE_RUNTIME,
       appName: 'marketplace-api',
-      controllers: [MachinesController, OffersController],
-      providers: [...machineHandlers, SearchOffersHandler],
+      controllers: [MachinesController, OffersController, TemplatesController],
+      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler],
     });
   }
 }

@@ -33,14 +33,14 @@ export const DEFAULT_STORAGE_GB = 5;
 export const HOURS_PER_MONTH = 720;
 
 /** Per-query values a field's SQL may use. */
-interface SqlContext {
+export interface SqlContext {
   /** the per-hour base price column of the requested type */
   price: string;
   storage: string;
   now: string;
 }
 
-interface FieldSpec {
+export interface FieldSpec {
   kind: FieldKind;
   sql: (c: SqlContext) => string;
 }
@@ -126,7 +126,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function coerce(field: string, kind: FieldKind, raw: unknown): Scalar {
+export function coerce(field: string, kind: FieldKind, raw: unknown): Scalar {
   if (raw === null) return null;
   switch (kind) {
     case 'number': {
@@ -158,8 +158,8 @@ function coerce(field: string, kind: FieldKind, raw: unknown): Scalar {
   throw ApiError.badRequest(`Invalid value ${JSON.stringify(raw)} for ${field}: expected a ${kind}`);
 }
 
-function parseFilter(field: string, raw: unknown): Filter[] {
-  const spec = OFFER_FIELDS[field]!;
+export function parseFilter(field: string, raw: unknown, fields: Readonly<Record<string, FieldSpec>> = OFFER_FIELDS): Filter[] {
+  const spec = fields[field]!;
   if (typeof raw === 'string' && ANY.has(raw.trim().toLowerCase())) return [];
   const ops: Record<string, unknown> = isPlainObject(raw) ? raw : { eq: raw };
   const filters: Filter[] = [];
@@ -254,9 +254,25 @@ export function offerSearchSql(query: OfferQuery, schema: string, nowEpochSecond
     params.push(value);
     return `$${params.length}`;
   };
+  const where = filterSql(query.filters, OFFER_FIELDS, ctx, param);
+  const order = [...query.order.map((o) => `${OFFER_FIELDS[o.field]!.sql(ctx)} ${o.direction.toUpperCase()} NULLS LAST`), 'id ASC'];
+  const computed = COMPUTED_OUTPUT.map((name) => `${OFFER_FIELDS[name]!.sql(ctx)} AS q_${name}`);
+  const sql = `SELECT *, ${computed.join(', ')} FROM ${schema}.offers
+    ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY ${order.join(', ')} LIMIT ${param(query.limit)}`;
+  return { sql, params };
+}
+
+/** WHERE terms for parsed filters over a field registry; values only ever become parameters. */
+export function filterSql(
+  filters: readonly Filter[],
+  fields: Readonly<Record<string, FieldSpec>>,
+  ctx: SqlContext,
+  param: (value: unknown) => string,
+): string[] {
   const cast = (kind: FieldKind) => (kind === 'number' ? '::float8' : kind === 'bool' ? '::boolean' : '::text');
-  const where = query.filters.map(({ field, op, value }) => {
-    const spec = OFFER_FIELDS[field]!;
+  return filters.map(({ field, op, value }) => {
+    const spec = fields[field]!;
     const expr = spec.sql(ctx);
     if (op === 'in' || op === 'notin') {
       const list = (value as Scalar[]).filter((v) => v !== null);
@@ -269,10 +285,4 @@ export function offerSearchSql(query: OfferQuery, schema: string, nowEpochSecond
     if (op === 'neq') return `${expr} IS DISTINCT FROM ${param(value)}${cast(spec.kind)}`;
     return `${expr} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;
   });
-  const order = [...query.order.map((o) => `${OFFER_FIELDS[o.field]!.sql(ctx)} ${o.direction.toUpperCase()} NULLS LAST`), 'id ASC'];
-  const computed = COMPUTED_OUTPUT.map((name) => `${OFFER_FIELDS[name]!.sql(ctx)} AS q_${name}`);
-  const sql = `SELECT *, ${computed.join(', ')} FROM ${schema}.offers
-    ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-    ORDER BY ${order.join(', ')} LIMIT ${param(query.limit)}`;
-  return { sql, params };
 }
