@@ -255,7 +255,13 @@ export function offerSearchSql(query: OfferQuery, schema: string, nowEpochSecond
     return `$${params.length}`;
   };
   const where = filterSql(query.filters, OFFER_FIELDS, ctx, param);
-  const order = [...query.order.map((o) => `${OFFER_FIELDS[o.field]!.sql(ctx)} ${o.direction.toUpperCase()} NULLS LAST`), 'id ASC'];
+  const order = [
+    ...query.order.map((o) => {
+      const spec = OFFER_FIELDS[o.field]!;
+      return `${spec.sql(ctx)}${spec.kind === 'string' ? ' COLLATE "C"' : ''} ${o.direction.toUpperCase()} NULLS LAST`;
+    }),
+    'id ASC',
+  ];
   const computed = COMPUTED_OUTPUT.map((name) => `${OFFER_FIELDS[name]!.sql(ctx)} AS q_${name}`);
   const sql = `SELECT *, ${computed.join(', ')} FROM ${schema}.offers
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
@@ -283,6 +289,7 @@ export function filterSql(
     }
     if (value === null) return op === 'eq' ? `${expr} IS NULL` : `${expr} IS NOT NULL`;
     if (op === 'neq') return `${expr} IS DISTINCT FROM ${param(value)}${cast(spec.kind)}`;
-    return `${expr} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;
+    // Byte order for string ranges, so results do not depend on the database's locale.
+    return `${expr}${spec.kind === 'string' ? ' COLLATE "C"' : ''} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;
   });
 }
