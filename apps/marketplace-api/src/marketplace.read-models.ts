@@ -84,7 +84,11 @@ export const marketplaceReadModelsMigration: Migration = {
       )`);
     await sql.execute(`CREATE INDEX offers_by_machine ON ${s}.offers (machine_id)`);
     await sql.execute(`CREATE INDEX offers_by_gpu ON ${s}.offers (gpu_name, num_gpus)`);
-    await sql.execute(`CREATE INDEX offers_by_score ON ${s}.offers (score DESC, id) WHERE verified AND rentable AND NOT external`);
+    // The CLI's default search: verified, rentable, not external, by score (NULLS LAST, as the search sorts).
+    await sql.execute(`CREATE INDEX offers_by_score ON ${s}.offers (score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`);
+    await sql.execute(
+      `CREATE INDEX offers_by_gpu_score ON ${s}.offers (gpu_name, score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`,
+    );
     await sql.execute(`CREATE INDEX offers_by_price ON ${s}.offers (dph_base, id)`);
     await sql.execute(`CREATE INDEX offers_by_gpu_ram ON ${s}.offers (gpu_ram)`);
     await sql.execute(`CREATE INDEX offers_by_geolocation ON ${s}.offers (geolocation)`);

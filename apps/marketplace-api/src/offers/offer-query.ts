@@ -288,6 +288,9 @@ export function filterSql(
       return op === 'in' ? inList : `NOT ${inList}`;
     }
     if (value === null) return op === 'eq' ? `${expr} IS NULL` : `${expr} IS NOT NULL`;
+    // A coerced boolean is written as the bare predicate (no user text reaches the SQL), so the planner
+    // can match partial indexes such as offers_by_score's `WHERE verified AND rentable AND NOT external`.
+    if (spec.kind === 'bool' && op === 'eq' && typeof value === 'boolean') return value ? expr : `NOT ${expr}`;
     if (op === 'neq') return `${expr} IS DISTINCT FROM ${param(value)}${cast(spec.kind)}`;
     // Byte order for string ranges, so results do not depend on the database's locale.
     return `${expr}${spec.kind === 'string' ? ' COLLATE "C"' : ''} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;
