@@ -248,6 +248,9 @@ describe.each([
       expect(edited.body.template.hash_id).not.toBe(t.hash_id);
       // the old hash no longer edits
       await http().put('/api/v0/template/').set(as(renterKey)).send({ hash_id: t.hash_id, desc: 'x' }).expect(404);
+      // vastai 1.9 edits through /api/v1/template/ with id and hash_id
+      const v1 = await http().put('/api/v1/template/').set(as(renterKey)).send({ id: t.id, hash_id: edited.body.template.hash_id, readme: 'r2', extra_filters: {} }).expect(200);
+      expect(v1.body.template).toMatchObject({ readme: 'r2', desc: 'new desc', extra_filters: CLI_CREATE.extra_filters });
 
       const search = await http()
         .get('/api/v0/template/')

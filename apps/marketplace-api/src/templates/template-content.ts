@@ -85,13 +85,16 @@ function validate(content: Partial<TemplateContent>): void {
 }
 
 /** The given, non-null fields of a body. */
-export function templateChanges(body: Record<string, unknown>): Partial<TemplateContent> {
+export function templateChanges(body: Record<string, unknown>, forEdit = true): Partial<TemplateContent> {
   const changes: Record<string, unknown> = {};
   for (const [field, kind] of Object.entries(FIELDS) as Array<[keyof TemplateContent, Kind]>) {
     const raw = body[field];
     if (raw === undefined || raw === null) continue;
     changes[field] = convert(field, kind, raw);
   }
+  // vastai 1.9 sends `extra_filters: {}` on every edit that does not set them: that is "unchanged" too
+  // (and a non-empty one is merged by key into the template's, by the decider).
+  if (forEdit && changes.extra_filters && Object.keys(changes.extra_filters as object).length === 0) delete changes.extra_filters;
   const result = changes as Partial<TemplateContent>;
   validate(result);
   return result;
@@ -101,7 +104,7 @@ export function templateContentForCreate(body: Record<string, unknown>): Templat
   for (const required of ['name', 'image'] as const) {
     if (body[required] === undefined || body[required] === null || body[required] === '') throw ApiError.badRequest(`${required} is required`);
   }
-  const given = templateChanges(body);
+  const given = templateChanges(body, false);
   return {
     name: given.name!,
     image: given.image!,

@@ -55,3 +55,19 @@ describe('template request bodies', () => {
     expect(() => templateContentForCreate({ name: 'x' })).toThrow('image is required');
   });
 });
+
+describe('template edits of extra_filters', () => {
+  it('merge by key, so the CLI\'s default filters do not drop the template\'s own', () => {
+    const withFilters = { ...content, extra_filters: { gpu_ram: { gte: 23000 }, verified: { eq: true } } };
+    const base: TemplateEvent = { ...created, data: { ...created.data, content: withFilters } } as TemplateEvent;
+    const events = templateDecider.decide(
+      { type: 'EditTemplate', at: AT, requesterId: 2, changes: { extra_filters: { verified: { eq: false }, rentable: { eq: true } } } },
+      templateDecider.evolve(templateDecider.initialState(), base),
+    );
+    expect((events[0]!.data as { content: TemplateContent }).content.extra_filters).toEqual({ gpu_ram: { gte: 23000 }, verified: { eq: false }, rentable: { eq: true } });
+  });
+
+  it('take an empty extra_filters on edit as unchanged', () => {
+    expect(templateChanges({ extra_filters: {}, desc: 'x' })).toEqual({ desc: 'x' });
+  });
+});

@@ -71,7 +71,9 @@ export function decide(command: TemplateCommand, state: TemplateState): Template
     }
     case 'EditTemplate': {
       const template = ownedTemplate(state, command.requesterId);
-      const content: TemplateContent = { ...template.content, ...command.changes };
+      // extra_filters merge by key (the CLI always sends its 3 default filters; the others must survive).
+      const extraFilters = command.changes.extra_filters ? { ...template.content.extra_filters, ...command.changes.extra_filters } : template.content.extra_filters;
+      const content: TemplateContent = { ...template.content, ...command.changes, extra_filters: extraFilters };
       return [
         {
           type: 'TemplateEdited',
