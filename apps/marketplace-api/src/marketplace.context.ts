@@ -1,9 +1,16 @@
 import type { ContextDefinition, Migration } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import {
+  SCHEMA,
+  adminUsersProjection,
+  machinesProjection,
+  marketplaceReadModelsMigration,
+  templatesProjection,
+} from './marketplace.read-models';
 
-export const SCHEMA = 'marketplace';
+export { SCHEMA };
 
-/** The machines read model; the machine stream and its events arrive with the marketplace issue. */
+/** The machines read model's first shape; 0003 extends it (migrations are never edited once shipped). */
 const machinesReadModel: Migration = {
   id: '0002-machines-read-model',
   async up(sql, s) {
@@ -22,7 +29,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel],
-  inlineProjections: [],
-  subscribedProjections: [authKeysProjection(SCHEMA)],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration],
+  inlineProjections: [machinesProjection, templatesProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection],
 };

@@ -1,8 +1,33 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
-import { MachinesController } from './machines.http.controller';
+import { MachinesController } from './machines/machines.http.controller';
+import {
+  GpuNamesHandler,
+  ListMachineHandler,
+  ListMachinesHandler,
+  RecordHeartbeatHandler,
+  RegisterMachineHandler,
+  SetMinBidHandler,
+  SetVerificationHandler,
+  UnlistMachineHandler,
+} from './machines/machines.handlers';
 import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
+import { OffersController } from './offers/offers.http.controller';
+import { SearchOffersHandler } from './offers/offers.handlers';
+import { TemplatesController } from './templates/templates.http.controller';
+import { CreateTemplateHandler, DeleteTemplateHandler, EditTemplateHandler, SearchTemplatesHandler } from './templates/templates.handlers';
+
+const machineHandlers = [
+  RegisterMachineHandler,
+  ListMachineHandler,
+  UnlistMachineHandler,
+  SetMinBidHandler,
+  SetVerificationHandler,
+  RecordHeartbeatHandler,
+  ListMachinesHandler,
+  GpuNamesHandler,
+];
 
 @Module({})
 export class MarketplaceModule {
@@ -12,7 +37,8 @@ export class MarketplaceModule {
       definition: marketplaceContext,
       runtimeToken: MARKETPLACE_RUNTIME,
       appName: 'marketplace-api',
-      controllers: [MachinesController],
+      controllers: [MachinesController, OffersController, TemplatesController],
+      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler],
     });
   }
 }

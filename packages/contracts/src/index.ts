@@ -3,4 +3,5 @@ export * from './topics';
 export * from './errors';
 export * from './permissions';
 export * from './identity';
+export * from './marketplace';
 export * from './schema-registry';

@@ -1,5 +1,6 @@
 import type { ContextName, EventEnvelope } from './envelope';
 import { IdentityPublicEvents } from './identity';
+import { MarketplacePublicEvents } from './marketplace';
 
 export interface PublicEventSpec {
   schemaVersion: number;
@@ -9,7 +10,7 @@ export interface PublicEventSpec {
 /** Every public event type per context, with its current payload version. */
 export const PUBLIC_EVENTS: Record<ContextName, Record<string, PublicEventSpec>> = {
   identity: IdentityPublicEvents,
-  marketplace: {},
+  marketplace: MarketplacePublicEvents,
   instance: {},
   sync: {},
 };

@@ -1,0 +1,117 @@
+import type { MachineAsk, MachineEvent, MachineHardware } from '@rigmarket/contracts';
+import { deciderSpec } from '@rigmarket/testing';
+import { HEARTBEAT_INTERVAL_S, MachineErrors, machineDecider, reliabilityOf } from './machine.decider';
+
+const AT = '2026-05-01T12:00:00.000Z';
+const hardware: MachineHardware = {
+  hostname: 'rig',
+  gpuName: 'RTX 4090',
+  numGpus: 4,
+  gpuRamMb: 24564,
+  cudaMaxGood: 12.4,
+  driverVersion: '550.54.15',
+  computeCap: 890,
+  cpuName: 'EPYC',
+  cpuCores: 32,
+  cpuGhz: 2.8,
+  cpuRamMb: 128000,
+  diskSpaceGb: 2000,
+  diskBwMbps: 3000,
+  diskName: null,
+  inetUpMbps: 900,
+  inetDownMbps: 950,
+  directPortCount: 100,
+  publicIpaddr: null,
+  geolocation: 'US',
+  pcieGen: 4,
+  pcieBwGbps: 24.5,
+  hostingType: 0,
+};
+const ask: MachineAsk = {
+  priceGpu: 0.5,
+  priceDisk: 0.15,
+  priceInetUp: 0.01,
+  priceInetDown: 0.01,
+  minBid: 0.3,
+  minChunk: 1,
+  endDate: null,
+  creditDiscountMax: 0.4,
+  duration: null,
+  volSize: null,
+  volPrice: null,
+};
+const registered: MachineEvent = {
+  type: 'MachineRegistered',
+  data: { machineId: 7, ownerId: 3, hardware, dlperf: 174.4, tflops: 330.4, registeredAt: AT },
+};
+const listed: MachineEvent = { type: 'MachineListed', data: { machineId: 7, ownerId: 3, ask, listedAt: AT } };
+const spec = deciderSpec(machineDecider);
+
+describe('machine decider', () => {
+  it('registers a new machine to its owner', () => {
+    spec
+      .given([])
+      .when({ type: 'RegisterMachine', at: AT, machineId: 7, ownerId: 3, hardware, dlperf: 174.4, tflops: 330.4 })
+      .then([registered]);
+  });
+
+  it('refuses a second registration of the same id', () => {
+    spec.given([registered]).when({ type: 'RegisterMachine', at: AT, machineId: 7, ownerId: 3, hardware, dlperf: 1, tflops: 1 }).thenThrows(MachineErrors.exists);
+  });
+
+  it('lists (prices) a machine for its owner only', () => {
+    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask }).then([listed]);
+    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 4, ask }).thenThrows(MachineErrors.notFound);
+    spec.given([]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask }).thenThrows(MachineErrors.notFound);
+  });
+
+  it('refuses negative prices and a min_chunk below 1', () => {
+    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, priceGpu: -1 } }).thenThrows(MachineErrors.invalidAsk);
+    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, minChunk: 0 } }).thenThrows(MachineErrors.invalidAsk);
+  });
+
+  it('unlists a listed machine; unlisting again changes nothing', () => {
+    spec.given([registered, listed]).when({ type: 'UnlistMachine', at: AT, requesterId: 3 }).then([{ type: 'MachineUnlisted', data: { machineId: 7, unlistedAt: AT } }]);
+    spec.given([registered]).when({ type: 'UnlistMachine', at: AT, requesterId: 3 }).thenNothingHappened();
+  });
+
+  it('changes the min bid of a priced machine', () => {
+    spec.given([registered, listed]).when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.2 }).then([{ type: 'MinBidChanged', data: { machineId: 7, minBid: 0.2 } }]);
+    spec.given([registered, listed]).when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.3 }).thenNothingHappened();
+    spec.given([registered]).when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.2 }).thenThrows(MachineErrors.invalidAsk);
+  });
+
+  it('sets the verification status once per change', () => {
+    spec
+      .given([registered])
+      .when({ type: 'SetVerification', at: AT, verification: 'verified' })
+      .then([{ type: 'MachineVerificationChanged', data: { machineId: 7, verification: 'verified' } }]);
+    spec
+      .given([registered, { type: 'MachineVerificationChanged', data: { machineId: 7, verification: 'verified' } }])
+      .when({ type: 'SetVerification', at: AT, verification: 'verified' })
+      .thenNothingHappened();
+  });
+
+  it('records a heartbeat with the reliability it yields', () => {
+    // registered at AT, first heartbeat two intervals later: 1 slot of 3 seen
+    const later = new Date(Date.parse(AT) + 2 * HEARTBEAT_INTERVAL_S * 1000).toISOString();
+    spec
+      .given([registered])
+      .when({ type: 'RecordHeartbeat', at: later, requesterId: 3 })
+      .then([{ type: 'MachineHeartbeat', data: { machineId: 7, at: later, reliability: 0.3333 } }]);
+  });
+});
+
+describe('reliability over the rolling window', () => {
+  const start = Date.parse(AT) / 1000;
+  it('is 1 with a heartbeat in every interval, and drops with gaps', () => {
+    const every = Array.from({ length: 10 }, (_, i) => Math.floor(start / HEARTBEAT_INTERVAL_S) + i);
+    expect(reliabilityOf(every, start, start + 9 * HEARTBEAT_INTERVAL_S)).toBe(1);
+    expect(reliabilityOf(every.filter((_, i) => i % 2 === 0), start, start + 9 * HEARTBEAT_INTERVAL_S)).toBe(0.5);
+  });
+
+  it('forgets heartbeats older than the window', () => {
+    const old = [Math.floor(start / HEARTBEAT_INTERVAL_S)];
+    expect(reliabilityOf(old, start, start + 3 * 24 * 3600)).toBe(0);
+  });
+});

@@ -1,0 +1,167 @@
+import {
+  ApiError,
+  type MachineAsk,
+  type MachineEvent,
+  type MachineHardware,
+  type MachineVerification,
+} from '@rigmarket/contracts';
+
+/** Reliability is up time over this rolling window, sampled per heartbeat interval. */
+export const RELIABILITY_WINDOW_S = 24 * 3600;
+export const HEARTBEAT_INTERVAL_S = 60;
+
+export type MachineState =
+  | { status: 'none' }
+  | {
+      status: 'registered';
+      machineId: number;
+      ownerId: number;
+      registeredAt: number;
+      listed: boolean;
+      ask: MachineAsk | null;
+      verification: MachineVerification;
+      /** Heartbeat slots (epoch seconds / interval) seen inside the rolling window. */
+      heartbeatSlots: number[];
+      reliability: number;
+    };
+
+/** Every command carries its time (ISO-8601, from the injected clock): deciders read no clock. */
+export type MachineCommand = { at: string } & (
+  | { type: 'RegisterMachine'; machineId: number; ownerId: number; hardware: MachineHardware; dlperf: number; tflops: number }
+  | { type: 'ListMachine'; requesterId: number; ask: MachineAsk }
+  | { type: 'UnlistMachine'; requesterId: number }
+  | { type: 'SetMinBid'; requesterId: number; minBid: number }
+  | { type: 'SetVerification'; verification: MachineVerification }
+  | { type: 'RecordHeartbeat'; requesterId: number }
+);
+
+export const MachineErrors = {
+  notFound: 'no_such_machine',
+  exists: 'machine_exists',
+  invalidAsk: 'invalid_ask',
+} as const;
+
+export const initialState = (): MachineState => ({ status: 'none' });
+
+const slotOf = (epochSeconds: number) => Math.floor(epochSeconds / HEARTBEAT_INTERVAL_S);
+
+/** Share of heartbeat slots seen in the window (or since registration, when younger than the window). */
+export function reliabilityOf(slots: readonly number[], registeredAt: number, now: number): number {
+  const from = Math.max(slotOf(registeredAt), slotOf(now - RELIABILITY_WINDOW_S));
+  const expected = slotOf(now) - from + 1;
+  const seen = new Set(slots.filter((s) => s >= from && s <= slotOf(now))).size;
+  return Math.min(1, Math.round((seen / Math.max(1, expected)) * 10_000) / 10_000);
+}
+
+export function evolve(state: MachineState, event: MachineEvent): MachineState {
+  switch (event.type) {
+    case 'MachineRegistered':
+      return {
+        status: 'registered',
+        machineId: event.data.machineId,
+        ownerId: event.data.ownerId,
+        registeredAt: Date.parse(event.data.registeredAt) / 1000,
+        listed: false,
+        ask: null,
+        verification: 'unverified',
+        heartbeatSlots: [],
+        reliability: 0,
+      };
+  }
+  if (state.status === 'none') return state;
+  switch (event.type) {
+    case 'MachineListed':
+      return { ...state, listed: true, ask: event.data.ask };
+    case 'MachineUnlisted':
+      return { ...state, listed: false };
+    case 'MinBidChanged':
+      return { ...state, ask: state.ask ? { ...state.ask, minBid: event.data.minBid } : state.ask };
+    case 'MachineVerificationChanged':
+      return { ...state, verification: event.data.verification };
+    case 'MachineHeartbeat': {
+      const at = Date.parse(event.data.at) / 1000;
+      const oldest = slotOf(at - RELIABILITY_WINDOW_S);
+      const slots = [...state.heartbeatSlots.filter((s) => s >= oldest && s !== slotOf(at)), slotOf(at)];
+      return { ...state, heartbeatSlots: slots, reliability: event.data.reliability };
+    }
+  }
+}
+
+function ownedMachine(state: MachineState, requesterId: number) {
+  // Another host's machine is reported as missing.
+  if (state.status !== 'registered' || state.ownerId !== requesterId) {
+    throw ApiError.notFound('no such machine id', MachineErrors.notFound);
+  }
+  return state;
+}
+
+function validateAsk(ask: MachineAsk): void {
+  const prices: Array<[string, number | null]> = [
+    ['price_gpu', ask.priceGpu],
+    ['price_disk', ask.priceDisk],
+    ['price_inetu', ask.priceInetUp],
+    ['price_inetd', ask.priceInetDown],
+    ['price_min_bid', ask.minBid],
+    ['credit_discount_max', ask.creditDiscountMax],
+  ];
+  for (const [name, value] of prices) {
+    if (value === null || !Number.isFinite(value) || value < 0) {
+      throw new ApiError(400, MachineErrors.invalidAsk, `${name} must be a number >= 0`);
+    }
+  }
+  if (ask.creditDiscountMax > 1) throw new ApiError(400, MachineErrors.invalidAsk, 'credit_discount_max must be between 0 and 1');
+  if (!Number.isInteger(ask.minChunk) || ask.minChunk < 1) throw new ApiError(400, MachineErrors.invalidAsk, 'min_chunk must be an integer >= 1');
+}
+
+export function decide(command: MachineCommand, state: MachineState): MachineEvent[] {
+  const nowIso = command.at;
+  switch (command.type) {
+    case 'RegisterMachine': {
+      if (state.status !== 'none') throw ApiError.conflict('This machine id is taken', MachineErrors.exists);
+      return [
+        {
+          type: 'MachineRegistered',
+          data: {
+            machineId: command.machineId,
+            ownerId: command.ownerId,
+            hardware: command.hardware,
+            dlperf: command.dlperf,
+            tflops: command.tflops,
+            registeredAt: nowIso,
+          },
+        },
+      ];
+    }
+    case 'ListMachine': {
+      const machine = ownedMachine(state, command.requesterId);
+      validateAsk(command.ask);
+      return [{ type: 'MachineListed', data: { machineId: machine.machineId, ownerId: machine.ownerId, ask: command.ask, listedAt: nowIso } }];
+    }
+    case 'UnlistMachine': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (!machine.listed) return [];
+      return [{ type: 'MachineUnlisted', data: { machineId: machine.machineId, unlistedAt: nowIso } }];
+    }
+    case 'SetMinBid': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (!Number.isFinite(command.minBid) || command.minBid < 0) throw new ApiError(400, MachineErrors.invalidAsk, 'price must be a number >= 0');
+      if (!machine.ask) throw new ApiError(400, MachineErrors.invalidAsk, 'The machine has no ask yet: list it first (create_asks)');
+      if (machine.ask.minBid === command.minBid) return [];
+      return [{ type: 'MinBidChanged', data: { machineId: machine.machineId, minBid: command.minBid } }];
+    }
+    case 'SetVerification': {
+      if (state.status !== 'registered') throw ApiError.notFound('no such machine id', MachineErrors.notFound);
+      if (state.verification === command.verification) return [];
+      return [{ type: 'MachineVerificationChanged', data: { machineId: state.machineId, verification: command.verification } }];
+    }
+    case 'RecordHeartbeat': {
+      const machine = ownedMachine(state, command.requesterId);
+      const at = Date.parse(command.at) / 1000;
+      const slots = [...machine.heartbeatSlots, slotOf(at)];
+      return [{ type: 'MachineHeartbeat', data: { machineId: machine.machineId, at: nowIso, reliability: reliabilityOf(slots, machine.registeredAt, at) } }];
+    }
+  }
+}
+
+export const machineDecider = { initialState, evolve, decide };
+export const machineStreamId = (machineId: number): string => `machine-${machineId}`;

@@ -1,0 +1,219 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata, type MachineAsk, type MachineHardware, type MachineVerification } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../marketplace.read-models';
+import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { computeScore } from './gpu-models';
+import { type MachineCommand, type MachineState, machineDecider, machineStreamId } from './machine.decider';
+
+type MachineCommandBody = MachineCommand extends infer C ? (C extends MachineCommand ? Omit<C, 'at'> : never) : never;
+
+async function runMachineCommand(runtime: ContextRuntime, machineId: number, command: MachineCommandBody, metadata: EventMetadata): Promise<MachineState> {
+  const result = await runtime.runner.handle(
+    machineStreamId(machineId),
+    machineDecider,
+    (state, now) => machineDecider.decide({ ...command, at: now.toISOString() } as MachineCommand, state),
+    metadata,
+  );
+  return result.state;
+}
+
+export class RegisterMachineCommand extends Command<{ machineId: number }> {
+  constructor(readonly ownerId: number, readonly hardware: MachineHardware, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(RegisterMachineCommand)
+export class RegisterMachineHandler implements ICommandHandler<RegisterMachineCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: RegisterMachineCommand): Promise<{ machineId: number }> {
+    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.machine_ids')::text AS id`)) as [{ id: string }];
+    const machineId = Number(id);
+    const { dlperf, tflops } = computeScore(command.hardware.gpuName, command.hardware.numGpus, command.hardware.gpuRamMb);
+    await runMachineCommand(
+      this.runtime,
+      machineId,
+      { type: 'RegisterMachine', machineId, ownerId: command.ownerId, hardware: command.hardware, dlperf, tflops },
+      command.metadata,
+    );
+    return { machineId };
+  }
+}
+
+export class ListMachineCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly machineId: number, readonly ask: MachineAsk, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(ListMachineCommand)
+export class ListMachineHandler implements ICommandHandler<ListMachineCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: ListMachineCommand): Promise<void> {
+    await runMachineCommand(this.runtime, command.machineId, { type: 'ListMachine', requesterId: command.requesterId, ask: command.ask }, command.metadata);
+  }
+}
+
+export class UnlistMachineCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly machineId: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(UnlistMachineCommand)
+export class UnlistMachineHandler implements ICommandHandler<UnlistMachineCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: UnlistMachineCommand): Promise<void> {
+    await runMachineCommand(this.runtime, command.machineId, { type: 'UnlistMachine', requesterId: command.requesterId }, command.metadata);
+  }
+}
+
+export class SetMinBidCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly machineId: number, readonly minBid: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(SetMinBidCommand)
+export class SetMinBidHandler implements ICommandHandler<SetMinBidCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: SetMinBidCommand): Promise<void> {
+    await runMachineCommand(
+      this.runtime,
+      command.machineId,
+      { type: 'SetMinBid', requesterId: command.requesterId, minBid: command.minBid },
+      command.metadata,
+    );
+  }
+}
+
+export class SetVerificationCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly machineId: number, readonly verification: MachineVerification, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(SetVerificationCommand)
+export class SetVerificationHandler implements ICommandHandler<SetVerificationCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: SetVerificationCommand): Promise<void> {
+    const admins = await this.runtime.db.query(`SELECT 1 FROM ${SCHEMA}.admin_users WHERE user_id = $1`, [command.requesterId]);
+    if (admins.length === 0) throw ApiError.forbidden('Only an admin may set a machine\'s verification');
+    await runMachineCommand(this.runtime, command.machineId, { type: 'SetVerification', verification: command.verification }, command.metadata);
+  }
+}
+
+export class RecordHeartbeatCommand extends Command<{ reliability: number }> {
+  constructor(readonly requesterId: number, readonly machineId: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(RecordHeartbeatCommand)
+export class RecordHeartbeatHandler implements ICommandHandler<RecordHeartbeatCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: RecordHeartbeatCommand): Promise<{ reliability: number }> {
+    const state = await runMachineCommand(this.runtime, command.machineId, { type: 'RecordHeartbeat', requesterId: command.requesterId }, command.metadata);
+    return { reliability: state.status === 'registered' ? state.reliability : 0 };
+  }
+}
+
+interface MachineViewRow {
+  machine_id: number;
+  owner_id: number;
+  gpu_name: string;
+  num_gpus: number;
+  listed: boolean;
+  hardware: MachineHardware | string | null;
+  ask: MachineAsk | string | null;
+  verification: string;
+  reliability: number;
+  dlperf: number;
+  gpus_allocated: number;
+  listed_at: Date | string | null;
+  details: object | string;
+}
+
+const json = <T>(value: T | string | null): T | null => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+
+/** A machine as `vastai show machines` reads it (client-compat.md 2.14). */
+export function machineView(row: MachineViewRow): Record<string, unknown> {
+  const hw = json(row.hardware);
+  const ask = json(row.ask);
+  const numGpus = Number(row.num_gpus);
+  const allocated = Number(row.gpus_allocated);
+  return {
+    ...(json(row.details) ?? {}),
+    id: Number(row.machine_id),
+    machine_id: Number(row.machine_id),
+    owner_id: Number(row.owner_id),
+    num_gpus: numGpus,
+    gpu_name: row.gpu_name,
+    listed: row.listed,
+    hostname: hw?.hostname ?? null,
+    gpu_ram: hw?.gpuRamMb ?? null,
+    cpu_name: hw?.cpuName ?? null,
+    cpu_cores: hw?.cpuCores ?? null,
+    cpu_ram: hw?.cpuRamMb ?? null,
+    disk_space: hw?.diskSpaceGb ?? null,
+    cuda_max_good: hw?.cudaMaxGood ?? null,
+    driver_version: hw?.driverVersion ?? null,
+    compute_cap: hw?.computeCap ?? null,
+    inet_up: hw?.inetUpMbps ?? null,
+    inet_down: hw?.inetDownMbps ?? null,
+    direct_port_count: hw?.directPortCount ?? null,
+    public_ipaddr: hw?.publicIpaddr ?? null,
+    geolocation: hw?.geolocation ?? null,
+    pcie_bw: hw?.pcieBwGbps ?? null,
+    pci_gen: hw?.pcieGen ?? null,
+    dlperf: Number(row.dlperf),
+    reliability2: Number(row.reliability),
+    verification: row.verification,
+    num_reports: 0,
+    listed_gpu_cost: ask?.priceGpu ?? null,
+    min_bid_price: ask?.minBid ?? null,
+    credit_discount_max: ask?.creditDiscountMax ?? null,
+    listed_storage_cost: ask?.priceDisk ?? null,
+    listed_inet_up_cost: ask?.priceInetUp ?? null,
+    listed_inet_down_cost: ask?.priceInetDown ?? null,
+    min_chunk: ask?.minChunk ?? null,
+    end_date: ask?.endDate ?? null,
+    gpu_occupancy: Array.from({ length: numGpus }, (_, i) => (i < allocated ? 'D' : 'x')).join(' '),
+  };
+}
+
+const MACHINE_COLUMNS = `machine_id, owner_id, gpu_name, num_gpus, listed, hardware, ask, verification, reliability, dlperf, gpus_allocated, listed_at, details`;
+
+export class ListMachinesQuery extends Query<Record<string, unknown>[]> {
+  constructor(readonly ownerId: number, readonly machineId?: number) {
+    super();
+  }
+}
+
+@QueryHandler(ListMachinesQuery)
+export class ListMachinesHandler implements IQueryHandler<ListMachinesQuery> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(query: ListMachinesQuery): Promise<Record<string, unknown>[]> {
+    const rows =
+      query.machineId === undefined
+        ? await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines WHERE owner_id = $1 ORDER BY machine_id`, [query.ownerId])
+        : await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines WHERE owner_id = $1 AND machine_id = $2`, [
+            query.ownerId,
+            query.machineId,
+          ]);
+    return rows.map(machineView);
+  }
+}
+
+export class GpuNamesQuery extends Query<string[]> {}
+
+@QueryHandler(GpuNamesQuery)
+export class GpuNamesHandler implements IQueryHandler<GpuNamesQuery> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(): Promise<string[]> {
+    const rows = await this.runtime.db.query<{ gpu_name: string }>(`SELECT DISTINCT gpu_name FROM ${SCHEMA}.machines WHERE listed ORDER BY gpu_name`);
+    return rows.map((r) => r.gpu_name);
+  }
+}

@@ -1,0 +1,207 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata, type MachineAsk, type MachineHardware, type MachineVerification } from '@rigmarket/contracts';
+import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Min } from 'class-validator';
+import {
+  GpuNamesQuery,
+  ListMachineCommand,
+  ListMachinesQuery,
+  RecordHeartbeatCommand,
+  RegisterMachineCommand,
+  SetMinBidCommand,
+  SetVerificationCommand,
+  UnlistMachineCommand,
+} from './machines.handlers';
+
+/** What a host agent reports when it registers a machine. RAM in MB, disk in GB, bandwidth in Mb/s. */
+export class RegisterMachineRequest {
+  @IsString() gpu_name: string;
+  @IsInt() @Min(1) num_gpus: number;
+  @IsNumber() @Min(0) gpu_ram: number;
+  @IsNumber() cuda_max_good: number;
+  @IsString() driver_version: string;
+  @IsOptional() @IsNumber() compute_cap?: number;
+  @IsOptional() @IsString() cpu_name?: string;
+  @IsInt() @Min(1) cpu_cores: number;
+  @IsOptional() @IsNumber() cpu_ghz?: number;
+  @IsNumber() @Min(0) cpu_ram: number;
+  @IsNumber() @Min(0) disk_space: number;
+  @IsOptional() @IsNumber() disk_bw?: number;
+  @IsOptional() @IsString() disk_name?: string;
+  @IsNumber() @Min(0) inet_up: number;
+  @IsNumber() @Min(0) inet_down: number;
+  @IsOptional() @IsInt() @Min(0) direct_port_count?: number;
+  @IsOptional() @IsString() public_ipaddr?: string;
+  @IsOptional() @IsString() geolocation?: string;
+  @IsOptional() @IsNumber() pci_gen?: number;
+  @IsOptional() @IsNumber() pcie_bw?: number;
+  @IsOptional() @IsString() hostname?: string;
+  @IsOptional() @IsIn([0, 1]) hosting_type?: number;
+}
+
+/** `vastai list machine` (client-compat.md 2.14): every key is sent, unset ones as null. */
+export class CreateAsksRequest {
+  @IsOptional() machine?: unknown;
+  @IsOptional() price_gpu?: unknown;
+  @IsOptional() price_disk?: unknown;
+  @IsOptional() price_inetu?: unknown;
+  @IsOptional() price_inetd?: unknown;
+  @IsOptional() price_min_bid?: unknown;
+  @IsOptional() min_chunk?: unknown;
+  @IsOptional() end_date?: unknown;
+  @IsOptional() credit_discount_max?: unknown;
+  @IsOptional() duration?: unknown;
+  @IsOptional() vol_size?: unknown;
+  @IsOptional() vol_price?: unknown;
+}
+
+export class MinBidRequest {
+  @IsOptional() price?: unknown;
+}
+
+export class VerificationRequest {
+  @IsIn(['unverified', 'verified', 'deverified']) verification: MachineVerification;
+}
+
+function optionalNumber(name: string, raw: unknown): number | null {
+  if (raw === undefined || raw === null || raw === '') return null;
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value)) throw ApiError.badRequest(`${name} must be a number`);
+  return value;
+}
+
+function askFrom(body: CreateAsksRequest): MachineAsk {
+  const priceGpu = optionalNumber('price_gpu', body.price_gpu);
+  if (priceGpu === null) throw ApiError.badRequest('price_gpu is required (-g PRICE_GPU)');
+  return {
+    priceGpu,
+    priceDisk: optionalNumber('price_disk', body.price_disk) ?? 0,
+    priceInetUp: optionalNumber('price_inetu', body.price_inetu) ?? 0,
+    priceInetDown: optionalNumber('price_inetd', body.price_inetd) ?? 0,
+    minBid: optionalNumber('price_min_bid', body.price_min_bid) ?? priceGpu,
+    minChunk: optionalNumber('min_chunk', body.min_chunk) ?? 1,
+    endDate: optionalNumber('end_date', body.end_date),
+    creditDiscountMax: optionalNumber('credit_discount_max', body.credit_discount_max) ?? 0,
+    duration: body.duration === undefined || body.duration === null ? null : String(body.duration),
+    volSize: optionalNumber('vol_size', body.vol_size),
+    volPrice: optionalNumber('vol_price', body.vol_price),
+  };
+}
+
+const machineIdPipe = new ParseIntPipe({ exceptionFactory: () => ApiError.badRequest('The machine id must be an integer') });
+
+@Controller('api/v0')
+@UseGuards(BearerGuard)
+export class MachinesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  /** The host agent registers its machine; the caller becomes its owner. */
+  @Post('machines')
+  @RequirePermission('machine_write')
+  async register(@Body() body: RegisterMachineRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const hardware: MachineHardware = {
+      hostname: body.hostname ?? null,
+      gpuName: body.gpu_name.replace(/_/g, ' ').trim(),
+      numGpus: body.num_gpus,
+      gpuRamMb: body.gpu_ram,
+      cudaMaxGood: body.cuda_max_good,
+      driverVersion: body.driver_version,
+      computeCap: body.compute_cap ?? 0,
+      cpuName: body.cpu_name ?? null,
+      cpuCores: body.cpu_cores,
+      cpuGhz: body.cpu_ghz ?? null,
+      cpuRamMb: body.cpu_ram,
+      diskSpaceGb: body.disk_space,
+      diskBwMbps: body.disk_bw ?? null,
+      diskName: body.disk_name ?? null,
+      inetUpMbps: body.inet_up,
+      inetDownMbps: body.inet_down,
+      directPortCount: body.direct_port_count ?? 0,
+      publicIpaddr: body.public_ipaddr ?? null,
+      geolocation: body.geolocation ?? null,
+      pcieGen: body.pci_gen ?? null,
+      pcieBwGbps: body.pcie_bw ?? null,
+      hostingType: body.hosting_type ?? 0,
+    };
+    const { machineId } = await this.commands.execute(new RegisterMachineCommand(principal.userId, hardware, metadata));
+    return { success: true, machine_id: machineId, id: machineId };
+  }
+
+  /** `vastai show machines`: {machines: [...]} of the caller. */
+  @Get('machines')
+  @RequirePermission('machine_read')
+  async ownMachines(@Principal() principal: AuthenticatedKey) {
+    return { success: true, machines: await this.queries.execute(new ListMachinesQuery(principal.userId)) };
+  }
+
+  /** List and price a machine ("set price" too: there is no separate command). */
+  @Put('machines/create_asks')
+  @RequirePermission('machine_write')
+  async createAsks(@Body() body: CreateAsksRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const machineId = optionalNumber('machine', body.machine);
+    if (machineId === null || !Number.isInteger(machineId)) throw ApiError.badRequest('machine (the machine id) is required');
+    await this.commands.execute(new ListMachineCommand(principal.userId, machineId, askFrom(body), metadata));
+    return { success: true, extended: false, msg: `Machine ${machineId} listed` };
+  }
+
+  /** `vastai show machine 42`: a bare list. */
+  @Get('machines/:id')
+  @RequirePermission('machine_read')
+  async oneMachine(@Param('id', machineIdPipe) id: number, @Principal() principal: AuthenticatedKey) {
+    return this.queries.execute(new ListMachinesQuery(principal.userId, id));
+  }
+
+  @Delete('machines/:id/asks')
+  @RequirePermission('machine_write')
+  async unlist(@Param('id', machineIdPipe) id: number, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    await this.commands.execute(new UnlistMachineCommand(principal.userId, id, metadata));
+    return { success: true, msg: `Machine ${id} unlisted` };
+  }
+
+  @Put('machines/:id/minbid')
+  @RequirePermission('machine_write')
+  async minBid(
+    @Param('id', machineIdPipe) id: number,
+    @Body() body: MinBidRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    const price = optionalNumber('price', body.price);
+    if (price === null) throw ApiError.badRequest('price is required');
+    await this.commands.execute(new SetMinBidCommand(principal.userId, id, price, metadata));
+    return { success: true, msg: `Min bid of machine ${id} set to ${price}` };
+  }
+
+  /** Admins only: verified machines are what the CLI's default search shows. */
+  @Put('machines/:id/verification')
+  @RequirePermission('machine_write')
+  async verify(
+    @Param('id', machineIdPipe) id: number,
+    @Body() body: VerificationRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    await this.commands.execute(new SetVerificationCommand(principal.userId, id, body.verification, metadata));
+    return { success: true, verification: body.verification };
+  }
+
+  /** The host agent's heartbeat; reliability is up time over a rolling window. */
+  @Post('machines/:id/heartbeat')
+  @HttpCode(200)
+  @RequirePermission('machine_write')
+  async heartbeat(@Param('id', machineIdPipe) id: number, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const { reliability } = await this.commands.execute(new RecordHeartbeatCommand(principal.userId, id, metadata));
+    return { success: true, reliability };
+  }
+
+  /** No auth: the real CLI calls it at every start. */
+  @Public()
+  @Get('gpu_names/unique')
+  async gpuNames() {
+    return { success: true, gpu_names: await this.queries.execute(new GpuNamesQuery()) };
+  }
+}

@@ -1,0 +1,292 @@
+import type {
+  EventEnvelope,
+  MachineAsk,
+  MachineEvent,
+  MachineHardware,
+  MachineVerification,
+  TemplateContent,
+  TemplateEvent,
+  UserRegistered,
+} from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import { type MachineForOffers, OFFER_COLUMNS, type OfferRow, offerRowsFor } from './offers/offer-rows';
+
+export const SCHEMA = 'marketplace';
+
+/**
+ * Machines (extends 0002's table), offers (one row per offer chunk, typed columns so search filters
+ * and sorts are plain indexed predicates), templates, and the admins projected from identity.
+ */
+export const marketplaceReadModelsMigration: Migration = {
+  id: '0003-machines-offers-templates',
+  async up(sql, s) {
+    await sql.execute(`CREATE SEQUENCE ${s}.machine_ids START 1`);
+    await sql.execute(`CREATE SEQUENCE ${s}.template_ids START 1`);
+    await sql.execute(`
+      ALTER TABLE ${s}.machines
+        ADD COLUMN hardware JSONB,
+        ADD COLUMN ask JSONB,
+        ADD COLUMN verification TEXT NOT NULL DEFAULT 'unverified',
+        ADD COLUMN reliability DOUBLE PRECISION NOT NULL DEFAULT 0,
+        ADD COLUMN dlperf DOUBLE PRECISION NOT NULL DEFAULT 0,
+        ADD COLUMN tflops DOUBLE PRECISION NOT NULL DEFAULT 0,
+        ADD COLUMN gpus_allocated INTEGER NOT NULL DEFAULT 0,
+        ADD COLUMN registered_at TIMESTAMPTZ,
+        ADD COLUMN listed_at TIMESTAMPTZ`);
+    await sql.execute(`CREATE INDEX machines_listed_gpu ON ${s}.machines (gpu_name) WHERE listed`);
+    await sql.execute(`
+      CREATE TABLE ${s}.offers (
+        id BIGINT PRIMARY KEY,
+        machine_id INTEGER NOT NULL,
+        host_id INTEGER NOT NULL,
+        num_gpus INTEGER NOT NULL,
+        gpu_name TEXT NOT NULL,
+        gpu_ram DOUBLE PRECISION NOT NULL,
+        gpu_total_ram DOUBLE PRECISION NOT NULL,
+        cpu_name TEXT,
+        cpu_cores INTEGER NOT NULL,
+        cpu_cores_effective DOUBLE PRECISION NOT NULL,
+        cpu_ram DOUBLE PRECISION NOT NULL,
+        cpu_ghz DOUBLE PRECISION,
+        disk_space DOUBLE PRECISION NOT NULL,
+        disk_bw DOUBLE PRECISION,
+        disk_name TEXT,
+        dph_base DOUBLE PRECISION NOT NULL,
+        min_bid DOUBLE PRECISION NOT NULL,
+        credit_discount_max DOUBLE PRECISION NOT NULL,
+        storage_cost DOUBLE PRECISION NOT NULL,
+        inet_up DOUBLE PRECISION NOT NULL,
+        inet_down DOUBLE PRECISION NOT NULL,
+        inet_up_cost DOUBLE PRECISION NOT NULL,
+        inet_down_cost DOUBLE PRECISION NOT NULL,
+        reliability DOUBLE PRECISION NOT NULL,
+        dlperf DOUBLE PRECISION NOT NULL,
+        total_flops DOUBLE PRECISION NOT NULL,
+        score DOUBLE PRECISION NOT NULL,
+        cuda_max_good DOUBLE PRECISION NOT NULL,
+        driver_version TEXT NOT NULL,
+        driver_vers BIGINT NOT NULL,
+        compute_cap INTEGER NOT NULL,
+        pcie_bw DOUBLE PRECISION,
+        pci_gen DOUBLE PRECISION,
+        direct_port_count INTEGER NOT NULL,
+        geolocation TEXT,
+        public_ipaddr TEXT,
+        hostname TEXT,
+        verified BOOLEAN NOT NULL,
+        verification TEXT NOT NULL,
+        rentable BOOLEAN NOT NULL,
+        rented BOOLEAN NOT NULL,
+        external BOOLEAN NOT NULL,
+        start_date DOUBLE PRECISION,
+        end_date DOUBLE PRECISION,
+        hosting_type INTEGER NOT NULL
+      )`);
+    await sql.execute(`CREATE INDEX offers_by_machine ON ${s}.offers (machine_id)`);
+    await sql.execute(`CREATE INDEX offers_by_gpu ON ${s}.offers (gpu_name, num_gpus)`);
+    // The CLI's default search: verified, rentable, not external, by score (NULLS LAST, as the search sorts).
+    await sql.execute(`CREATE INDEX offers_by_score ON ${s}.offers (score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`);
+    await sql.execute(
+      `CREATE INDEX offers_by_gpu_score ON ${s}.offers (gpu_name, score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`,
+    );
+    await sql.execute(`CREATE INDEX offers_by_price ON ${s}.offers (dph_base, id)`);
+    await sql.execute(`CREATE INDEX offers_by_gpu_ram ON ${s}.offers (gpu_ram)`);
+    await sql.execute(`CREATE INDEX offers_by_geolocation ON ${s}.offers (geolocation)`);
+    await sql.execute(`
+      CREATE TABLE ${s}.templates (
+        template_id INTEGER PRIMARY KEY,
+        hash_id TEXT NOT NULL UNIQUE,
+        creator_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        image TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        docker_login_repo TEXT NOT NULL,
+        jup_direct BOOLEAN NOT NULL,
+        ssh_direct BOOLEAN NOT NULL,
+        use_ssh BOOLEAN NOT NULL,
+        recommended_disk_space DOUBLE PRECISION NOT NULL,
+        recommended BOOLEAN NOT NULL DEFAULT FALSE,
+        private BOOLEAN NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        count_created INTEGER NOT NULL DEFAULT 0,
+        recent_create_date DOUBLE PRECISION,
+        content JSONB NOT NULL
+      )`);
+    await sql.execute(`CREATE INDEX templates_by_creator ON ${s}.templates (creator_id, template_id)`);
+    await sql.execute(`CREATE INDEX templates_by_name ON ${s}.templates (name)`);
+    await sql.execute(`CREATE TABLE ${s}.admin_users (user_id INTEGER PRIMARY KEY)`);
+  },
+};
+
+interface MachineRow {
+  machine_id: number;
+  owner_id: number;
+  hardware: MachineHardware | string | null;
+  ask: MachineAsk | string | null;
+  listed: boolean;
+  listed_at: Date | string | null;
+  verification: MachineVerification;
+  reliability: number;
+  dlperf: number;
+  tflops: number;
+  gpus_allocated: number;
+}
+
+const json = <T>(value: T | string | null): T | null => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+
+export function machineForOffers(row: MachineRow): MachineForOffers | null {
+  const hardware = json(row.hardware);
+  if (!hardware) return null;
+  return {
+    machineId: Number(row.machine_id),
+    ownerId: Number(row.owner_id),
+    hardware,
+    ask: json(row.ask),
+    listed: row.listed,
+    listedAt: row.listed_at ? new Date(row.listed_at).getTime() / 1000 : null,
+    verification: row.verification,
+    reliability: Number(row.reliability),
+    dlperf: Number(row.dlperf),
+    tflops: Number(row.tflops),
+    gpusAllocated: Number(row.gpus_allocated),
+  };
+}
+
+/** Multi-row INSERT with parameters only (500 rows a statement keeps under the 65535-parameter cap). */
+export async function insertOfferRows(sql: Sql, rows: readonly OfferRow[], schema = SCHEMA): Promise<void> {
+  const width = OFFER_COLUMNS.length;
+  for (let start = 0; start < rows.length; start += 500) {
+    const batch = rows.slice(start, start + 500);
+    const params: unknown[] = [];
+    const tuples = batch.map((row, i) => {
+      for (const column of OFFER_COLUMNS) params.push(row[column]);
+      return `(${OFFER_COLUMNS.map((_, j) => `$${i * width + j + 1}`).join(', ')})`;
+    });
+    await sql.execute(`INSERT INTO ${schema}.offers (${OFFER_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`, params);
+  }
+}
+
+/** The machines read model (GET /machines) and, from it, the machine's offer rows. */
+export const machinesProjection: Projection = {
+  name: 'machines',
+  version: 2,
+  sources: [{ context: 'marketplace', streamType: 'machine' }],
+  tables: [`${SCHEMA}.machines`, `${SCHEMA}.offers`],
+  async apply(sql: Sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as MachineEvent;
+    const t = `${SCHEMA}.machines`;
+    switch (event.type) {
+      case 'MachineRegistered': {
+        const hw = event.data.hardware;
+        await sql.execute(
+          `INSERT INTO ${t} (machine_id, owner_id, gpu_name, num_gpus, listed, details, hardware, dlperf, tflops, registered_at)
+           VALUES ($1, $2, $3, $4, FALSE, '{}', $5, $6, $7, $8)`,
+          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, JSON.stringify(hw), event.data.dlperf, event.data.tflops, event.data.registeredAt],
+        );
+        break;
+      }
+      case 'MachineListed':
+        await sql.execute(`UPDATE ${t} SET listed = TRUE, ask = $2, listed_at = $3 WHERE machine_id = $1`, [
+          event.data.machineId,
+          JSON.stringify(event.data.ask),
+          event.data.listedAt,
+        ]);
+        break;
+      case 'MachineUnlisted':
+        await sql.execute(`UPDATE ${t} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
+        break;
+      case 'MinBidChanged':
+        await sql.execute(`UPDATE ${t} SET ask = jsonb_set(ask, '{minBid}', to_jsonb($2::float8)) WHERE machine_id = $1 AND ask IS NOT NULL`, [
+          event.data.machineId,
+          event.data.minBid,
+        ]);
+        break;
+      case 'MachineVerificationChanged':
+        await sql.execute(`UPDATE ${t} SET verification = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.verification]);
+        break;
+      case 'MachineHeartbeat':
+        await sql.execute(`UPDATE ${t} SET reliability = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.reliability]);
+        break;
+      default:
+        return;
+    }
+    await refreshOffers(sql, event.data.machineId);
+  },
+};
+
+/** Replaces one machine's offer rows (free GPUs will come from instance-lifecycle's allocation events). */
+export async function refreshOffers(sql: Sql, machineId: number): Promise<void> {
+  await sql.execute(`DELETE FROM ${SCHEMA}.offers WHERE machine_id = $1`, [machineId]);
+  const rows = await sql.query<MachineRow>(
+    `SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, gpus_allocated
+       FROM ${SCHEMA}.machines WHERE machine_id = $1`,
+    [machineId],
+  );
+  const machine = rows[0] ? machineForOffers(rows[0]) : null;
+  if (machine) await insertOfferRows(sql, offerRowsFor(machine));
+}
+
+const epoch = (iso: string) => Date.parse(iso) / 1000;
+
+function templateColumns(content: TemplateContent): unknown[] {
+  return [
+    content.name,
+    content.image,
+    content.tag,
+    content.docker_login_repo,
+    content.jup_direct,
+    content.ssh_direct,
+    content.use_ssh,
+    content.recommended_disk_space,
+    content.private,
+    JSON.stringify(content),
+  ];
+}
+
+export const templatesProjection: Projection = {
+  name: 'templates',
+  version: 1,
+  sources: [{ context: 'marketplace', streamType: 'template' }],
+  tables: [`${SCHEMA}.templates`],
+  async apply(sql: Sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as TemplateEvent;
+    const t = `${SCHEMA}.templates`;
+    switch (event.type) {
+      case 'TemplateCreated':
+        await sql.execute(
+          `INSERT INTO ${t} (name, image, tag, docker_login_repo, jup_direct, ssh_direct, use_ssh, recommended_disk_space, private, content,
+                             template_id, hash_id, creator_id, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+          [...templateColumns(event.data.content), event.data.templateId, event.data.hashId, event.data.creatorId, epoch(event.data.createdAt)],
+        );
+        return;
+      case 'TemplateEdited':
+        await sql.execute(
+          `UPDATE ${t} SET name = $1, image = $2, tag = $3, docker_login_repo = $4, jup_direct = $5, ssh_direct = $6, use_ssh = $7,
+                  recommended_disk_space = $8, private = $9, content = $10, hash_id = $12
+            WHERE template_id = $11`,
+          [...templateColumns(event.data.content), event.data.templateId, event.data.hashId],
+        );
+        return;
+      case 'TemplateDeleted':
+        await sql.execute(`DELETE FROM ${t} WHERE template_id = $1`, [event.data.templateId]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+/** Admins, from identity's users: they may set a machine's verification. */
+export const adminUsersProjection: Projection = {
+  name: 'admin_users',
+  version: 1,
+  sources: [{ context: 'identity', streamType: 'user' }],
+  tables: [`${SCHEMA}.admin_users`],
+  async apply(sql: Sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as UserRegistered;
+    if (event.type === 'UserRegistered' && event.data.isAdmin) {
+      await sql.execute(`INSERT INTO ${SCHEMA}.admin_users (user_id) VALUES ($1) ON CONFLICT DO NOTHING`, [event.data.userId]);
+    }
+  },
+};

@@ -1,0 +1,188 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata, type TemplateContent } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../marketplace.read-models';
+import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
+import { type TemplateCommand, TemplateErrors, type TemplateState, templateDecider, templateStreamId } from './template.decider';
+
+type TemplateCommandBody = TemplateCommand extends infer C ? (C extends TemplateCommand ? Omit<C, 'at'> : never) : never;
+
+interface TemplateRow {
+  template_id: number;
+  hash_id: string;
+  creator_id: number;
+  created_at: number;
+  count_created: number;
+  recent_create_date: number | null;
+  recommended: boolean;
+  content: TemplateContent | string;
+}
+
+export type TemplateView = TemplateContent & {
+  id: number;
+  hash_id: string;
+  creator_id: number;
+  created_at: number;
+  count_created: number;
+  recent_create_date: number | null;
+  recommended: boolean;
+  default_tag: string;
+};
+
+function toView(row: TemplateRow, viewerId: number): TemplateView {
+  const content = typeof row.content === 'string' ? (JSON.parse(row.content) as TemplateContent) : row.content;
+  const creatorId = Number(row.creator_id);
+  return {
+    ...content,
+    // Registry credentials are shown to the template's creator only.
+    docker_login_pass: creatorId === viewerId ? content.docker_login_pass : '',
+    id: Number(row.template_id),
+    hash_id: row.hash_id,
+    creator_id: creatorId,
+    created_at: Number(row.created_at),
+    count_created: Number(row.count_created),
+    recent_create_date: row.recent_create_date === null ? null : Number(row.recent_create_date),
+    recommended: row.recommended,
+    default_tag: content.tag,
+  };
+}
+
+const VIEW_COLUMNS = 'template_id, hash_id, creator_id, created_at, count_created, recent_create_date, recommended, content';
+
+async function runTemplateCommand(runtime: ContextRuntime, templateId: number, command: TemplateCommandBody, metadata: EventMetadata): Promise<TemplateState> {
+  const result = await runtime.runner.handle(
+    templateStreamId(templateId),
+    templateDecider,
+    (state, now) => templateDecider.decide({ ...command, at: now.toISOString() } as TemplateCommand, state),
+    metadata,
+  );
+  return result.state;
+}
+
+async function viewOf(runtime: ContextRuntime, templateId: number, viewerId: number): Promise<TemplateView> {
+  const rows = await runtime.db.query<TemplateRow>(`SELECT ${VIEW_COLUMNS} FROM ${SCHEMA}.templates WHERE template_id = $1`, [templateId]);
+  if (!rows[0]) throw ApiError.notFound('No such template', TemplateErrors.notFound);
+  return toView(rows[0], viewerId);
+}
+
+/** A hash_id (or numeric id) the caller may see -> its template id. */
+async function resolveTemplateId(runtime: ContextRuntime, ref: { hashId?: string; templateId?: number }): Promise<number> {
+  if (ref.templateId !== undefined) return ref.templateId;
+  const rows = await runtime.db.query<{ template_id: number }>(`SELECT template_id FROM ${SCHEMA}.templates WHERE hash_id = $1`, [ref.hashId]);
+  if (!rows[0]) throw ApiError.notFound('No such template', TemplateErrors.notFound);
+  return Number(rows[0].template_id);
+}
+
+export class CreateTemplateCommand extends Command<TemplateView> {
+  constructor(readonly creatorId: number, readonly content: TemplateContent, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(CreateTemplateCommand)
+export class CreateTemplateHandler implements ICommandHandler<CreateTemplateCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: CreateTemplateCommand): Promise<TemplateView> {
+    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.template_ids')::text AS id`)) as [{ id: string }];
+    const templateId = Number(id);
+    await runTemplateCommand(this.runtime, templateId, { type: 'CreateTemplate', templateId, creatorId: command.creatorId, content: command.content }, command.metadata);
+    return viewOf(this.runtime, templateId, command.creatorId);
+  }
+}
+
+export class EditTemplateCommand extends Command<TemplateView> {
+  constructor(readonly requesterId: number, readonly hashId: string, readonly changes: Partial<TemplateContent>, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(EditTemplateCommand)
+export class EditTemplateHandler implements ICommandHandler<EditTemplateCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: EditTemplateCommand): Promise<TemplateView> {
+    const templateId = await resolveTemplateId(this.runtime, { hashId: command.hashId });
+    await runTemplateCommand(this.runtime, templateId, { type: 'EditTemplate', requesterId: command.requesterId, changes: command.changes }, command.metadata);
+    return viewOf(this.runtime, templateId, command.requesterId);
+  }
+}
+
+export class DeleteTemplateCommand extends Command<{ templateId: number }> {
+  constructor(readonly requesterId: number, readonly ref: { hashId?: string; templateId?: number }, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(DeleteTemplateCommand)
+export class DeleteTemplateHandler implements ICommandHandler<DeleteTemplateCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: DeleteTemplateCommand): Promise<{ templateId: number }> {
+    const templateId = await resolveTemplateId(this.runtime, command.ref);
+    await runTemplateCommand(this.runtime, templateId, { type: 'DeleteTemplate', requesterId: command.requesterId }, command.metadata);
+    return { templateId };
+  }
+}
+
+/** The spec's template search fields (select_filters). */
+export const TEMPLATE_FIELDS: Readonly<Record<string, FieldSpec>> = {
+  creator_id: { kind: 'number', sql: () => 'creator_id' },
+  created_at: { kind: 'number', sql: () => 'created_at' },
+  count_created: { kind: 'number', sql: () => 'count_created' },
+  default_tag: { kind: 'string', sql: () => 'tag' },
+  docker_login_repo: { kind: 'string', sql: () => 'docker_login_repo' },
+  id: { kind: 'number', sql: () => 'template_id' },
+  image: { kind: 'string', sql: () => 'image' },
+  jup_direct: { kind: 'bool', sql: () => 'jup_direct' },
+  hash_id: { kind: 'string', sql: () => 'hash_id' },
+  name: { kind: 'string', sql: () => 'name' },
+  recent_create_date: { kind: 'number', sql: () => 'recent_create_date' },
+  recommended_disk_space: { kind: 'number', sql: () => 'recommended_disk_space' },
+  recommended: { kind: 'bool', sql: () => 'recommended' },
+  ssh_direct: { kind: 'bool', sql: () => 'ssh_direct' },
+  tag: { kind: 'string', sql: () => 'tag' },
+  use_ssh: { kind: 'bool', sql: () => 'use_ssh' },
+};
+
+export function parseTemplateFilters(raw: unknown): Filter[] {
+  if (raw === undefined || raw === null || raw === '') return [];
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw ApiError.badRequest('select_filters must be a JSON object');
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw ApiError.badRequest('select_filters must be a JSON object');
+  return Object.entries(value as Record<string, unknown>).flatMap(([field, ops]) => {
+    if (!TEMPLATE_FIELDS[field]) throw ApiError.badRequest(`Unknown filter field: ${field}`, { field });
+    return parseFilter(field, ops, TEMPLATE_FIELDS);
+  });
+}
+
+export const TEMPLATE_SEARCH_LIMIT = 1000;
+
+export class SearchTemplatesQuery extends Query<TemplateView[]> {
+  constructor(readonly viewerId: number, readonly filters: Filter[]) {
+    super();
+  }
+}
+
+@QueryHandler(SearchTemplatesQuery)
+export class SearchTemplatesHandler implements IQueryHandler<SearchTemplatesQuery> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(query: SearchTemplatesQuery): Promise<TemplateView[]> {
+    const params: unknown[] = [query.viewerId];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const terms = ['(NOT private OR creator_id = $1)', ...filterSql(query.filters, TEMPLATE_FIELDS, { price: '', storage: '', now: '' }, param)];
+    const rows = await this.runtime.db.query<TemplateRow>(
+      `SELECT ${VIEW_COLUMNS} FROM ${SCHEMA}.templates WHERE ${terms.join(' AND ')} ORDER BY template_id LIMIT ${TEMPLATE_SEARCH_LIMIT}`,
+      params,
+    );
+    return rows.map((row) => toView(row, query.viewerId));
+  }
+}

@@ -1,0 +1,283 @@
+import type { INestApplication } from '@nestjs/common';
+import { Database, type Transport } from '@rigmarket/event-sourcing';
+import { createPlatformApp } from '@rigmarket/http-kit';
+import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
+import { MarketplaceModule } from '@rigmarket/marketplace-api';
+import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
+import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import request from 'supertest';
+
+/**
+ * marketplace-api over HTTP, composed with identity-2fa so bearer keys work: keys reach the marketplace
+ * through the transport (in-process in embedded mode, Kafka in distributed mode).
+ */
+const ADMIN_KEY = 'admin-market-key-0123456789';
+
+interface Harness {
+  app: INestApplication;
+  mailer: RecordingMailer;
+  close(): Promise<void>;
+}
+
+async function embedded(): Promise<Harness> {
+  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  return start(db, new InProcessTransport(), async () => undefined);
+}
+
+async function distributed(): Promise<Harness> {
+  const database = await createTestDatabase();
+  const db = await Database.connect({ kind: 'postgres', url: database.url });
+  const transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'market-e2e', namespace: `${uniqueName('e2e')}.` });
+  await transport.ensureTopics();
+  return start(db, transport, database.drop);
+}
+
+async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+  const mailer = new RecordingMailer();
+  const app = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()] });
+  await app.init();
+  return {
+    app,
+    mailer,
+    close: async () => {
+      await app.close();
+      await transport.close();
+      await db.close();
+      await drop();
+    },
+  };
+}
+
+const HARDWARE = {
+  gpu_name: 'RTX 4090',
+  num_gpus: 4,
+  gpu_ram: 24564,
+  cuda_max_good: 12.4,
+  driver_version: '550.54.15',
+  compute_cap: 890,
+  cpu_name: 'AMD EPYC 7543',
+  cpu_cores: 32,
+  cpu_ghz: 2.8,
+  cpu_ram: 128000,
+  disk_space: 2000,
+  disk_bw: 3000,
+  inet_up: 900,
+  inet_down: 950,
+  direct_port_count: 100,
+  public_ipaddr: '203.0.113.7',
+  geolocation: 'US',
+  pci_gen: 4,
+  pcie_bw: 24.5,
+  hostname: 'rig-1',
+};
+
+const ASK = {
+  price_gpu: 0.5,
+  price_disk: 0.15,
+  price_inetu: 0.01,
+  price_inetd: 0.01,
+  price_min_bid: 0.3,
+  min_chunk: 1,
+  end_date: 4102444800.0,
+  credit_discount_max: 0.4,
+  duration: null,
+  vol_size: 100,
+  vol_price: 0.2,
+};
+
+/** Exactly what `vastai search offers 'gpu_name=RTX_4090 num_gpus>=2'` sends. */
+const CLI_SEARCH = {
+  verified: { eq: true },
+  external: { eq: false },
+  rentable: { eq: true },
+  gpu_name: { eq: 'RTX 4090' },
+  num_gpus: { gte: '2' },
+  order: [['score', 'desc']],
+  type: 'on-demand',
+  allocated_storage: 5.0,
+};
+
+describe.each([
+  ['embedded (PGlite, in-process transport)', embedded],
+  ['distributed (PostgreSQL, Kafka)', distributed],
+])('marketplace over HTTP, %s', (_mode, makeHarness) => {
+  let h: Harness;
+  const http = () => request(h.app.getHttpServer());
+  const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+  let machineId: number;
+  let renterKey: string;
+
+  beforeAll(async () => {
+    h = await makeHarness();
+    // The admin key reaches the marketplace's key projection through the transport.
+    await eventually(async () => ((await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined), 60_000, 'the admin key in marketplace');
+    await eventually(
+      async () => ((await http().put('/api/v0/machines/999999/verification/').set(as(ADMIN_KEY)).send({ verification: 'verified' })).status === 404 ? true : undefined),
+      60_000,
+      'the admin user in marketplace',
+    );
+    const email = `${uniqueName('renter')}@example.com`;
+    await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
+    const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
+    await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
+    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
+    renterKey = login.body.session_key;
+    await eventually(async () => ((await http().get('/api/v0/template/').set(as(renterKey))).status === 200 ? true : undefined), 60_000, 'the renter key in marketplace');
+  }, 180_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  describe('machines (host side)', () => {
+    it('registers a machine for its owner with a dlperf from the GPU table', async () => {
+      const res = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send(HARDWARE).expect(201);
+      expect(res.body).toMatchObject({ success: true, machine_id: expect.any(Number) });
+      machineId = res.body.machine_id;
+      const mine = await http().get('/api/v0/machines?owner=me').set(as(ADMIN_KEY)).expect(200);
+      const row = mine.body.machines.find((m: { id: number }) => m.id === machineId);
+      expect(row).toMatchObject({ id: machineId, num_gpus: 4, gpu_name: 'RTX 4090', listed: false, verification: 'unverified', hostname: 'rig-1' });
+      expect(row.dlperf).toBeCloseTo(43.6 * 4);
+      const one = await http().get(`/api/v0/machines/${machineId}?owner=me`).set(as(ADMIN_KEY)).expect(200);
+      expect(Array.isArray(one.body)).toBe(true);
+      expect(one.body[0].id).toBe(machineId);
+      // another account sees none of it
+      const other = await http().get(`/api/v0/machines/${machineId}`).set(as(renterKey)).expect(200);
+      expect(other.body).toEqual([]);
+    });
+
+    it('refuses a registration without hardware, naming the fields', async () => {
+      const res = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ gpu_name: 'RTX 4090' }).expect(400);
+      expect(res.body).toMatchObject({ success: false, error: 'bad_request' });
+      expect(res.body.msg).toContain('num_gpus');
+    });
+
+    it('lists, verifies and prices the machine as the CLI does, and offers appear in chunks', async () => {
+      const listed = await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: machineId, ...ASK }).expect(200);
+      expect(listed.body).toMatchObject({ success: true });
+      // unverified machines are not in the CLI's default search
+      expect((await http().post('/api/v0/bundles/').send(CLI_SEARCH).expect(200)).body.offers).toEqual([]);
+      await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(renterKey)).send({ verification: 'verified' }).expect(403);
+      await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
+
+      const res = await http().post('/api/v0/bundles/').set(as(renterKey)).send(CLI_SEARCH).expect(200);
+      expect(res.headers['content-type']).toBe('application/json');
+      expect(res.body.offers.map((o: { num_gpus: number }) => o.num_gpus).sort()).toEqual([2, 4]);
+      const four = res.body.offers.find((o: { num_gpus: number }) => o.num_gpus === 4);
+      expect(four).toMatchObject({ machine_id: machineId, gpu_name: 'RTX 4090', gpu_ram: 24564, gpu_total_ram: 4 * 24564, verified: true, rentable: true, rented: false });
+      expect(four.dph_base).toBeCloseTo(2.0);
+      expect(four.dph_total).toBeCloseTo(2.0 + (0.15 * 5) / 720);
+      for (const key of ['cuda_max_good', 'pcie_bw', 'cpu_ghz', 'cpu_cores_effective', 'cpu_ram', 'disk_space', 'dph_total', 'dlperf', 'dlperf_per_dphtotal', 'score', 'inet_up', 'inet_down', 'reliability', 'duration']) {
+        expect(typeof four[key]).toBe('number');
+      }
+      expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual(['RTX 4090']);
+    });
+
+    it('orders, limits, prices bids at min_bid, and answers PUT /search/asks/ the same', async () => {
+      const byPrice = await http()
+        .post('/api/v0/bundles/')
+        .send({ gpu_name: { eq: 'RTX_4090' }, order: [['dph', 'asc']], limit: 2, type: 'ondemand', allocated_storage: 10 })
+        .expect(200);
+      expect(byPrice.body.offers.map((o: { num_gpus: number }) => o.num_gpus)).toEqual([1, 2]);
+      const bid = await http().post('/api/v0/bundles/').send({ machine_id: { eq: String(machineId) }, num_gpus: { eq: 1 }, type: 'bid', allocated_storage: 0 }).expect(200);
+      expect(bid.body.offers[0].dph_total).toBeCloseTo(0.3);
+      expect(bid.body.offers[0].is_bid).toBe(true);
+      const asks = await http().put('/api/v0/search/asks/').send({ select_cols: ['*'], q: CLI_SEARCH }).expect(200);
+      expect(asks.body.offers).toHaveLength(2);
+    });
+
+    it('refuses an unknown filter field by name, and finds nothing as an empty list', async () => {
+      const bad = await http().post('/api/v0/bundles/').send({ gpu_nam: { eq: 'RTX 4090' } }).expect(400);
+      expect(bad.body).toMatchObject({ success: false, error: 'bad_request', msg: expect.stringContaining('gpu_nam') });
+      const none = await http().post('/api/v0/bundles/').send({ gpu_name: { eq: 'H100 SXM' } }).expect(200);
+      expect(none.body).toEqual({ offers: [] });
+    });
+
+    it('changes the min bid, records heartbeats into reliability, and unlists', async () => {
+      await http().put(`/api/v0/machines/${machineId}/minbid/`).set(as(ADMIN_KEY)).send({ client_id: 'me', price: 0.2 }).expect(200);
+      const bid = await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, num_gpus: { eq: 1 }, type: 'bid', allocated_storage: 0 }).expect(200);
+      expect(bid.body.offers[0].dph_total).toBeCloseTo(0.2);
+      const beat = await http().post(`/api/v0/machines/${machineId}/heartbeat/`).set(as(ADMIN_KEY)).expect(200);
+      expect(beat.body.reliability).toBeGreaterThan(0);
+      const offers = await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, reliability: { gt: '0' } }).expect(200);
+      expect(offers.body.offers.length).toBeGreaterThan(0);
+      // another host's machine is reported as missing
+      await http().put(`/api/v0/machines/${machineId}/minbid/`).set(as(renterKey)).send({ price: 0.1 }).expect(404);
+      await http().delete(`/api/v0/machines/${machineId}/asks/`).set(as(ADMIN_KEY)).send({}).expect(200);
+      expect((await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId } }).expect(200)).body.offers).toEqual([]);
+      expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual([]);
+    });
+  });
+
+  describe('templates', () => {
+    /** What `vastai create template ...` sends (client-compat.md 2.11). */
+    const CLI_CREATE = {
+      name: 't1',
+      image: 'pytorch/pytorch',
+      tag: 'latest',
+      href: null,
+      repo: null,
+      env: '-p 8080:8080',
+      onstart: 'echo hi',
+      jup_direct: false,
+      ssh_direct: true,
+      use_jupyter_lab: false,
+      runtype: 'ssh',
+      use_ssh: true,
+      jupyter_dir: null,
+      docker_login_repo: null,
+      extra_filters: { verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, gpu_ram: { gte: 23000.0 }, num_gpus: { eq: '1' } },
+      recommended_disk_space: '20',
+      readme: 'r',
+      readme_visible: true,
+      desc: 'd',
+      private: true,
+    };
+
+    it('creates, edits (only non-null fields, new hash), searches and deletes by id or hash_id', async () => {
+      const created = await http().post('/api/v0/template/').set(as(renterKey)).send(CLI_CREATE).expect(200);
+      expect(created.body).toMatchObject({ success: true, template: { id: expect.any(Number), hash_id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 't1' } });
+      const t = created.body.template;
+      expect(t).toMatchObject({ env: '-p 8080:8080', recommended_disk_space: 20, docker_login_repo: '', docker_login_user: '', docker_login_pass: '', private: true });
+
+      const edited = await http()
+        .put('/api/v0/template/')
+        .set(as(renterKey))
+        .send({ ...Object.fromEntries(Object.keys(CLI_CREATE).map((k) => [k, null])), hash_id: t.hash_id, desc: 'new desc', jup_direct: false })
+        .expect(200);
+      expect(edited.body.template).toMatchObject({ id: t.id, name: 't1', image: 'pytorch/pytorch', desc: 'new desc', env: '-p 8080:8080', recommended_disk_space: 20 });
+      expect(edited.body.template.hash_id).not.toBe(t.hash_id);
+      // the old hash no longer edits
+      await http().put('/api/v0/template/').set(as(renterKey)).send({ hash_id: t.hash_id, desc: 'x' }).expect(404);
+      // vastai 1.9 edits through /api/v1/template/ with id and hash_id
+      const v1 = await http().put('/api/v1/template/').set(as(renterKey)).send({ id: t.id, hash_id: edited.body.template.hash_id, readme: 'r2', extra_filters: {} }).expect(200);
+      expect(v1.body.template).toMatchObject({ readme: 'r2', desc: 'new desc', extra_filters: CLI_CREATE.extra_filters });
+
+      const search = await http()
+        .get('/api/v0/template/')
+        .query({ select_cols: '["*"]', select_filters: JSON.stringify({ name: { eq: 't1' }, recommended_disk_space: { gte: '10' }, id: { in: [String(t.id)] } }) })
+        .set(as(renterKey))
+        .expect(200);
+      expect(search.body.templates.map((x: { id: number }) => x.id)).toEqual([t.id]);
+      // private: not visible to another account
+      const other = await http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ id: { eq: t.id } }) }).set(as(ADMIN_KEY)).expect(200);
+      expect(other.body.templates).toEqual([]);
+      await http().delete('/api/v0/template/').set(as(ADMIN_KEY)).send({ template_id: t.id }).expect(404);
+      const unknown = await http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ bogus: { eq: 1 } }) }).set(as(renterKey)).expect(400);
+      expect(unknown.body.msg).toContain('bogus');
+
+      const deleted = await http().delete('/api/v0/template/').set(as(renterKey)).send({ template_id: t.id }).expect(200);
+      expect(deleted.body.success).toBe(true);
+      const second = await http().post('/api/v0/template/').set(as(renterKey)).send({ ...CLI_CREATE, name: 't2', private: false }).expect(200);
+      await http().delete('/api/v0/template/').set(as(renterKey)).send({ hash_id: second.body.template.hash_id }).expect(200);
+      const after = await http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ creator_id: { eq: t.creator_id } }) }).set(as(renterKey)).expect(200);
+      expect(after.body.templates).toEqual([]);
+    });
+
+    it('refuses a template without name or image, and search without user_read', async () => {
+      const res = await http().post('/api/v0/template/').set(as(renterKey)).send({ image: 'x' }).expect(400);
+      expect(res.body.msg).toContain('name');
+      const scoped = await http().post('/api/v0/auth/apikeys/').set(as(ADMIN_KEY)).send({ permissions: { api: { instance_read: {} } } }).expect(201);
+      await eventually(async () => ((await http().get('/api/v0/template/').set(as(scoped.body.key))).status === 403 ? true : undefined), 60_000, 'scoped key');
+    });
+  });
+});

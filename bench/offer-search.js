@@ -1,0 +1,98 @@
+// Offer search at marketplace scale: 100,000 offers in the offers read model, typical CLI queries over
+// HTTP (POST /api/v0/bundles/), p50/p95 per query.
+// Run: bash scripts/infra.sh up && . .infra/env && npm run build && node bench/offer-search.js [rounds] [--embedded]
+// Without DATABASE_URL (or with --embedded) it runs on PGlite in memory (embedded mode).
+require('reflect-metadata');
+const { Client } = require('pg');
+const { Database, runMigrations, eventStoreMigration } = require('@rigmarket/event-sourcing');
+const { createPlatformApp } = require('@rigmarket/http-kit');
+const { InProcessTransport } = require('@rigmarket/messaging');
+const { MarketplaceModule, marketplaceContext, insertOfferRows, syntheticOfferRows } = require('@rigmarket/marketplace-api');
+
+const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200);
+const EMBEDDED = process.argv.includes('--embedded') || !process.env.DATABASE_URL;
+const COUNT = 100000;
+
+const QUERIES = {
+  'CLI default: gpu_name=RTX_4090 num_gpus>=2 (order score-)': {
+    verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, gpu_name: { eq: 'RTX 4090' }, num_gpus: { gte: '2' },
+    order: [['score', 'desc']], type: 'on-demand', allocated_storage: 5.0,
+  },
+  'CLI defaults only (order score-)': {
+    verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, order: [['score', 'desc']], type: 'on-demand', allocated_storage: 5.0,
+  },
+  'bid, gpu_ram>=24 geolocation in [US,CA] reliability>0.98, order dph+,num_gpus-, limit 5': {
+    external: { eq: false }, rentable: { eq: true }, gpu_ram: { gte: 24000.0 }, geolocation: { in: ['US', 'CA'] }, reliability: { gt: '0.98' },
+    order: [['dph_total', 'asc'], ['num_gpus', 'desc']], type: 'bid', limit: 5, allocated_storage: 5.0,
+  },
+  'dph<1 cuda_vers>=12.2, order dlperf_usd-': {
+    verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, dph: { lt: '1' }, cuda_vers: { gte: '12.2' },
+    order: [['dlperf_per_dphtotal', 'desc']], type: 'on-demand', allocated_storage: 5.0,
+  },
+};
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function main() {
+  let db;
+  let dropDb = async () => undefined;
+  if (EMBEDDED) {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  } else {
+    const name = `rmbench_${Date.now()}`;
+    const admin = new Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${name}`;
+    db = await Database.connect({ kind: 'postgres', url: url.toString() });
+    dropDb = async () => {
+      const c = new Client({ connectionString: process.env.DATABASE_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+  }
+  process.env.LOG_LEVEL = 'silent';
+  const transport = new InProcessTransport();
+  const app = await createPlatformApp({ db, transport, modules: [MarketplaceModule.forRoot()] });
+  await app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+  const loadStart = Date.now();
+  const rows = syntheticOfferRows(COUNT, 42, Math.floor(Date.now() / 1000));
+  await db.transaction((sql) => insertOfferRows(sql, rows));
+  await db.execute('ANALYZE marketplace.offers');
+  console.log(`${EMBEDDED ? 'embedded (PGlite)' : 'distributed (PostgreSQL)'}: ${COUNT} offers loaded in ${Date.now() - loadStart} ms; ${ROUNDS} rounds per query`);
+
+  const results = [];
+  for (const [name, body] of Object.entries(QUERIES)) {
+    const post = async () => {
+      const res = await fetch(`${base}/api/v0/bundles/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()).offers.length;
+    };
+    for (let i = 0; i < 10; i += 1) await post(); // warm-up
+    const times = [];
+    let found = 0;
+    for (let i = 0; i < ROUNDS; i += 1) {
+      const t0 = process.hrtime.bigint();
+      found = await post();
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    results.push({ query: name, offers: found, p50_ms: +percentile(times, 50).toFixed(2), p95_ms: +percentile(times, 95).toFixed(2) });
+  }
+  console.table(results);
+  await app.close();
+  await transport.close();
+  await db.close();
+  await dropDb();
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

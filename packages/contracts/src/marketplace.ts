@@ -1,0 +1,115 @@
+import type { DomainEvent } from './envelope';
+
+/**
+ * Public (integration) events of the marketplace-api context. instance-lifecycle projects the machine
+ * events (offers it may accept) and the template events (template_hash_id on instance creation).
+ */
+
+/** Hardware as the host agent detected it. RAM in MB, disk in GB, bandwidth in Mb/s. */
+export interface MachineHardware {
+  hostname: string | null;
+  gpuName: string;
+  numGpus: number;
+  gpuRamMb: number;
+  cudaMaxGood: number;
+  driverVersion: string;
+  computeCap: number;
+  cpuName: string | null;
+  cpuCores: number;
+  cpuGhz: number | null;
+  cpuRamMb: number;
+  diskSpaceGb: number;
+  diskBwMbps: number | null;
+  diskName: string | null;
+  inetUpMbps: number;
+  inetDownMbps: number;
+  directPortCount: number;
+  publicIpaddr: string | null;
+  geolocation: string | null;
+  pcieGen: number | null;
+  pcieBwGbps: number | null;
+  /** 1 = datacenter, 0 = individual host */
+  hostingType: number;
+}
+
+export interface MachineAsk {
+  /** $/hour per GPU */
+  priceGpu: number;
+  /** $/GB/month */
+  priceDisk: number;
+  /** $/GB */
+  priceInetUp: number;
+  priceInetDown: number;
+  /** $/hour per GPU for interruptible (bid) rentals */
+  minBid: number;
+  minChunk: number;
+  /** epoch seconds; null = open ended */
+  endDate: number | null;
+  creditDiscountMax: number;
+  duration: string | null;
+  volSize: number | null;
+  volPrice: number | null;
+}
+
+export type MachineVerification = 'unverified' | 'verified' | 'deverified';
+
+export type MachineRegistered = DomainEvent<
+  'MachineRegistered',
+  { machineId: number; ownerId: number; hardware: MachineHardware; dlperf: number; tflops: number; registeredAt: string }
+>;
+export type MachineListed = DomainEvent<'MachineListed', { machineId: number; ownerId: number; ask: MachineAsk; listedAt: string }>;
+export type MachineUnlisted = DomainEvent<'MachineUnlisted', { machineId: number; unlistedAt: string }>;
+export type MinBidChanged = DomainEvent<'MinBidChanged', { machineId: number; minBid: number }>;
+export type MachineVerificationChanged = DomainEvent<'MachineVerificationChanged', { machineId: number; verification: MachineVerification }>;
+/** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
+export type MachineHeartbeat = DomainEvent<'MachineHeartbeat', { machineId: number; at: string; reliability: number }>;
+
+export type MachineEvent = MachineRegistered | MachineListed | MachineUnlisted | MinBidChanged | MachineVerificationChanged | MachineHeartbeat;
+
+/** A template's content as stored (the spec's Template fields, snake_case as the API shows them). */
+export interface TemplateContent {
+  name: string;
+  image: string;
+  tag: string;
+  desc: string | null;
+  readme: string | null;
+  readme_visible: boolean;
+  env: string;
+  onstart: string | null;
+  runtype: string;
+  args_str: string | null;
+  ssh_direct: boolean;
+  use_ssh: boolean;
+  jup_direct: boolean;
+  jupyter_dir: string | null;
+  use_jupyter_lab: boolean;
+  docker_login_repo: string;
+  docker_login_user: string;
+  docker_login_pass: string;
+  href: string | null;
+  repo: string | null;
+  extra_filters: Record<string, unknown>;
+  recommended_disk_space: number;
+  private: boolean;
+  volume_info: Record<string, unknown> | null;
+}
+
+export type TemplateCreated = DomainEvent<
+  'TemplateCreated',
+  { templateId: number; hashId: string; creatorId: number; content: TemplateContent; createdAt: string }
+>;
+export type TemplateEdited = DomainEvent<'TemplateEdited', { templateId: number; hashId: string; content: TemplateContent; editedAt: string }>;
+export type TemplateDeleted = DomainEvent<'TemplateDeleted', { templateId: number; hashId: string; deletedAt: string }>;
+export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
+
+export const MarketplacePublicEvents = {
+  MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
+  MachineListed: { schemaVersion: 1, streamType: 'machine' },
+  MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },
+  MinBidChanged: { schemaVersion: 1, streamType: 'machine' },
+  MachineVerificationChanged: { schemaVersion: 1, streamType: 'machine' },
+  MachineHeartbeat: { schemaVersion: 1, streamType: 'machine' },
+  TemplateCreated: { schemaVersion: 1, streamType: 'template' },
+  TemplateEdited: { schemaVersion: 1, streamType: 'template' },
+  TemplateDeleted: { schemaVersion: 1, streamType: 'template' },
+} as const;
