@@ -7,6 +7,7 @@ import {
   marketplaceReadModelsMigration,
   templatesProjection,
 } from './marketplace.read-models';
+import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
 
@@ -29,7 +30,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration],
-  inlineProjections: [machinesProjection, templatesProjection],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration],
+  inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection],
 };

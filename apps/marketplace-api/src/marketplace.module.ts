@@ -15,6 +15,15 @@ import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
+import { VolumesController } from './volumes/volumes.http.controller';
+import {
+  CreateVolumeHandler,
+  DeleteVolumeHandler,
+  ListVolumeSpaceHandler,
+  ListVolumesHandler,
+  SearchVolumeOffersHandler,
+  UnlistVolumeSpaceHandler,
+} from './volumes/volumes.handlers';
 import { TemplatesController } from './templates/templates.http.controller';
 import { CreateTemplateHandler, DeleteTemplateHandler, EditTemplateHandler, SearchTemplatesHandler } from './templates/templates.handlers';
 
@@ -37,8 +46,15 @@ export class MarketplaceModule {
       definition: marketplaceContext,
       runtimeToken: MARKETPLACE_RUNTIME,
       appName: 'marketplace-api',
-      controllers: [MachinesController, OffersController, TemplatesController],
-      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler],
+      controllers: [MachinesController, OffersController, TemplatesController, VolumesController],
+      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler,
+        ListVolumeSpaceHandler,
+        UnlistVolumeSpaceHandler,
+        CreateVolumeHandler,
+        DeleteVolumeHandler,
+        ListVolumesHandler,
+        SearchVolumeOffersHandler,
+      ],
     });
   }
 }

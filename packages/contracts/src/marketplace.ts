@@ -64,7 +64,30 @@ export type MachineVerificationChanged = DomainEvent<'MachineVerificationChanged
 /** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
 export type MachineHeartbeat = DomainEvent<'MachineHeartbeat', { machineId: number; at: string; reliability: number }>;
 
-export type MachineEvent = MachineRegistered | MachineListed | MachineUnlisted | MinBidChanged | MachineVerificationChanged | MachineHeartbeat;
+/** A host offers disk space on a machine for renters' volumes (one volume listing per machine). */
+export type VolumeSpaceListed = DomainEvent<
+  'VolumeSpaceListed',
+  { machineId: number; ownerId: number; sizeGb: number; priceDisk: number; endDate: number | null; listedAt: string }
+>;
+export type VolumeSpaceUnlisted = DomainEvent<'VolumeSpaceUnlisted', { machineId: number; unlistedAt: string }>;
+
+export type MachineEvent =
+  | MachineRegistered
+  | MachineListed
+  | MachineUnlisted
+  | MinBidChanged
+  | MachineVerificationChanged
+  | MachineHeartbeat
+  | VolumeSpaceListed
+  | VolumeSpaceUnlisted;
+
+/** A renter's volume on a machine (`volume-<id>`). */
+export type VolumeCreated = DomainEvent<
+  'VolumeCreated',
+  { volumeId: number; ownerId: number; machineId: number; sizeGb: number; name: string | null; priceDisk: number; createdAt: string }
+>;
+export type VolumeDeleted = DomainEvent<'VolumeDeleted', { volumeId: number; machineId: number; sizeGb: number; deletedAt: string }>;
+export type VolumeEvent = VolumeCreated | VolumeDeleted;
 
 /** A template's content as stored (the spec's Template fields, snake_case as the API shows them). */
 export interface TemplateContent {
@@ -109,6 +132,10 @@ export const MarketplacePublicEvents = {
   MinBidChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineVerificationChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineHeartbeat: { schemaVersion: 1, streamType: 'machine' },
+  VolumeSpaceListed: { schemaVersion: 1, streamType: 'machine' },
+  VolumeSpaceUnlisted: { schemaVersion: 1, streamType: 'machine' },
+  VolumeCreated: { schemaVersion: 1, streamType: 'volume' },
+  VolumeDeleted: { schemaVersion: 1, streamType: 'volume' },
   TemplateCreated: { schemaVersion: 1, streamType: 'template' },
   TemplateEdited: { schemaVersion: 1, streamType: 'template' },
   TemplateDeleted: { schemaVersion: 1, streamType: 'template' },

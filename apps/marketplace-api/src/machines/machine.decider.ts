@@ -23,6 +23,7 @@ export type MachineState =
       /** Heartbeat slots (epoch seconds / interval) seen inside the rolling window. */
       heartbeatSlots: number[];
       reliability: number;
+      volumeSpaceListed: boolean;
     };
 
 /** Every command carries its time (ISO-8601, from the injected clock): deciders read no clock. */
@@ -33,6 +34,8 @@ export type MachineCommand = { at: string } & (
   | { type: 'SetMinBid'; requesterId: number; minBid: number }
   | { type: 'SetVerification'; verification: MachineVerification }
   | { type: 'RecordHeartbeat'; requesterId: number }
+  | { type: 'ListVolumeSpace'; requesterId: number; sizeGb: number; priceDisk: number; endDate: number | null }
+  | { type: 'UnlistVolumeSpace'; requesterId: number }
 );
 
 export const MachineErrors = {
@@ -66,6 +69,7 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
         verification: 'unverified',
         heartbeatSlots: [],
         reliability: 0,
+        volumeSpaceListed: false,
       };
   }
   if (state.status === 'none') return state;
@@ -78,6 +82,10 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
       return { ...state, ask: state.ask ? { ...state.ask, minBid: event.data.minBid } : state.ask };
     case 'MachineVerificationChanged':
       return { ...state, verification: event.data.verification };
+    case 'VolumeSpaceListed':
+      return { ...state, volumeSpaceListed: true };
+    case 'VolumeSpaceUnlisted':
+      return { ...state, volumeSpaceListed: false };
     case 'MachineHeartbeat': {
       const at = Date.parse(event.data.at) / 1000;
       const oldest = slotOf(at - RELIABILITY_WINDOW_S);
@@ -153,6 +161,22 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       if (state.status !== 'registered') throw ApiError.notFound('no such machine id', MachineErrors.notFound);
       if (state.verification === command.verification) return [];
       return [{ type: 'MachineVerificationChanged', data: { machineId: state.machineId, verification: command.verification } }];
+    }
+    case 'ListVolumeSpace': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (!Number.isFinite(command.sizeGb) || command.sizeGb <= 0) throw new ApiError(400, MachineErrors.invalidAsk, 'size must be a number of GB > 0');
+      if (!Number.isFinite(command.priceDisk) || command.priceDisk < 0) throw new ApiError(400, MachineErrors.invalidAsk, 'price_disk must be a number >= 0');
+      return [
+        {
+          type: 'VolumeSpaceListed',
+          data: { machineId: machine.machineId, ownerId: machine.ownerId, sizeGb: command.sizeGb, priceDisk: command.priceDisk, endDate: command.endDate, listedAt: nowIso },
+        },
+      ];
+    }
+    case 'UnlistVolumeSpace': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (!machine.volumeSpaceListed) return [];
+      return [{ type: 'VolumeSpaceUnlisted', data: { machineId: machine.machineId, unlistedAt: nowIso } }];
     }
     case 'RecordHeartbeat': {
       const machine = ownedMachine(state, command.requesterId);
