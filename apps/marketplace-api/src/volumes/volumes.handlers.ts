@@ -127,6 +127,24 @@ export interface VolumeView {
   storage_cost: number;
   status: string;
   type: 'local_volume';
+  host_id: number | null;
+  reliability2: number | null;
+  verification: string | null;
+  geolocation: string | null;
+  instances: number[];
+}
+
+interface VolumeRow {
+  volume_id: number;
+  name: string | null;
+  size_gb: number;
+  machine_id: number;
+  start_date: number;
+  price_disk: number;
+  owner_id: number | null;
+  reliability: number | null;
+  verification: string | null;
+  hardware: object | string | null;
 }
 
 export class ListVolumesQuery extends Query<VolumeView[]> {
@@ -141,22 +159,31 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
   async execute(query: ListVolumesQuery): Promise<VolumeView[]> {
     // Only local volumes exist so far; network volumes are not offered.
     if (query.type === 'network_volume') return [];
-    const rows = await this.runtime.db.query<{ volume_id: number; name: string | null; size_gb: number; machine_id: number; start_date: number; price_disk: number }>(
-      `SELECT volume_id, name, size_gb, machine_id, start_date, price_disk FROM ${SCHEMA}.volumes
-        WHERE owner_id = $1 AND deleted_at IS NULL ORDER BY volume_id`,
+    const rows = await this.runtime.db.query<VolumeRow>(
+      `SELECT v.volume_id, v.name, v.size_gb, v.machine_id, v.start_date, v.price_disk, m.owner_id, m.reliability, m.verification, m.hardware
+         FROM ${SCHEMA}.volumes v LEFT JOIN ${SCHEMA}.machines m ON m.machine_id = v.machine_id
+        WHERE v.owner_id = $1 AND v.deleted_at IS NULL ORDER BY v.volume_id`,
       [query.ownerId],
     );
-    return rows.map((r) => ({
-      id: Number(r.volume_id),
-      name: r.name,
-      size: Number(r.size_gb),
-      disk_space: Number(r.size_gb),
-      machine_id: Number(r.machine_id),
-      start_date: Number(r.start_date),
-      storage_cost: Number(r.price_disk),
-      status: 'online',
-      type: 'local_volume',
-    }));
+    return rows.map((r) => {
+      const h = (typeof r.hardware === 'string' ? JSON.parse(r.hardware) : r.hardware) as { geolocation?: string | null } | null;
+      return {
+        id: Number(r.volume_id),
+        name: r.name,
+        size: Number(r.size_gb),
+        disk_space: Number(r.size_gb),
+        machine_id: Number(r.machine_id),
+        start_date: Number(r.start_date),
+        storage_cost: Number(r.price_disk),
+        status: 'online',
+        type: 'local_volume',
+        host_id: r.owner_id === null ? null : Number(r.owner_id),
+        reliability2: r.reliability === null ? null : Number(r.reliability),
+        verification: r.verification,
+        geolocation: h?.geolocation ?? null,
+        instances: [],
+      };
+    });
   }
 }
 
