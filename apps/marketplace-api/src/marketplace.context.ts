@@ -7,6 +7,7 @@ import {
   marketplaceReadModelsMigration,
   templatesProjection,
 } from './marketplace.read-models';
+import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
@@ -30,7 +31,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration],
-  inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration],
+  inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection],
 };

@@ -15,6 +15,8 @@ import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
+import { LedgerController } from './ledger/ledger.http.controller';
+import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
   CreateVolumeHandler,
@@ -46,7 +48,7 @@ export class MarketplaceModule {
       definition: marketplaceContext,
       runtimeToken: MARKETPLACE_RUNTIME,
       appName: 'marketplace-api',
-      controllers: [MachinesController, OffersController, TemplatesController, VolumesController],
+      controllers: [MachinesController, OffersController, TemplatesController, VolumesController, LedgerController],
       providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler,
         ListVolumeSpaceHandler,
         UnlistVolumeSpaceHandler,
@@ -54,6 +56,9 @@ export class MarketplaceModule {
         DeleteVolumeHandler,
         ListVolumesHandler,
         SearchVolumeOffersHandler,
+        GrantCreditHandler,
+        ChargeUsageHandler,
+        LedgerEntriesHandler,
       ],
     });
   }

@@ -242,6 +242,22 @@ describe.each([
     });
   });
 
+  describe('billing ledger', () => {
+    it('lets an admin grant credit, and shows it on invoices and credit', async () => {
+      const me = await http().get('/api/v0/users/current').set(as(renterKey)).expect(200);
+      await http().post('/api/v0/credit/').set(as(renterKey)).send({ user_id: me.body.id, amount: 5 }).expect(403);
+      await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: me.body.id, amount: -5 }).expect(400);
+      const granted = await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: me.body.id, amount: 25.5, note: 'welcome' }).expect(200);
+      expect(granted.body).toMatchObject({ success: true, credit: 25.5 });
+      const invoices = await http().get('/api/v0/users/me/invoices').set(as(renterKey)).expect(200);
+      expect(invoices.body.current).toEqual({ credit: 25.5, charges: 0 });
+      expect(invoices.body.invoices).toEqual([expect.objectContaining({ type: 'credit', amount: 25.5, description: 'welcome' })]);
+      expect((await http().get('/api/v0/users/me/credit').set(as(renterKey)).expect(200)).body.credit).toBe(25.5);
+      expect((await http().get('/api/v0/charges/').set(as(renterKey)).expect(200)).body.charges).toEqual([]);
+      expect((await http().get('/api/v0/users/me/earnings').set(as(ADMIN_KEY)).expect(200)).body).toMatchObject({ earnings: [], machines: {} });
+    });
+  });
+
   describe('templates', () => {
     /** What `vastai create template ...` sends (client-compat.md 2.11). */
     const CLI_CREATE = {

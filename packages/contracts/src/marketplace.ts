@@ -125,7 +125,22 @@ export type TemplateEdited = DomainEvent<'TemplateEdited', { templateId: number;
 export type TemplateDeleted = DomainEvent<'TemplateDeleted', { templateId: number; hashId: string; deletedAt: string }>;
 export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
 
+/** Each account's credit ledger (`ledger-<userId>`), in dollars. */
+export type CreditGranted = DomainEvent<'CreditGranted', { userId: number; amount: number; grantedBy: number; note: string | null; at: string }>;
+export type AccountCharged = DomainEvent<
+  'AccountCharged',
+  { userId: number; instanceId: number; machineId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string; at: string }
+>;
+export type HostEarned = DomainEvent<'HostEarned', { userId: number; machineId: number; instanceId: number; amount: number; at: string }>;
+/** The balance reached zero: instance-lifecycle stops the account's running instances. */
+export type CreditExhausted = DomainEvent<'CreditExhausted', { userId: number; balance: number; at: string }>;
+export type LedgerEvent = CreditGranted | AccountCharged | HostEarned | CreditExhausted;
+
 export const MarketplacePublicEvents = {
+  CreditGranted: { schemaVersion: 1, streamType: 'ledger' },
+  AccountCharged: { schemaVersion: 1, streamType: 'ledger' },
+  HostEarned: { schemaVersion: 1, streamType: 'ledger' },
+  CreditExhausted: { schemaVersion: 1, streamType: 'ledger' },
   MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
   MachineListed: { schemaVersion: 1, streamType: 'machine' },
   MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },
