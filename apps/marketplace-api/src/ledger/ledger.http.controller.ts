@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query as QueryParam, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
@@ -52,11 +52,12 @@ export class LedgerController {
     return { success: true, charges: entries };
   }
 
-  /** A host's earnings, per entry and per machine. */
-  @Get('users/me/earnings')
+  /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
+  @Get(['users/me/earnings', 'users/me/machine-earnings'])
   @RequirePermission('billing_read')
-  async earnings(@Principal() principal: AuthenticatedKey) {
-    const { entries } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']));
+  async earnings(@Principal() principal: AuthenticatedKey, @QueryParam('machine_id') machineId?: string) {
+    const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
+    const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
     const perMachine: Record<string, number> = {};
     for (const e of entries) perMachine[String(e.machine_id)] = Math.round(((perMachine[String(e.machine_id)] ?? 0) + e.amount) * 1e6) / 1e6;
     return { success: true, earnings: entries, machines: perMachine };
