@@ -103,6 +103,14 @@ function ownedMachine(state: MachineState, requesterId: number) {
   return state;
 }
 
+const DURATION_UNITS: Record<string, number> = { hour: 3600, day: 86400, week: 7 * 86400, month: 30 * 86400, year: 365 * 86400 };
+
+/** `list machine -l '3 months'` sends duration as text: "3 months", "2 weeks", "10 days", "1 year". */
+export function durationSeconds(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(hour|day|week|month|year)s?\s*$/i.exec(text);
+  return match ? Number(match[1]) * DURATION_UNITS[match[2]!.toLowerCase()]! : null;
+}
+
 function validateAsk(ask: MachineAsk): void {
   const prices: Array<[string, number | null]> = [
     ['price_gpu', ask.priceGpu],
@@ -143,7 +151,13 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
     case 'ListMachine': {
       const machine = ownedMachine(state, command.requesterId);
       validateAsk(command.ask);
-      return [{ type: 'MachineListed', data: { machineId: machine.machineId, ownerId: machine.ownerId, ask: command.ask, listedAt: nowIso } }];
+      let ask = command.ask;
+      if (ask.endDate === null && ask.duration !== null) {
+        const seconds = durationSeconds(ask.duration);
+        if (seconds === null) throw new ApiError(400, MachineErrors.invalidAsk, `Invalid duration ${JSON.stringify(ask.duration)}: use e.g. "3 months", "2 weeks", "10 days"`);
+        ask = { ...ask, endDate: Date.parse(command.at) / 1000 + seconds };
+      }
+      return [{ type: 'MachineListed', data: { machineId: machine.machineId, ownerId: machine.ownerId, ask, listedAt: nowIso } }];
     }
     case 'UnlistMachine': {
       const machine = ownedMachine(state, command.requesterId);
