@@ -67,6 +67,7 @@ const CASES = [
   ['PUT', '/api/v0/search/asks/', 'marketplace'],
   ['GET', '/api/v0/template/', 'marketplace'],
   ['GET', '/api/v0/template?hash=abc', 'marketplace'],
+  ['PUT', '/api/v1/template/', 'marketplace', '{"hash_id":"abc"}'],
   ['GET', '/api/v0/machines', 'marketplace'],
   ['GET', '/api/v0/machines/', 'marketplace'],
   ['GET', '/api/v0/machines/123', 'marketplace'],

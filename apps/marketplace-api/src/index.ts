@@ -6,3 +6,5 @@ export { searchOffers, type OfferView } from './offers/offers.handlers';
 export { insertOfferRows, SCHEMA as MARKETPLACE_SCHEMA } from './marketplace.read-models';
 export { syntheticOfferRows } from './offers/synthetic-offers';
 export type { OfferRow } from './offers/offer-rows';
+export { ChargeUsageCommand } from './ledger/ledger.handlers';
+export { usageCharge } from './ledger/ledger.decider';

@@ -7,6 +7,8 @@ import {
   marketplaceReadModelsMigration,
   templatesProjection,
 } from './marketplace.read-models';
+import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
+import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
 
@@ -29,7 +31,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration],
-  inlineProjections: [machinesProjection, templatesProjection],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration],
+  inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection],
 };

@@ -15,6 +15,17 @@ import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
+import { LedgerController } from './ledger/ledger.http.controller';
+import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
+import { VolumesController } from './volumes/volumes.http.controller';
+import {
+  CreateVolumeHandler,
+  DeleteVolumeHandler,
+  ListVolumeSpaceHandler,
+  ListVolumesHandler,
+  SearchVolumeOffersHandler,
+  UnlistVolumeSpaceHandler,
+} from './volumes/volumes.handlers';
 import { TemplatesController } from './templates/templates.http.controller';
 import { CreateTemplateHandler, DeleteTemplateHandler, EditTemplateHandler, SearchTemplatesHandler } from './templates/templates.handlers';
 
@@ -37,8 +48,18 @@ export class MarketplaceModule {
       definition: marketplaceContext,
       runtimeToken: MARKETPLACE_RUNTIME,
       appName: 'marketplace-api',
-      controllers: [MachinesController, OffersController, TemplatesController],
-      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler],
+      controllers: [MachinesController, OffersController, TemplatesController, VolumesController, LedgerController],
+      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler,
+        ListVolumeSpaceHandler,
+        UnlistVolumeSpaceHandler,
+        CreateVolumeHandler,
+        DeleteVolumeHandler,
+        ListVolumesHandler,
+        SearchVolumeOffersHandler,
+        GrantCreditHandler,
+        ChargeUsageHandler,
+        LedgerEntriesHandler,
+      ],
     });
   }
 }

@@ -208,6 +208,56 @@ describe.each([
     });
   });
 
+  describe('volumes', () => {
+    it('lists volume space (host), searches, creates, shows and deletes volumes (renter), and unlists', async () => {
+      const { body: reg } = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'vol-rig' }).expect(201);
+      const vm = reg.machine_id as number;
+      await http().put(`/api/v0/machines/${vm}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
+      const listed = await http().post('/api/v0/volumes/').set(as(ADMIN_KEY)).send({ size: 100, machine: vm, price_disk: 0.2, end_date: 4102444800.0 }).expect(200);
+      expect(listed.body.msg).toEqual(expect.any(String));
+
+      // what `vastai search volumes 'disk_space>50 inet_up>500' --limit 3` sends
+      const cliSearch = { verified: { eq: true }, external: { eq: false }, disk_space: { gte: 1, gt: '50' }, inet_up: { gt: '500' }, order: [['score', 'desc']], limit: 3, allocated_storage: 1.0 };
+      const found = await http().post('/api/v0/volumes/search/').send(cliSearch).expect(200);
+      const offer = found.body.offers.find((o: { id: number }) => o.id === vm);
+      expect(offer).toMatchObject({ id: vm, machine_id: vm, disk_space: 100, storage_cost: 0.2, geolocation: 'US', verification: 'verified' });
+      expect(typeof offer.start_date === 'undefined' || typeof offer.start_date === 'number').toBe(true);
+      await http().post('/api/v0/volumes/search/').send({ disk_spac: { gt: 1 } }).expect(400);
+
+      const created = await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm, name: 'myvol' }).expect(200);
+      expect(created.body).toMatchObject({ success: true, volume_id: expect.any(Number) });
+      await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 81, id: vm }).expect(400);
+      const after = await http().post('/api/v0/volumes/search/').send({ machine_id: { eq: vm } }).expect(200);
+      expect(after.body.offers[0].disk_space).toBe(80);
+
+      const shown = await http().get('/api/v0/volumes?owner=me&type=all_volume').set(as(renterKey)).expect(200);
+      expect(shown.body.volumes).toEqual([expect.objectContaining({ id: created.body.volume_id, name: 'myvol', size: 20, machine_id: vm, start_date: expect.any(Number) })]);
+      await http().delete(`/api/v0/volumes/?id=${created.body.volume_id}`).set(as(ADMIN_KEY)).send({}).expect(404);
+      await http().delete(`/api/v0/volumes/?id=${created.body.volume_id}`).set(as(renterKey)).send({}).expect(200);
+      expect((await http().get('/api/v0/volumes').set(as(renterKey)).expect(200)).body.volumes).toEqual([]);
+
+      const unlisted = await http().post('/api/v0/volumes/unlist').set(as(ADMIN_KEY)).send({ id: vm }).expect(200);
+      expect(unlisted.body.msg).toEqual(expect.any(String));
+      expect((await http().post('/api/v0/volumes/search/').send({ machine_id: { eq: vm } }).expect(200)).body.offers).toEqual([]);
+    });
+  });
+
+  describe('billing ledger', () => {
+    it('lets an admin grant credit, and shows it on invoices and credit', async () => {
+      const me = await http().get('/api/v0/users/current').set(as(renterKey)).expect(200);
+      await http().post('/api/v0/credit/').set(as(renterKey)).send({ user_id: me.body.id, amount: 5 }).expect(403);
+      await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: me.body.id, amount: -5 }).expect(400);
+      const granted = await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: me.body.id, amount: 25.5, note: 'welcome' }).expect(200);
+      expect(granted.body).toMatchObject({ success: true, credit: 25.5 });
+      const invoices = await http().get('/api/v0/users/me/invoices').set(as(renterKey)).expect(200);
+      expect(invoices.body.current).toEqual({ credit: 25.5, charges: 0 });
+      expect(invoices.body.invoices).toEqual([expect.objectContaining({ type: 'credit', amount: 25.5, description: 'welcome' })]);
+      expect((await http().get('/api/v0/users/me/credit').set(as(renterKey)).expect(200)).body.credit).toBe(25.5);
+      expect((await http().get('/api/v0/charges/').set(as(renterKey)).expect(200)).body.charges).toEqual([]);
+      expect((await http().get('/api/v0/users/me/earnings').set(as(ADMIN_KEY)).expect(200)).body).toMatchObject({ earnings: [], machines: {} });
+    });
+  });
+
   describe('templates', () => {
     /** What `vastai create template ...` sends (client-compat.md 2.11). */
     const CLI_CREATE = {

@@ -64,7 +64,30 @@ export type MachineVerificationChanged = DomainEvent<'MachineVerificationChanged
 /** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
 export type MachineHeartbeat = DomainEvent<'MachineHeartbeat', { machineId: number; at: string; reliability: number }>;
 
-export type MachineEvent = MachineRegistered | MachineListed | MachineUnlisted | MinBidChanged | MachineVerificationChanged | MachineHeartbeat;
+/** A host offers disk space on a machine for renters' volumes (one volume listing per machine). */
+export type VolumeSpaceListed = DomainEvent<
+  'VolumeSpaceListed',
+  { machineId: number; ownerId: number; sizeGb: number; priceDisk: number; endDate: number | null; listedAt: string }
+>;
+export type VolumeSpaceUnlisted = DomainEvent<'VolumeSpaceUnlisted', { machineId: number; unlistedAt: string }>;
+
+export type MachineEvent =
+  | MachineRegistered
+  | MachineListed
+  | MachineUnlisted
+  | MinBidChanged
+  | MachineVerificationChanged
+  | MachineHeartbeat
+  | VolumeSpaceListed
+  | VolumeSpaceUnlisted;
+
+/** A renter's volume on a machine (`volume-<id>`). */
+export type VolumeCreated = DomainEvent<
+  'VolumeCreated',
+  { volumeId: number; ownerId: number; machineId: number; sizeGb: number; name: string | null; priceDisk: number; createdAt: string }
+>;
+export type VolumeDeleted = DomainEvent<'VolumeDeleted', { volumeId: number; machineId: number; sizeGb: number; deletedAt: string }>;
+export type VolumeEvent = VolumeCreated | VolumeDeleted;
 
 /** A template's content as stored (the spec's Template fields, snake_case as the API shows them). */
 export interface TemplateContent {
@@ -102,13 +125,32 @@ export type TemplateEdited = DomainEvent<'TemplateEdited', { templateId: number;
 export type TemplateDeleted = DomainEvent<'TemplateDeleted', { templateId: number; hashId: string; deletedAt: string }>;
 export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
 
+/** Each account's credit ledger (`ledger-<userId>`), in dollars. */
+export type CreditGranted = DomainEvent<'CreditGranted', { userId: number; amount: number; grantedBy: number; note: string | null; at: string }>;
+export type AccountCharged = DomainEvent<
+  'AccountCharged',
+  { userId: number; instanceId: number; machineId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string; at: string }
+>;
+export type HostEarned = DomainEvent<'HostEarned', { userId: number; machineId: number; instanceId: number; amount: number; at: string }>;
+/** The balance reached zero: instance-lifecycle stops the account's running instances. */
+export type CreditExhausted = DomainEvent<'CreditExhausted', { userId: number; balance: number; at: string }>;
+export type LedgerEvent = CreditGranted | AccountCharged | HostEarned | CreditExhausted;
+
 export const MarketplacePublicEvents = {
+  CreditGranted: { schemaVersion: 1, streamType: 'ledger' },
+  AccountCharged: { schemaVersion: 1, streamType: 'ledger' },
+  HostEarned: { schemaVersion: 1, streamType: 'ledger' },
+  CreditExhausted: { schemaVersion: 1, streamType: 'ledger' },
   MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
   MachineListed: { schemaVersion: 1, streamType: 'machine' },
   MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },
   MinBidChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineVerificationChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineHeartbeat: { schemaVersion: 1, streamType: 'machine' },
+  VolumeSpaceListed: { schemaVersion: 1, streamType: 'machine' },
+  VolumeSpaceUnlisted: { schemaVersion: 1, streamType: 'machine' },
+  VolumeCreated: { schemaVersion: 1, streamType: 'volume' },
+  VolumeDeleted: { schemaVersion: 1, streamType: 'volume' },
   TemplateCreated: { schemaVersion: 1, streamType: 'template' },
   TemplateEdited: { schemaVersion: 1, streamType: 'template' },
   TemplateDeleted: { schemaVersion: 1, streamType: 'template' },

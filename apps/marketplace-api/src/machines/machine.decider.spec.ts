@@ -65,6 +65,15 @@ describe('machine decider', () => {
     spec.given([]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask }).thenThrows(MachineErrors.notFound);
   });
 
+  it('turns a duration such as "3 months" into an end date when none is given', () => {
+    const endDate = Date.parse(AT) / 1000 + 90 * 86400;
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, duration: '3 months' } })
+      .then([{ type: 'MachineListed', data: { machineId: 7, ownerId: 3, ask: { ...ask, duration: '3 months', endDate }, listedAt: AT } }]);
+    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, duration: 'soon' } }).thenThrows(MachineErrors.invalidAsk);
+  });
+
   it('refuses negative prices and a min_chunk below 1', () => {
     spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, priceGpu: -1 } }).thenThrows(MachineErrors.invalidAsk);
     spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, minChunk: 0 } }).thenThrows(MachineErrors.invalidAsk);

@@ -23,6 +23,7 @@ export type MachineState =
       /** Heartbeat slots (epoch seconds / interval) seen inside the rolling window. */
       heartbeatSlots: number[];
       reliability: number;
+      volumeSpaceListed: boolean;
     };
 
 /** Every command carries its time (ISO-8601, from the injected clock): deciders read no clock. */
@@ -33,6 +34,8 @@ export type MachineCommand = { at: string } & (
   | { type: 'SetMinBid'; requesterId: number; minBid: number }
   | { type: 'SetVerification'; verification: MachineVerification }
   | { type: 'RecordHeartbeat'; requesterId: number }
+  | { type: 'ListVolumeSpace'; requesterId: number; sizeGb: number; priceDisk: number; endDate: number | null }
+  | { type: 'UnlistVolumeSpace'; requesterId: number }
 );
 
 export const MachineErrors = {
@@ -66,6 +69,7 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
         verification: 'unverified',
         heartbeatSlots: [],
         reliability: 0,
+        volumeSpaceListed: false,
       };
   }
   if (state.status === 'none') return state;
@@ -78,6 +82,10 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
       return { ...state, ask: state.ask ? { ...state.ask, minBid: event.data.minBid } : state.ask };
     case 'MachineVerificationChanged':
       return { ...state, verification: event.data.verification };
+    case 'VolumeSpaceListed':
+      return { ...state, volumeSpaceListed: true };
+    case 'VolumeSpaceUnlisted':
+      return { ...state, volumeSpaceListed: false };
     case 'MachineHeartbeat': {
       const at = Date.parse(event.data.at) / 1000;
       const oldest = slotOf(at - RELIABILITY_WINDOW_S);
@@ -93,6 +101,14 @@ function ownedMachine(state: MachineState, requesterId: number) {
     throw ApiError.notFound('no such machine id', MachineErrors.notFound);
   }
   return state;
+}
+
+const DURATION_UNITS: Record<string, number> = { hour: 3600, day: 86400, week: 7 * 86400, month: 30 * 86400, year: 365 * 86400 };
+
+/** `list machine -l '3 months'` sends duration as text: "3 months", "2 weeks", "10 days", "1 year". */
+export function durationSeconds(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(hour|day|week|month|year)s?\s*$/i.exec(text);
+  return match ? Number(match[1]) * DURATION_UNITS[match[2]!.toLowerCase()]! : null;
 }
 
 function validateAsk(ask: MachineAsk): void {
@@ -135,7 +151,13 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
     case 'ListMachine': {
       const machine = ownedMachine(state, command.requesterId);
       validateAsk(command.ask);
-      return [{ type: 'MachineListed', data: { machineId: machine.machineId, ownerId: machine.ownerId, ask: command.ask, listedAt: nowIso } }];
+      let ask = command.ask;
+      if (ask.endDate === null && ask.duration !== null) {
+        const seconds = durationSeconds(ask.duration);
+        if (seconds === null) throw new ApiError(400, MachineErrors.invalidAsk, `Invalid duration ${JSON.stringify(ask.duration)}: use e.g. "3 months", "2 weeks", "10 days"`);
+        ask = { ...ask, endDate: Date.parse(command.at) / 1000 + seconds };
+      }
+      return [{ type: 'MachineListed', data: { machineId: machine.machineId, ownerId: machine.ownerId, ask, listedAt: nowIso } }];
     }
     case 'UnlistMachine': {
       const machine = ownedMachine(state, command.requesterId);
@@ -153,6 +175,22 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       if (state.status !== 'registered') throw ApiError.notFound('no such machine id', MachineErrors.notFound);
       if (state.verification === command.verification) return [];
       return [{ type: 'MachineVerificationChanged', data: { machineId: state.machineId, verification: command.verification } }];
+    }
+    case 'ListVolumeSpace': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (!Number.isFinite(command.sizeGb) || command.sizeGb <= 0) throw new ApiError(400, MachineErrors.invalidAsk, 'size must be a number of GB > 0');
+      if (!Number.isFinite(command.priceDisk) || command.priceDisk < 0) throw new ApiError(400, MachineErrors.invalidAsk, 'price_disk must be a number >= 0');
+      return [
+        {
+          type: 'VolumeSpaceListed',
+          data: { machineId: machine.machineId, ownerId: machine.ownerId, sizeGb: command.sizeGb, priceDisk: command.priceDisk, endDate: command.endDate, listedAt: nowIso },
+        },
+      ];
+    }
+    case 'UnlistVolumeSpace': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (!machine.volumeSpaceListed) return [];
+      return [{ type: 'VolumeSpaceUnlisted', data: { machineId: machine.machineId, unlistedAt: nowIso } }];
     }
     case 'RecordHeartbeat': {
       const machine = ownedMachine(state, command.requesterId);

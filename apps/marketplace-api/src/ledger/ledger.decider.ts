@@ -1,0 +1,97 @@
+import { ApiError, type LedgerEvent } from '@rigmarket/contracts';
+
+/** Cents are not enough for per-second GPU billing: amounts are dollars rounded to 1e-6. */
+export const roundMoney = (amount: number): number => Math.round(amount * 1e6) / 1e6;
+
+export interface LedgerState {
+  balance: number;
+  /** A CreditExhausted was emitted and no grant has lifted the balance above zero since. */
+  exhausted: boolean;
+}
+
+export type LedgerCommand = { at: string; userId: number } & (
+  | { type: 'GrantCredit'; amount: number; grantedBy: number; note: string | null }
+  | { type: 'Charge'; instanceId: number; machineId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string }
+  | { type: 'RecordEarning'; instanceId: number; machineId: number; amount: number }
+);
+
+export const LedgerErrors = { invalidAmount: 'invalid_amount' } as const;
+
+export const initialState = (): LedgerState => ({ balance: 0, exhausted: false });
+
+export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
+  switch (event.type) {
+    case 'CreditGranted': {
+      const balance = roundMoney(state.balance + event.data.amount);
+      return { balance, exhausted: state.exhausted && balance <= 0 };
+    }
+    case 'AccountCharged':
+      return { ...state, balance: roundMoney(state.balance - event.data.amount) };
+    case 'HostEarned':
+      return { ...state, balance: roundMoney(state.balance + event.data.amount) };
+    case 'CreditExhausted':
+      return { ...state, exhausted: true };
+  }
+}
+
+function positive(amount: number, allowZero = false): void {
+  if (!Number.isFinite(amount) || amount < 0 || (!allowZero && amount === 0)) {
+    throw new ApiError(400, LedgerErrors.invalidAmount, 'amount must be a positive number of dollars');
+  }
+}
+
+export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[] {
+  switch (command.type) {
+    case 'GrantCredit':
+      positive(command.amount);
+      return [{ type: 'CreditGranted', data: { userId: command.userId, amount: roundMoney(command.amount), grantedBy: command.grantedBy, note: command.note, at: command.at } }];
+    case 'Charge': {
+      positive(command.amount, true);
+      const amount = roundMoney(command.amount);
+      if (amount === 0) return [];
+      const events: LedgerEvent[] = [
+        {
+          type: 'AccountCharged',
+          data: {
+            userId: command.userId,
+            instanceId: command.instanceId,
+            machineId: command.machineId,
+            kind: command.kind,
+            amount,
+            periodStart: command.periodStart,
+            periodEnd: command.periodEnd,
+            at: command.at,
+          },
+        },
+      ];
+      const balance = roundMoney(state.balance - amount);
+      if (balance <= 0 && !state.exhausted) events.push({ type: 'CreditExhausted', data: { userId: command.userId, balance, at: command.at } });
+      return events;
+    }
+    case 'RecordEarning': {
+      positive(command.amount, true);
+      const amount = roundMoney(command.amount);
+      if (amount === 0) return [];
+      return [{ type: 'HostEarned', data: { userId: command.userId, machineId: command.machineId, instanceId: command.instanceId, amount, at: command.at } }];
+    }
+  }
+}
+
+export const ledgerDecider = { initialState, evolve, decide };
+export const ledgerStreamId = (userId: number): string => `ledger-${userId}`;
+
+/**
+ * What an instance costs over a period: running pays dph_total prorated by the second, stopped pays
+ * storage only, destroyed nothing more.
+ */
+export function usageCharge(status: 'running' | 'stopped' | 'destroyed', prices: { dphTotal: number; storageDph: number }, seconds: number): number {
+  if (seconds <= 0) return 0;
+  switch (status) {
+    case 'running':
+      return roundMoney((prices.dphTotal * seconds) / 3600);
+    case 'stopped':
+      return roundMoney((prices.storageDph * seconds) / 3600);
+    case 'destroyed':
+      return 0;
+  }
+}

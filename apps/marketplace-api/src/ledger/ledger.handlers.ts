@@ -1,0 +1,128 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../marketplace.read-models';
+import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';
+
+type LedgerCommandBody = LedgerCommand extends infer C ? (C extends LedgerCommand ? Omit<C, 'at'> : never) : never;
+
+async function runLedgerCommand(runtime: ContextRuntime, command: LedgerCommandBody, metadata: EventMetadata): Promise<number> {
+  const result = await runtime.runner.handle(
+    ledgerStreamId(command.userId),
+    ledgerDecider,
+    (state, now) => ledgerDecider.decide({ ...command, at: now.toISOString() } as LedgerCommand, state),
+    metadata,
+  );
+  return result.state.balance;
+}
+
+export class GrantCreditCommand extends Command<{ balance: number }> {
+  constructor(readonly adminId: number, readonly userId: number, readonly amount: number, readonly note: string | null, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(GrantCreditCommand)
+export class GrantCreditHandler implements ICommandHandler<GrantCreditCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: GrantCreditCommand): Promise<{ balance: number }> {
+    const admins = await this.runtime.db.query(`SELECT 1 FROM ${SCHEMA}.admin_users WHERE user_id = $1`, [command.adminId]);
+    if (admins.length === 0) throw ApiError.forbidden('Only an admin may grant credit');
+    const balance = await runLedgerCommand(
+      this.runtime,
+      { type: 'GrantCredit', userId: command.userId, amount: command.amount, grantedBy: command.adminId, note: command.note },
+      command.metadata,
+    );
+    return { balance };
+  }
+}
+
+/**
+ * One billing period of one instance: the renter is charged, the host earns the same amount. Called by
+ * the instance-event subscriber (instance-lifecycle's events are not there yet: no HTTP route).
+ */
+export class ChargeUsageCommand extends Command<void> {
+  constructor(
+    readonly renterId: number,
+    readonly hostId: number,
+    readonly instanceId: number,
+    readonly machineId: number,
+    readonly kind: 'gpu' | 'storage',
+    readonly amount: number,
+    readonly periodStart: string,
+    readonly periodEnd: string,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChargeUsageCommand)
+export class ChargeUsageHandler implements ICommandHandler<ChargeUsageCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(c: ChargeUsageCommand): Promise<void> {
+    await runLedgerCommand(
+      this.runtime,
+      { type: 'Charge', userId: c.renterId, instanceId: c.instanceId, machineId: c.machineId, kind: c.kind, amount: c.amount, periodStart: c.periodStart, periodEnd: c.periodEnd },
+      c.metadata,
+    );
+    await runLedgerCommand(this.runtime, { type: 'RecordEarning', userId: c.hostId, instanceId: c.instanceId, machineId: c.machineId, amount: c.amount }, c.metadata);
+  }
+}
+
+interface EntryRow {
+  kind: string;
+  amount: number;
+  instance_id: number | null;
+  machine_id: number | null;
+  note: string | null;
+  period_start: Date | string | null;
+  period_end: Date | string | null;
+  at: Date | string;
+}
+
+const epoch = (value: Date | string | null) => (value === null ? null : new Date(value).getTime() / 1000);
+
+export interface LedgerEntryView {
+  type: string;
+  amount: number;
+  instance_id: number | null;
+  machine_id: number | null;
+  description: string | null;
+  start: number | null;
+  end: number | null;
+  timestamp: number;
+}
+
+const toEntry = (r: EntryRow): LedgerEntryView => ({
+  type: r.kind,
+  amount: Number(r.amount),
+  instance_id: r.instance_id === null ? null : Number(r.instance_id),
+  machine_id: r.machine_id === null ? null : Number(r.machine_id),
+  description: r.note,
+  start: epoch(r.period_start),
+  end: epoch(r.period_end),
+  timestamp: epoch(r.at)!,
+});
+
+export class LedgerEntriesQuery extends Query<{ entries: LedgerEntryView[]; balance: number }> {
+  constructor(readonly userId: number, readonly kinds: string[]) {
+    super();
+  }
+}
+
+@QueryHandler(LedgerEntriesQuery)
+export class LedgerEntriesHandler implements IQueryHandler<LedgerEntriesQuery> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(query: LedgerEntriesQuery): Promise<{ entries: LedgerEntryView[]; balance: number }> {
+    const rows = await this.runtime.db.query<EntryRow>(
+      `SELECT kind, amount, instance_id, machine_id, note, period_start, period_end, at FROM ${SCHEMA}.ledger_entries
+        WHERE user_id = $1 AND kind = ANY($2::text[]) ORDER BY at DESC, stream_id, position DESC LIMIT 1000`,
+      [query.userId, query.kinds],
+    );
+    const balances = await this.runtime.db.query<{ balance: number }>(`SELECT balance FROM ${SCHEMA}.balances WHERE user_id = $1`, [query.userId]);
+    return { entries: rows.map(toEntry), balance: balances[0] ? Number(balances[0].balance) : 0 };
+  }
+}

@@ -1,0 +1,65 @@
+import { Body, Controller, Get, HttpCode, Post, Query as QueryParam, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
+@Controller('api/v0')
+@UseGuards(BearerGuard)
+export class LedgerController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  /** Admins only: `{user_id, amount, note?}`. */
+  @Post('credit')
+  @HttpCode(200)
+  @RequirePermission('billing_write')
+  async grant(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+    const userId = Number(body.user_id);
+    const amount = typeof body.amount === 'number' ? body.amount : Number(body.amount);
+    if (!Number.isInteger(userId)) throw ApiError.badRequest('user_id must be an integer');
+    const note = typeof body.note === 'string' ? body.note : null;
+    const { balance } = await this.commands.execute(new GrantCreditCommand(principal.userId, userId, amount, note, metadata));
+    return { success: true, user_id: userId, credit: balance };
+  }
+
+  @Get('users/me/credit')
+  @RequirePermission('billing_read')
+  async credit(@Principal() principal: AuthenticatedKey) {
+    const { balance } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, []));
+    return { success: true, credit: balance };
+  }
+
+  /** `vastai show invoices`: reads `invoices` and `current`. */
+  @Get('users/me/invoices')
+  @RequirePermission('billing_read')
+  async invoices(@Principal() principal: AuthenticatedKey) {
+    const { entries, balance } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']));
+    const charges = entries.filter((e) => e.type !== 'credit').reduce((sum, e) => sum + e.amount, 0);
+    return { success: true, invoices: entries, current: { credit: balance, charges: Math.round(charges * 1e6) / 1e6 } };
+  }
+
+  @Get('charges')
+  @RequirePermission('billing_read')
+  async charges(@Principal() principal: AuthenticatedKey) {
+    const { entries } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']));
+    return { success: true, charges: entries };
+  }
+
+  /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
+  @Get(['users/me/earnings', 'users/me/machine-earnings'])
+  @RequirePermission('billing_read')
+  async earnings(@Principal() principal: AuthenticatedKey, @QueryParam('machine_id') machineId?: string) {
+    const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
+    const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
+    const perMachine: Record<string, number> = {};
+    for (const e of entries) perMachine[String(e.machine_id)] = Math.round(((perMachine[String(e.machine_id)] ?? 0) + e.amount) * 1e6) / 1e6;
+    return { success: true, earnings: entries, machines: perMachine };
+  }
+}

@@ -1,0 +1,90 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  CreateVolumeCommand,
+  DeleteVolumeCommand,
+  ListVolumeSpaceCommand,
+  ListVolumesQuery,
+  SearchVolumeOffersQuery,
+  UnlistVolumeSpaceCommand,
+  parseVolumeSearch,
+} from './volumes.handlers';
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function requiredNumber(name: string, raw: unknown): number {
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value)) throw ApiError.badRequest(`${name} is required and must be a number`);
+  return value;
+}
+
+/** Volumes (client-compat.md 2.15). */
+@Controller('api/v0/volumes')
+@UseGuards(BearerGuard)
+export class VolumesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  /** Host: `list volume 42 -p 0.2 -s 100 -e ...` ({size, machine (id or list), price_disk, end_date}). */
+  @Post()
+  @HttpCode(200)
+  @RequirePermission('machine_write')
+  async list(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+    const machines = (Array.isArray(body.machine) ? body.machine : [body.machine]).map((m) => requiredNumber('machine', m));
+    const endDate = body.end_date === undefined || body.end_date === null ? null : requiredNumber('end_date', body.end_date);
+    await this.commands.execute(
+      new ListVolumeSpaceCommand(principal.userId, machines, requiredNumber('size', body.size), requiredNumber('price_disk', body.price_disk ?? 0), endDate, metadata),
+    );
+    return { success: true, msg: `Volume space listed on machine(s) ${machines.join(', ')}` };
+  }
+
+  /** Host: `unlist volume 3` (POST /volumes/unlist, no slash); the CLI reads msg. */
+  @Post('unlist')
+  @HttpCode(200)
+  @RequirePermission('machine_write')
+  async unlist(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = requiredNumber('id', isObject(body) ? body.id : undefined);
+    await this.commands.execute(new UnlistVolumeSpaceCommand(principal.userId, id, metadata));
+    return { success: true, msg: `Volume offer ${id} unlisted` };
+  }
+
+  @Public()
+  @Post('search')
+  @HttpCode(200)
+  async search(@Body() body: unknown) {
+    const source = isObject(body) ? (isObject(body.q) ? { ...body, ...body.q } : body) : {};
+    return { offers: await this.queries.execute(new SearchVolumeOffersQuery(parseVolumeSearch(source))) };
+  }
+
+  /** Renter: `create volume 222 -s 20 -n myvol` ({size, id, name?}). */
+  @Put()
+  @RequirePermission('instance_write')
+  async create(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+    const name = typeof body.name === 'string' && body.name !== '' ? body.name : null;
+    const { volumeId } = await this.commands.execute(
+      new CreateVolumeCommand(principal.userId, requiredNumber('id', body.id), requiredNumber('size', body.size), name, metadata),
+    );
+    return { success: true, volume_id: volumeId, msg: `Volume ${volumeId} created` };
+  }
+
+  @Get()
+  @RequirePermission('instance_read')
+  async show(@QueryParam('type') type: string | undefined, @Principal() principal: AuthenticatedKey) {
+    return { success: true, volumes: await this.queries.execute(new ListVolumesQuery(principal.userId, type ?? 'all_volume')) };
+  }
+
+  /** `delete volume 3`: the id is in the query. */
+  @Delete()
+  @RequirePermission('instance_write')
+  async remove(@QueryParam('id') rawId: unknown, @Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = requiredNumber('id', rawId ?? (isObject(body) ? body.id : undefined));
+    await this.commands.execute(new DeleteVolumeCommand(principal.userId, id, metadata));
+    return { success: true, msg: `Volume ${id} deleted` };
+  }
+}

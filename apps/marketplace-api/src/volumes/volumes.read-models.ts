@@ -1,0 +1,77 @@
+import type { EventEnvelope, MachineEvent, VolumeEvent } from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+
+const SCHEMA = 'marketplace';
+
+/** Volume offers (one per machine whose host listed disk space) and renters' volumes. */
+export const volumesReadModelsMigration: Migration = {
+  id: '0004-volumes',
+  async up(sql, s) {
+    await sql.execute(`CREATE SEQUENCE ${s}.volume_ids START 1`);
+    await sql.execute(`
+      CREATE TABLE ${s}.volume_offers (
+        machine_id INTEGER PRIMARY KEY,
+        host_id INTEGER NOT NULL,
+        size_gb DOUBLE PRECISION NOT NULL,
+        used_gb DOUBLE PRECISION NOT NULL DEFAULT 0,
+        price_disk DOUBLE PRECISION NOT NULL,
+        end_date DOUBLE PRECISION,
+        listed BOOLEAN NOT NULL,
+        listed_at DOUBLE PRECISION NOT NULL
+      )`);
+    await sql.execute(`
+      CREATE TABLE ${s}.volumes (
+        volume_id INTEGER PRIMARY KEY,
+        owner_id INTEGER NOT NULL,
+        machine_id INTEGER NOT NULL,
+        size_gb DOUBLE PRECISION NOT NULL,
+        name TEXT,
+        price_disk DOUBLE PRECISION NOT NULL,
+        start_date DOUBLE PRECISION NOT NULL,
+        deleted_at DOUBLE PRECISION
+      )`);
+    await sql.execute(`CREATE INDEX volumes_by_owner ON ${s}.volumes (owner_id, volume_id) WHERE deleted_at IS NULL`);
+  },
+};
+
+const epoch = (iso: string) => Date.parse(iso) / 1000;
+
+export const volumeOffersProjection: Projection = {
+  name: 'volume_offers',
+  version: 1,
+  sources: [
+    { context: 'marketplace', streamType: 'machine' },
+    { context: 'marketplace', streamType: 'volume' },
+  ],
+  tables: [`${SCHEMA}.volume_offers`, `${SCHEMA}.volumes`],
+  async apply(sql: Sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as MachineEvent | VolumeEvent;
+    switch (event.type) {
+      case 'VolumeSpaceListed':
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.volume_offers (machine_id, host_id, size_gb, price_disk, end_date, listed, listed_at)
+           VALUES ($1, $2, $3, $4, $5, TRUE, $6)
+           ON CONFLICT (machine_id) DO UPDATE SET size_gb = EXCLUDED.size_gb, price_disk = EXCLUDED.price_disk,
+             end_date = EXCLUDED.end_date, listed = TRUE, listed_at = EXCLUDED.listed_at`,
+          [event.data.machineId, event.data.ownerId, event.data.sizeGb, event.data.priceDisk, event.data.endDate, epoch(event.data.listedAt)],
+        );
+        return;
+      case 'VolumeSpaceUnlisted':
+        await sql.execute(`UPDATE ${SCHEMA}.volume_offers SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
+        return;
+      case 'VolumeCreated':
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.volumes (volume_id, owner_id, machine_id, size_gb, name, price_disk, start_date) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [event.data.volumeId, event.data.ownerId, event.data.machineId, event.data.sizeGb, event.data.name, event.data.priceDisk, epoch(event.data.createdAt)],
+        );
+        await sql.execute(`UPDATE ${SCHEMA}.volume_offers SET used_gb = used_gb + $2 WHERE machine_id = $1`, [event.data.machineId, event.data.sizeGb]);
+        return;
+      case 'VolumeDeleted':
+        await sql.execute(`UPDATE ${SCHEMA}.volumes SET deleted_at = $2 WHERE volume_id = $1`, [event.data.volumeId, epoch(event.data.deletedAt)]);
+        await sql.execute(`UPDATE ${SCHEMA}.volume_offers SET used_gb = GREATEST(0, used_gb - $2) WHERE machine_id = $1`, [event.data.machineId, event.data.sizeGb]);
+        return;
+      default:
+        return;
+    }
+  },
+};
