@@ -1,0 +1,77 @@
+import type { EventEnvelope } from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../identity.read-models';
+import type { TfaEvent } from './tfa.events';
+
+/** Per-account 2FA summary (users/current's tfa_status) and the secret -> user lookup of challenges. */
+export const tfaReadModelsMigration: Migration = {
+  id: '0003-tfa',
+  async up(sql, s) {
+    await sql.execute(`CREATE SEQUENCE ${s}.tfa_method_ids START 1`);
+    await sql.execute(`
+      CREATE TABLE ${s}.tfa_accounts (
+        user_id INTEGER PRIMARY KEY,
+        enabled BOOLEAN NOT NULL DEFAULT FALSE,
+        legacy BOOLEAN NOT NULL DEFAULT FALSE,
+        method_count INTEGER NOT NULL DEFAULT 0
+      )`);
+    await sql.execute(`
+      CREATE TABLE ${s}.tfa_secrets (
+        secret_hash TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL,
+        issued_at TIMESTAMPTZ NOT NULL
+      )`);
+  },
+};
+
+async function upsert(sql: Sql, userId: number): Promise<void> {
+  await sql.execute(`INSERT INTO ${SCHEMA}.tfa_accounts (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING`, [userId]);
+}
+
+export const tfaProjection: Projection = {
+  name: 'tfa',
+  version: 1,
+  sources: [{ context: 'identity', streamType: 'tfa' }],
+  tables: [`${SCHEMA}.tfa_accounts`, `${SCHEMA}.tfa_secrets`],
+  async apply(sql: Sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as TfaEvent;
+    const userId = event.data.userId;
+    switch (event.type) {
+      case 'TfaChallengeIssued':
+        await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          event.data.secretHash,
+          userId,
+          event.data.issuedAt,
+        ]);
+        return;
+      case 'TfaChallengeCodeReplaced':
+        await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          event.data.secretHash,
+          userId,
+          event.data.issuedAt,
+        ]);
+        return;
+      case 'TfaMethodAdded':
+        await upsert(sql, userId);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, method_count = method_count + 1 WHERE user_id = $1`, [userId]);
+        return;
+      case 'TfaMethodRemoved':
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET method_count = GREATEST(method_count - 1, 0) WHERE user_id = $1`, [userId]);
+        return;
+      case 'TfaDisabled':
+        await upsert(sql, userId);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = FALSE, legacy = FALSE, method_count = 0 WHERE user_id = $1`, [userId]);
+        return;
+      case 'TfaLegacyMarked':
+        await upsert(sql, userId);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = TRUE WHERE user_id = $1`, [userId]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+/** users/current's tfa_status, derived from the read model. */
+export const TFA_STATUS_SQL = `(SELECT CASE WHEN t.legacy AND t.method_count = 0 THEN 'legacy' WHEN t.enabled THEN 'enabled' ELSE 'disabled' END
+  FROM ${SCHEMA}.tfa_accounts t WHERE t.user_id = ${SCHEMA}.users.user_id) AS tfa_status`;
