@@ -44,8 +44,8 @@ export class SmtpMailer implements Mailer {
       port: Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 25)),
       secure: parsed.protocol === 'smtps:',
       auth: parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined,
-      // Local relays and test servers often offer STARTTLS with self-signed certificates.
-      tls: { rejectUnauthorized: parsed.searchParams.get('tls_verify') !== 'false' ? process.env.NODE_ENV === 'production' : false },
+      // `?tls_verify=false` accepts a relay's self-signed certificate (STARTTLS / smtps).
+      tls: { rejectUnauthorized: parsed.searchParams.get('tls_verify') !== 'false' },
     });
   }
 

@@ -445,7 +445,7 @@ function suite(mode: 'embedded' | 'distributed', full: boolean) {
       await h.tfa.markLegacy(user.id, '+14155550777', { correlationId: 't', causationId: 't' });
       expect((await http().get('/api/v0/users/current/').set(as(user.key))).body.tfa_status).toBe('legacy');
       const res = await http().delete('/api/v0/tfa/').set(as(user.key)).send({}).expect(200);
-      expect(res.body.msg).toBe('2FA Successfully Disabled');
+      expect(res.body).toEqual({ success: true, msg: '2FA Successfully Disabled' });
       expect((await http().get('/api/v0/users/current/').set(as(user.key))).body.tfa_status).toBe('disabled');
     });
 

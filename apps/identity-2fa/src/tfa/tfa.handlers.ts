@@ -365,7 +365,8 @@ export class TfaService {
     const legacy = state.legacy && state.methods.length === 0;
     const proof = legacy || (!input.code && !input.backup_code) ? null : this.proof(state, input);
     const events = await this.run(userId, (now) => ({ type: 'RemoveMethod', userId, proof, targetId: input.target_id ?? null, now }), metadata);
-    if (events.some((e) => e.type === 'TfaDisabled')) return { success: true, msg: '2FA Successfully Disabled', remaining_methods: 0 };
+    // No remaining_methods here: the vastai CLI then reports that all methods were removed and 2FA is off.
+    if (events.some((e) => e.type === 'TfaDisabled')) return { success: true, msg: '2FA Successfully Disabled' };
     const after = await this.state(userId);
     return { success: true, msg: '2FA method removed', remaining_methods: after.methods.length };
   }
