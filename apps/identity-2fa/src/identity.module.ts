@@ -14,7 +14,8 @@ import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from './iden
 import { LogMailer, MAILER, type Mailer, SmtpMailer } from './mailer';
 import { LogSmsSender, SMS_SENDER, type SmsSender, type TwilioConfig, TwilioSmsSender } from './tfa/sms';
 import { SecretBox } from './tfa/tfa.crypto';
-import { TFA_SECRET_BOX, TfaService } from './tfa/tfa.handlers';
+import { tfaHandlers } from './tfa/tfa.handlers';
+import { TFA_SECRET_BOX, TfaService } from './tfa/tfa.service';
 import { TfaController } from './tfa/tfa.http.controller';
 import { TeamRolesController } from './team-roles/team-roles.http.controller';
 import {
@@ -73,6 +74,7 @@ export class IdentityModule {
         { provide: SMS_SENDER, useFactory: () => chooseSms(options) },
         { provide: TFA_SECRET_BOX, useFactory: () => SecretBox.fromConfig(options.tfaKey ?? process.env.RIGMARKET_TFA_KEY) },
         TfaService,
+        ...tfaHandlers,
         AdminSeeder,
         ...userHandlers,
         ...apiKeyHandlers,

@@ -3,4 +3,4 @@ export { identityContext } from './identity.context';
 export { IDENTITY_RUNTIME } from './identity.tokens';
 export { RecordingMailer, LogMailer, SmtpMailer, type Mailer } from './mailer';
 export { LogSmsSender, TwilioSmsSender, type SmsSender } from './tfa/sms';
-export { TfaService } from './tfa/tfa.handlers';
+export { TfaService } from './tfa/tfa.service';

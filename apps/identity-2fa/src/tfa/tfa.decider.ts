@@ -91,7 +91,14 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
         active: true,
       };
       const smsLog = d.channel === 'sms' && d.phone ? [...s.smsLog, { at: d.issuedAt, phone: d.phone, purpose: d.purpose }] : s.smsLog;
-      return { ...s, challenges: [...s.challenges, challenge], smsLog };
+      // Challenges and the SMS log matter for a day at most (the longest rate window): older entries are
+      // dropped so the folded state of a long-lived account stays small.
+      const horizon = ms(d.issuedAt) - 24 * 3600_000;
+      return {
+        ...s,
+        challenges: [...s.challenges.filter((c) => ms(c.expiresAt) > horizon), challenge],
+        smsLog: smsLog.filter((e) => ms(e.at) > horizon),
+      };
     }
     case 'TfaChallengeCodeReplaced': {
       const d = event.data;

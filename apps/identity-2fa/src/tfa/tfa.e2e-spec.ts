@@ -11,7 +11,7 @@ import request from 'supertest';
 import { IdentityModule } from '../identity.module';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { totpCode } from './tfa.crypto';
-import { TfaService } from './tfa.handlers';
+import { TfaService } from './tfa.service';
 
 const ADMIN_KEY = 'admin-test-key-tfa-0123456789';
 const ACCOUNT_SID = `AC${'0'.repeat(32)}`;

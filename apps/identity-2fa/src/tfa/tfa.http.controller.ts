@@ -4,7 +4,22 @@ import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedRequest, bearerV
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import type { Response } from 'express';
-import { type TfaCaller, TfaService } from './tfa.handlers';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import {
+  CompleteTfaLoginCommand,
+  ConfirmNewTfaMethodCommand,
+  ConfirmTfaAuthorizationCommand,
+  GetTfaStatusQuery,
+  NewTotpSecretQuery,
+  RegenerateBackupCodesCommand,
+  RemoveTfaMethodCommand,
+  ResendTfaSmsCodeCommand,
+  SendTfaEmailCodeCommand,
+  SendTfaSmsCodeCommand,
+  StartTfaAuthorizationCommand,
+  UpdateTfaMethodCommand,
+} from './tfa.handlers';
+import { type TfaCaller, TfaService } from './tfa.service';
 
 const METHODS = ['sms', 'totp', 'email'] as const;
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -144,6 +159,8 @@ const SESSION_COOKIE = 'session_key';
 @Controller('api/v0/tfa')
 export class TfaController {
   constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
     private readonly tfa: TfaService,
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
   ) {}
@@ -175,7 +192,7 @@ export class TfaController {
   @HttpCode(200)
   async login(@Req() request: AuthenticatedRequest, @Body() body: LoginRequest, @Res({ passthrough: true }) response: Response) {
     const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
-    const { body: result, sessionKey } = await this.tfa.completeLogin(caller, body, metadata);
+    const { body: result, sessionKey } = await this.commands.execute(new CompleteTfaLoginCommand(caller, body, metadata));
     if (caller.keyId !== null) return { ...result, session_key: sessionKey };
     response.cookie(SESSION_COOKIE, sessionKey, { httpOnly: true, sameSite: 'lax', path: '/', secure: request.secure });
     return result;
@@ -185,55 +202,55 @@ export class TfaController {
   @HttpCode(200)
   async remove(@Req() request: AuthenticatedRequest, @Body() body: RemoveRequest) {
     const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.remove(caller.userId, body, metadata);
+    return this.commands.execute(new RemoveTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Post('email')
   @HttpCode(200)
   async email(@Req() request: AuthenticatedRequest, @Body() body: SecretRequest) {
     const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
-    return this.tfa.sendEmail(caller, metadata);
+    return this.commands.execute(new SendTfaEmailCodeCommand(caller, metadata));
   }
 
   @Post('sms')
   @HttpCode(200)
   async sms(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
     const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
-    return this.tfa.sendSms(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata);
+    return this.commands.execute(new SendTfaSmsCodeCommand(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata));
   }
 
   @Post('sms/resend')
   @HttpCode(200)
   async resend(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
     const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
-    return this.tfa.resendSms(caller, body.secret ?? null, body.phone_number ?? null, body.tfa_method_id ?? null, metadata);
+    return this.commands.execute(new ResendTfaSmsCodeCommand(caller, body.secret ?? null, body.phone_number ?? null, body.tfa_method_id ?? null, metadata));
   }
 
   @Get('status')
   async status(@Req() request: AuthenticatedRequest) {
     const { caller } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.status(caller.userId);
+    return this.queries.execute(new GetTfaStatusQuery(caller.userId));
   }
 
   @Post('authorize-new-method')
   @HttpCode(200)
   async authorize(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeRequest) {
     const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.authorizeStart(caller.userId, body, metadata);
+    return this.commands.execute(new StartTfaAuthorizationCommand(caller.userId, body, metadata));
   }
 
   @Put('authorize-new-method')
   @HttpCode(200)
   async confirmAuthorization(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeConfirmRequest) {
     const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.authorizeConfirm(caller.userId, body.code, body.secret, metadata);
+    return this.commands.execute(new ConfirmTfaAuthorizationCommand(caller.userId, body.code, body.secret, metadata));
   }
 
   @Post('totp-setup')
   @HttpCode(200)
   async totpSetup(@Req() request: AuthenticatedRequest) {
     const { caller } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.totpSetup(caller.userId);
+    return this.queries.execute(new NewTotpSecretQuery(caller.userId));
   }
 
   @Post('confirm-new')
@@ -241,20 +258,20 @@ export class TfaController {
   async confirmNew(@Req() request: AuthenticatedRequest, @Body() body: ConfirmNewRequest) {
     const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
     if (body.tfa_method === 'email') throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
-    return this.tfa.confirmNew(caller.userId, { ...body, tfa_method: body.tfa_method }, metadata);
+    return this.commands.execute(new ConfirmNewTfaMethodCommand(caller.userId, { ...body, tfa_method: body.tfa_method }, metadata));
   }
 
   @Put('update')
   @HttpCode(200)
   async update(@Req() request: AuthenticatedRequest, @Body() body: UpdateRequest) {
     const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.update(caller.userId, body, metadata);
+    return this.commands.execute(new UpdateTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Put('regen-backup-codes')
   @HttpCode(200)
   async regen(@Req() request: AuthenticatedRequest, @Body() body: ProofRequest) {
     const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
-    return this.tfa.regenerateBackupCodes(caller.userId, body, metadata);
+    return this.commands.execute(new RegenerateBackupCodesCommand(caller.userId, body, metadata));
   }
 }
