@@ -144,7 +144,7 @@ function codeIn(text: string): string {
   return match[1]!;
 }
 
-function suite(mode: 'embedded' | 'distributed', full: boolean) {
+function suite(mode: 'embedded' | 'distributed') {
   let h: Harness;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -302,8 +302,6 @@ function suite(mode: 'embedded' | 'distributed', full: boolean) {
     const plain = await http().post('/api/v0/users/login/').send({ username: user.email, password: user.password }).expect(200);
     expect(plain.body.session_key).toMatch(/^[0-9a-f]{64}$/);
   });
-
-  if (!full) return;
 
   it('SMS enrolment through the Twilio stand-in, SMS login (logged out), resend, masked numbers', async () => {
     const user = await newUser();
@@ -665,6 +663,21 @@ function suite(mode: 'embedded' | 'distributed', full: boolean) {
       expect(res.body).toEqual({ success: false, error: 'preauth_phone_cap', msg: expect.any(String) });
     });
 
+    it('scoped keys: a read-only key may read status but not change 2FA; a 2FA session inherits the key scope', async () => {
+      const user = await newUser();
+      const { secret } = await enrolTotp(user.key, user.email);
+      const mint = (permissions: object) => http().post('/api/v0/auth/apikeys/').set(as(user.key)).send({ permissions }).expect(201);
+      const reader = (await mint({ api: { user_read: {} } })).body.key as string;
+      await http().get('/api/v0/tfa/status/').set(as(reader)).expect(200);
+      const refused = await http().post('/api/v0/tfa/').set(as(reader)).send({ tfa_method: 'totp', code: totp(secret, 1) }).expect(403);
+      expect(refused.body.error).toBe('forbidden');
+      const userKey = (await mint({ api: { user_read: {}, user_write: {} } })).body.key as string;
+      h.clock.advance(30_000);
+      const session = await http().post('/api/v0/tfa/').set(as(userKey)).send({ tfa_method: 'totp', code: totp(secret) }).expect(200);
+      await http().get('/api/v0/users/current/').set(as(session.body.session_key)).expect(200);
+      await http().get('/api/v0/team/roles-full/').set(as(session.body.session_key)).expect(403);
+    });
+
     it('service_unavailable: the store fails during the authorization check', async () => {
       const user = await newUser();
       const spy = jest.spyOn(h.runtime.db, 'query').mockRejectedValueOnce(new Error('connection refused'));
@@ -678,5 +691,5 @@ function suite(mode: 'embedded' | 'distributed', full: boolean) {
   });
 }
 
-describe('2FA over HTTP, embedded (PGlite, in-process transport)', () => suite('embedded', true));
-describe('2FA over HTTP, distributed (PostgreSQL, Kafka): main flow', () => suite('distributed', false));
+describe('2FA over HTTP, embedded (PGlite, in-process transport)', () => suite('embedded'));
+describe('2FA over HTTP, distributed (PostgreSQL, Kafka)', () => suite('distributed'));

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Put, Req, Res } from '@nestjs/common';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError, type EventMetadata, type PermissionCategory, scopeAllows } from '@rigmarket/contracts';
 import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedRequest, bearerValue, metadataOf } from '@rigmarket/http-kit';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
@@ -147,6 +147,8 @@ interface Admits {
   /** A logged-out caller holding a tfa_secret (from the password login or a code sent to it). */
   secret: boolean;
   bearer: boolean;
+  /** What a scoped bearer key needs (reads: user_read; changes: user_write). */
+  needs: PermissionCategory;
 }
 
 const authError = () => new ApiError(403, 'auth_error', 'No valid authentication: send a bearer key, or the tfa_secret from your login');
@@ -174,11 +176,14 @@ export class TfaController {
         const key = await this.keys.find(bearer);
         if (!key) throw authError();
         request.principal = key;
-        caller = { userId: key.userId, keyId: key.keyId };
+        if (!scopeAllows(key.scope, admits.needs)) {
+          throw new ApiError(403, 'forbidden', `This API key lacks the ${admits.needs} permission needed for this request`);
+        }
+        caller = { userId: key.userId, keyId: key.keyId, scope: key.scope };
       } else if (admits.secret && secret) {
         const userId = await this.tfa.userOfSecret(secret);
         if (userId === null) throw authError();
-        caller = { userId, keyId: null };
+        caller = { userId, keyId: null, scope: null };
       }
     } catch (error) {
       if (error instanceof ApiError) throw error;
@@ -191,7 +196,7 @@ export class TfaController {
   @Post()
   @HttpCode(200)
   async login(@Req() request: AuthenticatedRequest, @Body() body: LoginRequest, @Res({ passthrough: true }) response: Response) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
+    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
     const { body: result, sessionKey } = await this.commands.execute(new CompleteTfaLoginCommand(caller, body, metadata));
     if (caller.keyId !== null) return { ...result, session_key: sessionKey };
     response.cookie(SESSION_COOKIE, sessionKey, { httpOnly: true, sameSite: 'lax', path: '/', secure: request.secure });
@@ -201,62 +206,62 @@ export class TfaController {
   @Delete()
   @HttpCode(200)
   async remove(@Req() request: AuthenticatedRequest, @Body() body: RemoveRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     return this.commands.execute(new RemoveTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Post('email')
   @HttpCode(200)
   async email(@Req() request: AuthenticatedRequest, @Body() body: SecretRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
+    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
     return this.commands.execute(new SendTfaEmailCodeCommand(caller, metadata));
   }
 
   @Post('sms')
   @HttpCode(200)
   async sms(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
+    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
     return this.commands.execute(new SendTfaSmsCodeCommand(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata));
   }
 
   @Post('sms/resend')
   @HttpCode(200)
   async resend(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true });
+    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
     return this.commands.execute(new ResendTfaSmsCodeCommand(caller, body.secret ?? null, body.phone_number ?? null, body.tfa_method_id ?? null, metadata));
   }
 
   @Get('status')
   async status(@Req() request: AuthenticatedRequest) {
-    const { caller } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_read' });
     return this.queries.execute(new GetTfaStatusQuery(caller.userId));
   }
 
   @Post('authorize-new-method')
   @HttpCode(200)
   async authorize(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     return this.commands.execute(new StartTfaAuthorizationCommand(caller.userId, body, metadata));
   }
 
   @Put('authorize-new-method')
   @HttpCode(200)
   async confirmAuthorization(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeConfirmRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     return this.commands.execute(new ConfirmTfaAuthorizationCommand(caller.userId, body.code, body.secret, metadata));
   }
 
   @Post('totp-setup')
   @HttpCode(200)
   async totpSetup(@Req() request: AuthenticatedRequest) {
-    const { caller } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     return this.queries.execute(new NewTotpSecretQuery(caller.userId));
   }
 
   @Post('confirm-new')
   @HttpCode(200)
   async confirmNew(@Req() request: AuthenticatedRequest, @Body() body: ConfirmNewRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     if (body.tfa_method === 'email') throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
     return this.commands.execute(new ConfirmNewTfaMethodCommand(caller.userId, { ...body, tfa_method: body.tfa_method }, metadata));
   }
@@ -264,14 +269,14 @@ export class TfaController {
   @Put('update')
   @HttpCode(200)
   async update(@Req() request: AuthenticatedRequest, @Body() body: UpdateRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     return this.commands.execute(new UpdateTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Put('regen-backup-codes')
   @HttpCode(200)
   async regen(@Req() request: AuthenticatedRequest, @Body() body: ProofRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true });
+    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
     return this.commands.execute(new RegenerateBackupCodesCommand(caller.userId, body, metadata));
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError, type EventMetadata, type KeyScope } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
@@ -40,6 +40,8 @@ export interface TfaCaller {
   userId: number;
   /** Null for a logged-out caller (secret only). */
   keyId: number | null;
+  /** The bearer key's scope (null: full access, as for a logged-out caller); a 2FA session inherits it. */
+  scope: KeyScope;
 }
 
 /** What a verifying request carries (DELETE, regen, login, PUT authorize). */
@@ -346,7 +348,7 @@ export class TfaService {
       apiKeyDecider,
       (current, now) =>
         apiKeyDecider.decide(
-          { type: 'CreateApiKey', keyId: sessionKeyId, userId, name: 'session', keyHash: hashKey(sessionKey), permissions: null, kind: 'session', now: now.toISOString() },
+          { type: 'CreateApiKey', keyId: sessionKeyId, userId, name: 'session', keyHash: hashKey(sessionKey), permissions: caller.scope, kind: 'session', now: now.toISOString() },
           current,
         ),
       metadata,
