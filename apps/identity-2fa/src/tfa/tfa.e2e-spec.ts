@@ -268,6 +268,9 @@ function suite(mode: 'embedded' | 'distributed') {
     expect(cookie).toMatch(/session_key=[0-9a-f]{64}.*HttpOnly/);
     const cookieKey = /session_key=([0-9a-f]{64})/.exec(cookie)![1]!;
     await http().get('/api/v0/users/current/').set(as(cookieKey)).expect(200);
+    // The cookie itself authenticates later requests.
+    const viaCookie = await http().get('/api/v0/users/current/').set('Cookie', `session_key=${cookieKey}`).expect(200);
+    expect(viaCookie.body.id).toBe(user.id);
 
     // The same code is not accepted again within its step.
     const replay = await http().post('/api/v0/tfa/').set(as(user.key)).send({ tfa_method: 'totp', code }).expect(400);
