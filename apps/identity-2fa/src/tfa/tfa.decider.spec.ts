@@ -142,9 +142,17 @@ describe('2FA decider', () => {
       type: 'TfaChallengeIssued',
       data: { userId, secretHash: h(secret), channel: 'sms', purpose: 'verify', codeHash: h('c'), phone: '+14155550100', methodId: null, loggedOut: false, issuedAt, expiresAt: at(Date.parse(issuedAt) - Date.parse(T0) + TFA_LIMITS.challengeTtlMs) },
     });
-    const send = (now: string): TfaCommand => ({ type: 'SendSmsCode', userId, secretHash: h('9'), codeHash: h('c'), phone: '+14155550100', methodId: null, purpose: 'verify', loggedOut: false, mayReceiveCodes: true, now });
+    const send = (now: string): TfaCommand => ({ type: 'SendSmsCode', userId, secretHash: h('9'), codeHash: h('c'), phone: '+14155550100', methodId: null, purpose: 'verify', loggedOut: false, mayReceiveCodes: true, phoneAttemptsToday: 0, now });
     spec.given([sms('1', T0)]).when(send(at(60_000))).thenThrows('tfa_challenge_exists');
     const five = [0, 1, 2, 3, 4].map((i) => sms(String(i), at(i * 11 * 60_000 - 55 * 60_000)));
     spec.given(five).when(send(at(60_000 + 0))).thenThrows('sms_rate_limited');
+  });
+
+  it('preauth_phone_cap counts set-up attempts to a new number across accounts', () => {
+    const setup = (phoneAttemptsToday: number): TfaCommand => ({
+      type: 'SendSmsCode', userId, secretHash: h('9'), codeHash: h('c'), phone: '+14155550100', methodId: null, purpose: 'setup', loggedOut: false, mayReceiveCodes: true, phoneAttemptsToday, now: T0,
+    });
+    spec.given([]).when(setup(TFA_LIMITS.preauthPerPhonePerDay)).thenThrows('preauth_phone_cap');
+    expect(decide(setup(TFA_LIMITS.preauthPerPhonePerDay - 1), initialState())).toHaveLength(1);
   });
 });

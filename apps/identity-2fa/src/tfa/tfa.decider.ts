@@ -197,6 +197,8 @@ export type TfaCommand =
       loggedOut: boolean;
       /** E-mail verified, or an admin (exempt on the SMS send endpoints only). */
       mayReceiveCodes: boolean;
+      /** Set-up SMS challenges to this number across all accounts in the last 24 hours (read model). */
+      phoneAttemptsToday: number;
       now: string;
     }
   | {
@@ -393,7 +395,7 @@ function resolveSmsTarget(state: TfaState, phone: string | null, methodId: numbe
   throw ApiError.badRequest('phone_number is required: no phone number is on the account');
 }
 
-function checkSmsRate(state: TfaState, phone: string, purpose: TfaPurpose, knownMethod: boolean, now: string): void {
+function checkSmsRate(state: TfaState, phone: string, purpose: TfaPurpose, knownMethod: boolean, now: string, acrossAccounts = 0): void {
   const hourAgo = ms(now) - 3600_000;
   if (state.smsLog.filter((e) => ms(e.at) > hourAgo).length >= TFA_LIMITS.smsPerHour) {
     throw new ApiError(429, 'sms_rate_limited', 'Too many SMS codes requested; wait before asking again');
@@ -401,7 +403,7 @@ function checkSmsRate(state: TfaState, phone: string, purpose: TfaPurpose, known
   if (!knownMethod && (purpose === 'setup' || purpose === 'authorize')) {
     const dayAgo = ms(now) - 24 * 3600_000;
     const used = state.smsLog.filter((e) => e.phone === phone && ms(e.at) > dayAgo && (e.purpose === 'setup' || e.purpose === 'authorize')).length;
-    if (used >= TFA_LIMITS.preauthPerPhonePerDay) {
+    if (Math.max(used, acrossAccounts) >= TFA_LIMITS.preauthPerPhonePerDay) {
       throw new ApiError(429, 'preauth_phone_cap', 'This phone number was used in too many authorization attempts; try again tomorrow');
     }
   }
@@ -444,7 +446,7 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       const target = resolveSmsTarget(state, command.phone, command.methodId);
       const recent = state.challenges.find((c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now));
       if (recent) throw new ApiError(400, 'tfa_challenge_exists', 'A code was sent recently and is still valid; use resend');
-      checkSmsRate(state, target.phone, command.purpose, target.methodId !== null, now);
+      checkSmsRate(state, target.phone, command.purpose, target.methodId !== null, now, command.phoneAttemptsToday);
       return [
         issue(
           state,

@@ -681,6 +681,21 @@ function suite(mode: 'embedded' | 'distributed') {
       await http().get('/api/v0/team/roles-full/').set(as(session.body.session_key)).expect(403);
     });
 
+    it('preauth_phone_cap counts set-up attempts to one number across accounts', async () => {
+      const phone = '+14155550105';
+      const a = await newUser();
+      const b = await newUser();
+      await http().post('/api/v0/tfa/sms/').set(as(a.key)).send({ phone_number: phone }).expect(200);
+      await http().post('/api/v0/tfa/sms/').set(as(b.key)).send({ phone_number: phone }).expect(200);
+      h.clock.advance(11 * MIN);
+      await http().post('/api/v0/tfa/sms/').set(as(a.key)).send({ phone_number: phone }).expect(200);
+      h.clock.advance(11 * MIN);
+      const res = await http().post('/api/v0/tfa/sms/').set(as(b.key)).send({ phone_number: phone }).expect(429);
+      expect(res.body.error).toBe('preauth_phone_cap');
+      h.clock.advance(24 * 60 * MIN);
+      await http().post('/api/v0/tfa/sms/').set(as(b.key)).send({ phone_number: phone }).expect(200);
+    });
+
     it('service_unavailable: the store fails during the authorization check', async () => {
       const user = await newUser();
       const spy = jest.spyOn(h.runtime.db, 'query').mockRejectedValueOnce(new Error('connection refused'));

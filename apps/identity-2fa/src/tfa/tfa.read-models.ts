@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@rigmarket/contracts';
 import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import { hashKey } from '@rigmarket/http-kit';
 import { SCHEMA } from '../identity.read-models';
 import type { TfaEvent } from './tfa.events';
 
@@ -15,6 +16,14 @@ export const tfaReadModelsMigration: Migration = {
         legacy BOOLEAN NOT NULL DEFAULT FALSE,
         method_count INTEGER NOT NULL DEFAULT 0
       )`);
+    // Set-up SMS challenges per phone number (hashed), across accounts: the preauth_phone_cap count.
+    await sql.execute(`
+      CREATE TABLE ${s}.tfa_phone_setups (
+        phone_hash TEXT NOT NULL,
+        user_id INTEGER NOT NULL,
+        issued_at TIMESTAMPTZ NOT NULL
+      )`);
+    await sql.execute(`CREATE INDEX tfa_phone_setups_by_phone ON ${s}.tfa_phone_setups (phone_hash, issued_at)`);
     await sql.execute(`
       CREATE TABLE ${s}.tfa_secrets (
         secret_hash TEXT PRIMARY KEY,
@@ -32,7 +41,7 @@ export const tfaProjection: Projection = {
   name: 'tfa',
   version: 1,
   sources: [{ context: 'identity', streamType: 'tfa' }],
-  tables: [`${SCHEMA}.tfa_accounts`, `${SCHEMA}.tfa_secrets`],
+  tables: [`${SCHEMA}.tfa_accounts`, `${SCHEMA}.tfa_secrets`, `${SCHEMA}.tfa_phone_setups`],
   async apply(sql: Sql, envelope: EventEnvelope) {
     const event = { type: envelope.type, data: envelope.data } as TfaEvent;
     const userId = event.data.userId;
@@ -43,6 +52,13 @@ export const tfaProjection: Projection = {
           userId,
           event.data.issuedAt,
         ]);
+        if (event.data.channel === 'sms' && event.data.phone && event.data.purpose === 'setup') {
+          await sql.execute(`INSERT INTO ${SCHEMA}.tfa_phone_setups (phone_hash, user_id, issued_at) VALUES ($1, $2, $3)`, [
+            hashKey(event.data.phone),
+            userId,
+            event.data.issuedAt,
+          ]);
+        }
         return;
       case 'TfaChallengeCodeReplaced':
         await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [

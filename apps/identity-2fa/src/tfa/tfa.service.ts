@@ -200,6 +200,14 @@ export class TfaService {
     const known = phone === null || state.methods.some((m) => m.method === 'sms' && m.phone === phone);
     if (caller.keyId === null && !known) throw new ApiError(403, 'auth_error', 'A logged-out caller may only use the phone numbers on the account');
     const purpose: TfaPurpose = caller.keyId === null ? 'login' : known ? 'verify' : 'setup';
+    const since = new Date(this.now().getTime() - 24 * 3600_000).toISOString();
+    const [{ n }] =
+      phone !== null && !known
+        ? ((await this.runtime.db.query<{ n: string }>(
+            `SELECT count(*)::text AS n FROM ${SCHEMA}.tfa_phone_setups WHERE phone_hash = $1 AND issued_at > $2`,
+            [hashKey(phone), since],
+          )) as [{ n: string }])
+        : [{ n: '0' }];
     const secret = newTfaSecret();
     const code = newCode();
     const userId = caller.userId;
@@ -215,6 +223,7 @@ export class TfaService {
         purpose,
         loggedOut: caller.keyId === null,
         mayReceiveCodes: row.email_verified_at !== null || row.is_admin,
+        phoneAttemptsToday: Number(n),
         now,
       }),
       metadata,
