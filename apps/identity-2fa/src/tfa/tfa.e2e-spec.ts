@@ -494,6 +494,10 @@ function suite(mode: 'embedded' | 'distributed') {
       expect(res.body).toEqual({ success: false, error: 'bad_request', msg: expect.stringContaining('tfa_method') });
       const bad = await http().post('/api/v0/tfa/').set(as(user.key)).set('Content-Type', 'application/json').send('{"code":').expect(400);
       expect(bad.body.error).toBe('bad_request');
+      const phone = await http().post('/api/v0/tfa/sms/').set(as(user.key)).send({ phone_number: '4155550123' }).expect(400);
+      expect(phone.body).toEqual({ success: false, error: 'bad_request', msg: expect.stringContaining('E.164') });
+      const id = await http().post('/api/v0/tfa/').set(as(user.key)).send({ tfa_method_id: 'abc', backup_code: 'AAAA-BBBB-CCCC' }).expect(400);
+      expect(id.body.error).toBe('bad_request');
     });
 
     it('auth_error: each route refuses the callers its row of the matrix does not admit', async () => {
