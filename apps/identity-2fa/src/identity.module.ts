@@ -47,13 +47,13 @@ export interface IdentityModuleOptions extends IdentityOptions {
   tfaKey?: string;
 }
 
-function chooseMailer(options: IdentityModuleOptions): Mailer {
+export function chooseMailer(options: IdentityModuleOptions): Mailer {
   if (options.mailer) return options.mailer;
   if (options.smtpUrl) return new SmtpMailer(options.smtpUrl, options.smtpFrom ?? process.env.SMTP_FROM);
   return SmtpMailer.fromEnv() ?? new LogMailer();
 }
 
-function chooseSms(options: IdentityModuleOptions): SmsSender {
+export function chooseSms(options: IdentityModuleOptions): SmsSender {
   if (options.sms) return options.sms;
   if (options.twilio) return new TwilioSmsSender(options.twilio);
   return TwilioSmsSender.fromEnv() ?? new LogSmsSender();
