@@ -145,7 +145,8 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
         lastUsed: null,
         lastStep: d.totpStep ?? -1,
       };
-      return { ...s, enabled: true, methods: [...s.methods.map((m) => (d.isPrimary ? { ...m, isPrimary: false } : m)), method] };
+      // A method row (the legacy backfill included) ends the legacy state.
+      return { ...s, enabled: true, legacy: false, legacyPhone: null, methods: [...s.methods.map((m) => (d.isPrimary ? { ...m, isPrimary: false } : m)), method] };
     }
     case 'TfaBackupCodesIssued':
       return { ...s, backup: event.data.hashes.map((hash) => ({ hash, used: false })) };

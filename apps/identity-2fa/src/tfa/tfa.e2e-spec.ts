@@ -474,6 +474,13 @@ function suite(mode: 'embedded' | 'distributed') {
       const status = await http().get('/api/v0/tfa/status/').set(as(user.key)).expect(200);
       expect(status.body).toMatchObject({ tfa_enabled: true, backup_codes_remaining: 10, methods: [{ method: 'sms', phone_number: '******0888' }] });
       expect((await http().get('/api/v0/users/current/').set(as(user.key))).body.tfa_status).toBe('enabled');
+      // With a method row the account is no longer legacy.
+      const code = h.sms.length;
+      h.clock.advance(11 * MIN);
+      const third = await http().post('/api/v0/tfa/sms/').set(as(user.key)).send({}).expect(200);
+      expect(h.sms.length).toBe(code + 1);
+      const relogin = await http().post('/api/v0/tfa/').set(as(user.key)).send({ tfa_method: 'sms', code: lastSmsCode(phone), secret: third.body.secret }).expect(200);
+      expect(relogin.body).not.toHaveProperty('legacy_tfa_user');
     });
 
     it('regen-backup-codes replaces all 10 codes', async () => {

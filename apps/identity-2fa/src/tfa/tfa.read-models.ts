@@ -69,7 +69,7 @@ export const tfaProjection: Projection = {
         return;
       case 'TfaMethodAdded':
         await upsert(sql, userId);
-        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, method_count = method_count + 1 WHERE user_id = $1`, [userId]);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = FALSE, method_count = method_count + 1 WHERE user_id = $1`, [userId]);
         return;
       case 'TfaMethodRemoved':
         await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET method_count = GREATEST(method_count - 1, 0) WHERE user_id = $1`, [userId]);
@@ -89,5 +89,5 @@ export const tfaProjection: Projection = {
 };
 
 /** users/current's tfa_status, derived from the read model. */
-export const TFA_STATUS_SQL = `(SELECT CASE WHEN t.legacy AND t.method_count = 0 THEN 'legacy' WHEN t.enabled THEN 'enabled' ELSE 'disabled' END
+export const TFA_STATUS_SQL = `(SELECT CASE WHEN t.legacy THEN 'legacy' WHEN t.enabled THEN 'enabled' ELSE 'disabled' END
   FROM ${SCHEMA}.tfa_accounts t WHERE t.user_id = ${SCHEMA}.users.user_id) AS tfa_status`;
