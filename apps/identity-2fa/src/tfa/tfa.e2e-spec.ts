@@ -561,6 +561,15 @@ function suite(mode: 'embedded' | 'distributed') {
       expect(upd.body.error).toBe('invalid_tfa_method');
     });
 
+    it('admin: true on login completion is refused for a non-admin account', async () => {
+      const user = await newUser();
+      const { backupCodes } = await enrolTotp(user.key, user.email);
+      const res = await http().post('/api/v0/tfa/').set(as(user.key)).send({ backup_code: backupCodes[0], admin: true }).expect(403);
+      expect(res.body.error).toBe('forbidden');
+      // Refused before verification: the code is still unused.
+      await http().post('/api/v0/tfa/').set(as(user.key)).send({ backup_code: backupCodes[0] }).expect(200);
+    });
+
     it('missing_auth_value: no code nor backup_code', async () => {
       const user = await newUser();
       await enrolTotp(user.key, user.email);

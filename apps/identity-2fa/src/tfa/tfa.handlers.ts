@@ -9,7 +9,7 @@ type MethodName = 'sms' | 'totp' | 'email';
 // service loads the stream, does the secret work and runs the pure decider.
 
 export class CompleteTfaLoginCommand extends Command<{ body: Body; sessionKey: string }> {
-  constructor(readonly caller: TfaCaller, readonly input: ProofInput, readonly metadata: EventMetadata) {
+  constructor(readonly caller: TfaCaller, readonly input: ProofInput & { admin?: boolean }, readonly metadata: EventMetadata) {
     super();
   }
 }

@@ -345,8 +345,9 @@ export class TfaService {
     return body;
   }
 
-  async completeLogin(caller: TfaCaller, input: ProofInput, metadata: EventMetadata): Promise<{ body: Record<string, unknown>; sessionKey: string }> {
+  async completeLogin(caller: TfaCaller, input: ProofInput & { admin?: boolean }, metadata: EventMetadata): Promise<{ body: Record<string, unknown>; sessionKey: string }> {
     const userId = caller.userId;
+    if (input.admin && !(await this.user(userId)).is_admin) throw ApiError.forbidden('Only administrators can request an admin session');
     const state = await this.state(userId);
     const proof = this.proof(state, input);
     const sessionKeyId = await this.nextId('api_key_ids');
@@ -357,7 +358,7 @@ export class TfaService {
       apiKeyDecider,
       (current, now) =>
         apiKeyDecider.decide(
-          { type: 'CreateApiKey', keyId: sessionKeyId, userId, name: 'session', keyHash: hashKey(sessionKey), permissions: caller.scope, kind: 'session', now: now.toISOString() },
+          { type: 'CreateApiKey', keyId: sessionKeyId, userId, name: input.admin ? 'admin session' : 'session', keyHash: hashKey(sessionKey), permissions: caller.scope, kind: 'session', now: now.toISOString() },
           current,
         ),
       metadata,
