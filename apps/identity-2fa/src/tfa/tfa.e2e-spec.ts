@@ -716,6 +716,40 @@ function suite(mode: 'embedded' | 'distributed') {
       await http().post('/api/v0/tfa/sms/').set(as(b.key)).send({ phone_number: phone }).expect(200);
     });
 
+    it('2fa_expired: a password-login tfa_secret older than 10 minutes', async () => {
+      const user = await newUser();
+      const { secret } = await enrolTotp(user.key, user.email);
+      const login = await http().post('/api/v0/users/login/').send({ username: user.email, password: user.password }).expect(200);
+      h.clock.advance(10 * MIN + 1000);
+      const res = await http().post('/api/v0/tfa/').send({ tfa_method: 'totp', code: totp(secret), secret: login.body.tfa_secret }).expect(400);
+      expect(res.body).toEqual({ success: false, error: '2fa_expired', msg: expect.any(String) });
+    });
+
+    it('authorization_required: confirm-new without any authorization', async () => {
+      const user = await newUser();
+      const setup = await http().post('/api/v0/tfa/totp-setup/').set(as(user.key)).send({}).expect(200);
+      const res = await http().post('/api/v0/tfa/confirm-new/').set(as(user.key)).send({ tfa_method: 'totp', code: totp(setup.body.secret), secret: setup.body.secret }).expect(403);
+      expect(res.body.error).toBe('authorization_required');
+    });
+
+    it('untracked_2fa_found: adding a method to a legacy account before regenerating codes', async () => {
+      const user = await newUser();
+      await h.tfa.markLegacy(user.id, '+14155550106', { correlationId: 't', causationId: 't' });
+      const setup = await http().post('/api/v0/tfa/totp-setup/').set(as(user.key)).send({}).expect(200);
+      const res = await http().post('/api/v0/tfa/confirm-new/').set(as(user.key)).send({ tfa_method: 'totp', code: totp(setup.body.secret), secret: setup.body.secret }).expect(400);
+      expect(res.body).toEqual({ success: false, error: 'untracked_2fa_found', msg: expect.any(String) });
+    });
+
+    it('tfa_locked: wrong e-mail codes lock e-mail codes for 15 minutes', async () => {
+      const user = await newUser();
+      const start = await http().post('/api/v0/tfa/authorize-new-method/').set(as(user.key)).send({}).expect(200);
+      for (let i = 1; i <= 5; i += 1) {
+        await http().put('/api/v0/tfa/authorize-new-method/').set(as(user.key)).send({ secret: start.body.secret, code: 'x' + i }).expect(400);
+      }
+      const res = await http().put('/api/v0/tfa/authorize-new-method/').set(as(user.key)).send({ secret: start.body.secret, code: lastMailCode(user.email) }).expect(429);
+      expect(res.body).toEqual({ success: false, error: 'tfa_locked', msg: expect.any(String), fail_count: 5, locked_until: h.tfa.nowEpoch() + 15 * 60 - 0 });
+    });
+
     it('service_unavailable: the store fails during the authorization check', async () => {
       const user = await newUser();
       const spy = jest.spyOn(h.runtime.db, 'query').mockRejectedValueOnce(new Error('connection refused'));
