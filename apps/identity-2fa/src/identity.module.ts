@@ -11,7 +11,12 @@ import {
 } from './api-keys/api-keys.handlers';
 import { identityContext } from './identity.context';
 import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from './identity.tokens';
-import { LogMailer, MAILER, type Mailer } from './mailer';
+import { LogMailer, MAILER, type Mailer, SmtpMailer } from './mailer';
+import { LogSmsSender, SMS_SENDER, type SmsSender, type TwilioConfig, TwilioSmsSender } from './tfa/sms';
+import { SecretBox } from './tfa/tfa.crypto';
+import { tfaHandlers } from './tfa/tfa.handlers';
+import { TFA_SECRET_BOX, TfaService } from './tfa/tfa.service';
+import { TfaController } from './tfa/tfa.http.controller';
 import { TeamRolesController } from './team-roles/team-roles.http.controller';
 import {
   CreateTeamRoleHandler,
@@ -28,7 +33,30 @@ const apiKeyHandlers = [CreateApiKeyHandler, DeleteApiKeyHandler, ResetApiKeyHan
 const teamRoleHandlers = [CreateTeamRoleHandler, UpdateTeamRoleHandler, DeleteTeamRoleHandler, GetTeamRoleHandler, ListTeamRolesHandler];
 
 export interface IdentityModuleOptions extends IdentityOptions {
+  /** Wins over smtpUrl / SMTP_URL. */
   mailer?: Mailer;
+  /** SMTP_URL: smtp://[user:pass@]host:port; mail goes to the log when neither this nor SMTP_URL is set. */
+  smtpUrl?: string;
+  /** SMTP_FROM. */
+  smtpFrom?: string;
+  /** Wins over twilio / TWILIO_*. */
+  sms?: SmsSender;
+  /** Twilio credentials; TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM (and TWILIO_BASE_URL) otherwise. */
+  twilio?: TwilioConfig;
+  /** RIGMARKET_TFA_KEY: 32 bytes, hex or base64, encrypting TOTP secrets at rest. */
+  tfaKey?: string;
+}
+
+export function chooseMailer(options: IdentityModuleOptions): Mailer {
+  if (options.mailer) return options.mailer;
+  if (options.smtpUrl) return new SmtpMailer(options.smtpUrl, options.smtpFrom ?? process.env.SMTP_FROM);
+  return SmtpMailer.fromEnv() ?? new LogMailer();
+}
+
+export function chooseSms(options: IdentityModuleOptions): SmsSender {
+  if (options.sms) return options.sms;
+  if (options.twilio) return new TwilioSmsSender(options.twilio);
+  return TwilioSmsSender.fromEnv() ?? new LogSmsSender();
 }
 
 @Module({})
@@ -39,10 +67,14 @@ export class IdentityModule {
       definition: identityContext,
       runtimeToken: IDENTITY_RUNTIME,
       appName: 'identity-2fa',
-      controllers: [UsersController, ApiKeysController, TeamRolesController],
+      controllers: [UsersController, ApiKeysController, TeamRolesController, TfaController],
       providers: [
         { provide: IDENTITY_OPTIONS, useValue: options },
-        { provide: MAILER, useValue: options.mailer ?? new LogMailer() },
+        { provide: MAILER, useFactory: () => chooseMailer(options) },
+        { provide: SMS_SENDER, useFactory: () => chooseSms(options) },
+        { provide: TFA_SECRET_BOX, useFactory: () => SecretBox.fromConfig(options.tfaKey ?? process.env.RIGMARKET_TFA_KEY) },
+        TfaService,
+        ...tfaHandlers,
         AdminSeeder,
         ...userHandlers,
         ...apiKeyHandlers,

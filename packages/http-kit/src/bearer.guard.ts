@@ -52,7 +52,7 @@ export interface AuthenticatedRequest extends Request {
   principal?: AuthenticatedKey;
 }
 
-/** The bearer value: `Authorization: Bearer <key>`, or `?api_key=` as older clients send it. */
+/** The bearer value: `Authorization: Bearer <key>`, `?api_key=` as older clients send it, or the `session_key` cookie. */
 export function bearerValue(request: Request): string | undefined {
   const header = request.headers.authorization;
   if (header) {
@@ -60,7 +60,11 @@ export function bearerValue(request: Request): string | undefined {
     if (match?.[1]) return match[1].trim();
   }
   const query = request.query?.api_key;
-  return typeof query === 'string' && query.length > 0 ? query : undefined;
+  if (typeof query === 'string' && query.length > 0) return query;
+  // The HttpOnly session cookie a logged-out caller receives when it completes a 2FA login.
+  const cookie = request.headers.cookie;
+  const session = cookie ? /(?:^|;\s*)session_key=([0-9a-f]{64})(?:;|$)/.exec(cookie) : null;
+  return session?.[1];
 }
 
 @Injectable()

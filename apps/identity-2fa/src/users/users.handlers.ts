@@ -8,6 +8,9 @@ import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from '../ide
 import { SCHEMA } from '../identity.read-models';
 import { MAILER, type Mailer } from '../mailer';
 import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from '../secrets';
+import { newTfaSecret } from '../tfa/tfa.crypto';
+import { tfaDecider, tfaStreamId } from '../tfa/tfa.decider';
+import { TFA_STATUS_SQL } from '../tfa/tfa.read-models';
 import { userDecider, userStreamId } from './user.decider';
 
 export interface UserView {
@@ -35,6 +38,7 @@ interface UserRow {
   is_admin: boolean;
   email_verified_at: string | Date | null;
   registered_at: string | Date;
+  tfa_status?: 'enabled' | 'disabled' | 'legacy' | null;
 }
 
 const epoch = (value: string | Date | null): number | null => (value === null ? null : new Date(value).getTime() / 1000);
@@ -50,7 +54,7 @@ export function toUserView(row: UserRow): UserView {
     // The billing ledger (marketplace context) will feed credit; until then every account starts at 0.
     credit: 0,
     balance: 0,
-    tfa_status: 'disabled',
+    tfa_status: row.tfa_status ?? 'disabled',
     email_verified: row.email_verified_at !== null,
     email_verified_at: epoch(row.email_verified_at),
     is_admin: row.is_admin,
@@ -58,8 +62,8 @@ export function toUserView(row: UserRow): UserView {
   };
 }
 
-async function findUser(runtime: ContextRuntime, where: string, value: unknown): Promise<UserRow | undefined> {
-  const rows = await runtime.db.query<UserRow>(`SELECT * FROM ${SCHEMA}.users WHERE ${where}`, [value]);
+export async function findUser(runtime: ContextRuntime, where: string, value: unknown): Promise<UserRow | undefined> {
+  const rows = await runtime.db.query<UserRow>(`SELECT *, ${TFA_STATUS_SQL} FROM ${SCHEMA}.users WHERE ${where}`, [value]);
   return rows[0];
 }
 
@@ -157,10 +161,10 @@ export class VerifyEmailHandler implements ICommandHandler<VerifyEmailCommand> {
   }
 }
 
-export interface LoginResult {
-  user: UserView;
-  sessionKey: string;
-}
+export type LoginResult =
+  | { user: UserView; sessionKey: string; tfaSecret: null }
+  /** 2FA is on: no session yet, a tfa_secret to complete the login on /api/v0/tfa/. */
+  | { user: UserView; sessionKey: null; tfaSecret: string };
 
 export class LoginCommand extends Command<LoginResult> {
   constructor(
@@ -185,6 +189,18 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
     const streamId = userStreamId(row ? Number(row.user_id) : 0);
     const { state } = await this.runtime.runner.load(streamId, userDecider);
     const passwordMatches = await verifyPassword(command.password, state.status === 'registered' ? state.passwordHash : null);
+    if (passwordMatches && row && state.status === 'registered' && state.passwordHash && row.tfa_status && row.tfa_status !== 'disabled') {
+      // The 2FA step: a challenge instead of a session; POST /api/v0/tfa/ completes the login.
+      const tfaSecret = newTfaSecret();
+      const userId = Number(row.user_id);
+      await this.runtime.runner.handle(
+        tfaStreamId(userId),
+        tfaDecider,
+        (current, now) => tfaDecider.decide({ type: 'IssueLoginChallenge', userId, secretHash: hashKey(tfaSecret), now: now.toISOString() }, current),
+        command.metadata,
+      );
+      return { user: toUserView(row), sessionKey: null, tfaSecret };
+    }
     const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.api_key_ids')::text AS id`)) as [{ id: string }];
     const sessionKeyId = Number(id);
     await this.runtime.runner.handle(
@@ -213,7 +229,7 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
         ),
       command.metadata,
     );
-    return { user: toUserView(row!), sessionKey };
+    return { user: toUserView(row!), sessionKey, tfaSecret: null };
   }
 }
 

@@ -81,10 +81,11 @@ export class UsersController {
   @Post('login')
   @HttpCode(200)
   async login(@Body() body: LoginRequest, @RequestMetadata() metadata: EventMetadata) {
-    const { user, sessionKey } = await this.commands.execute(
-      new LoginCommand(body.username ?? body.email ?? '', body.password, metadata),
-    );
-    return { ...user, success: true, session_key: sessionKey };
+    const result = await this.commands.execute(new LoginCommand(body.username ?? body.email ?? '', body.password, metadata));
+    if (result.tfaSecret !== null) {
+      return { success: true, tfa_required: true, tfa_secret: result.tfaSecret, msg: 'Two Factor Authentication required: complete the login on /api/v0/tfa/' };
+    }
+    return { ...result.user, success: true, session_key: result.sessionKey };
   }
 
   @Get('current')

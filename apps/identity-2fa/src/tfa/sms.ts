@@ -1,0 +1,68 @@
+import { Logger } from '@nestjs/common';
+import { ApiError } from '@rigmarket/contracts';
+import twilio from 'twilio';
+
+/** Outgoing SMS. */
+export interface SmsSender {
+  send(to: string, body: string): Promise<void>;
+}
+
+export const SMS_SENDER = Symbol('SMS_SENDER');
+
+export interface TwilioConfig {
+  accountSid: string;
+  authToken: string;
+  from: string;
+  /** Overrides https://api.twilio.com (tests point it at a local stand-in). */
+  baseUrl?: string;
+}
+
+/** Rewrites every request of the Twilio SDK onto another base URL, keeping path and query. */
+class RebasedRequestClient extends twilio.RequestClient {
+  constructor(private readonly base: URL) {
+    super();
+  }
+
+  override request<TData>(opts: Parameters<twilio.RequestClient['request']>[0]) {
+    const target = new URL(opts.uri);
+    target.protocol = this.base.protocol;
+    target.host = this.base.host;
+    opts.uri = target.toString();
+    return super.request<TData>(opts as Parameters<twilio.RequestClient['request']>[0] & { data?: TData });
+  }
+}
+
+/** SMS through the real Twilio SDK (Messages API). */
+export class TwilioSmsSender implements SmsSender {
+  private readonly client: twilio.Twilio;
+
+  constructor(private readonly config: TwilioConfig) {
+    this.client = twilio(config.accountSid, config.authToken, config.baseUrl ? { httpClient: new RebasedRequestClient(new URL(config.baseUrl)) } : {});
+  }
+
+  async send(to: string, body: string): Promise<void> {
+    try {
+      await this.client.messages.create({ to, from: this.config.from, body });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new ApiError(400, 'twilio_error', `SMS delivery failed: ${message}`);
+    }
+  }
+
+  static fromEnv(env: NodeJS.ProcessEnv = process.env): TwilioSmsSender | null {
+    const { TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM, TWILIO_BASE_URL } = env;
+    if (!TWILIO_ACCOUNT_SID || !TWILIO_AUTH_TOKEN || !TWILIO_FROM) return null;
+    return new TwilioSmsSender({ accountSid: TWILIO_ACCOUNT_SID, authToken: TWILIO_AUTH_TOKEN, from: TWILIO_FROM, baseUrl: TWILIO_BASE_URL || undefined });
+  }
+}
+
+/** Development SMS: logged where an operator can read it, and kept in memory. */
+export class LogSmsSender implements SmsSender {
+  private readonly logger = new Logger('sms');
+  readonly sent: { to: string; body: string }[] = [];
+
+  async send(to: string, body: string): Promise<void> {
+    this.sent.push({ to, body });
+    this.logger.log({ to, body }, 'sms (development provider, not delivered)');
+  }
+}

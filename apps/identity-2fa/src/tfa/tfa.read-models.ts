@@ -1,0 +1,93 @@
+import type { EventEnvelope } from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import { hashKey } from '@rigmarket/http-kit';
+import { SCHEMA } from '../identity.read-models';
+import type { TfaEvent } from './tfa.events';
+
+/** Per-account 2FA summary (users/current's tfa_status) and the secret -> user lookup of challenges. */
+export const tfaReadModelsMigration: Migration = {
+  id: '0003-tfa',
+  async up(sql, s) {
+    await sql.execute(`CREATE SEQUENCE ${s}.tfa_method_ids START 1`);
+    await sql.execute(`
+      CREATE TABLE ${s}.tfa_accounts (
+        user_id INTEGER PRIMARY KEY,
+        enabled BOOLEAN NOT NULL DEFAULT FALSE,
+        legacy BOOLEAN NOT NULL DEFAULT FALSE,
+        method_count INTEGER NOT NULL DEFAULT 0
+      )`);
+    // Set-up SMS challenges per phone number (hashed), across accounts: the preauth_phone_cap count.
+    await sql.execute(`
+      CREATE TABLE ${s}.tfa_phone_setups (
+        phone_hash TEXT NOT NULL,
+        user_id INTEGER NOT NULL,
+        issued_at TIMESTAMPTZ NOT NULL
+      )`);
+    await sql.execute(`CREATE INDEX tfa_phone_setups_by_phone ON ${s}.tfa_phone_setups (phone_hash, issued_at)`);
+    await sql.execute(`
+      CREATE TABLE ${s}.tfa_secrets (
+        secret_hash TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL,
+        issued_at TIMESTAMPTZ NOT NULL
+      )`);
+  },
+};
+
+async function upsert(sql: Sql, userId: number): Promise<void> {
+  await sql.execute(`INSERT INTO ${SCHEMA}.tfa_accounts (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING`, [userId]);
+}
+
+export const tfaProjection: Projection = {
+  name: 'tfa',
+  version: 1,
+  sources: [{ context: 'identity', streamType: 'tfa' }],
+  tables: [`${SCHEMA}.tfa_accounts`, `${SCHEMA}.tfa_secrets`, `${SCHEMA}.tfa_phone_setups`],
+  async apply(sql: Sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as TfaEvent;
+    const userId = event.data.userId;
+    switch (event.type) {
+      case 'TfaChallengeIssued':
+        await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          event.data.secretHash,
+          userId,
+          event.data.issuedAt,
+        ]);
+        if (event.data.channel === 'sms' && event.data.phone && event.data.purpose === 'setup') {
+          await sql.execute(`INSERT INTO ${SCHEMA}.tfa_phone_setups (phone_hash, user_id, issued_at) VALUES ($1, $2, $3)`, [
+            hashKey(event.data.phone),
+            userId,
+            event.data.issuedAt,
+          ]);
+        }
+        return;
+      case 'TfaChallengeCodeReplaced':
+        await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          event.data.secretHash,
+          userId,
+          event.data.issuedAt,
+        ]);
+        return;
+      case 'TfaMethodAdded':
+        await upsert(sql, userId);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = FALSE, method_count = method_count + 1 WHERE user_id = $1`, [userId]);
+        return;
+      case 'TfaMethodRemoved':
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET method_count = GREATEST(method_count - 1, 0) WHERE user_id = $1`, [userId]);
+        return;
+      case 'TfaDisabled':
+        await upsert(sql, userId);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = FALSE, legacy = FALSE, method_count = 0 WHERE user_id = $1`, [userId]);
+        return;
+      case 'TfaLegacyMarked':
+        await upsert(sql, userId);
+        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = TRUE WHERE user_id = $1`, [userId]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+/** users/current's tfa_status, derived from the read model. */
+export const TFA_STATUS_SQL = `(SELECT CASE WHEN t.legacy THEN 'legacy' WHEN t.enabled THEN 'enabled' ELSE 'disabled' END
+  FROM ${SCHEMA}.tfa_accounts t WHERE t.user_id = ${SCHEMA}.users.user_id) AS tfa_status`;
