@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,14 +13,13 @@ import { totpCode } from './tfa.crypto';
 
 /**
  * Acceptance (issue 3): the full TOTP flow with the real `vastai` CLI (client-compat.md §2.16).
- * Runs when VASTAI_PYTHON names a python with vastai installed (e.g. a venv after `pip install vastai`);
- * skipped otherwise. scripts/tfa-cli-acceptance.sh does the same against the built embedded platform.
+ * Uses the python of `.infra/vastai-venv` (installed by scripts/vastai-cli.sh, which `npm test` runs), or
+ * VASTAI_PYTHON; never skipped. scripts/tfa-cli-acceptance.sh does the same against the built platform.
  */
-const PYTHON = process.env.VASTAI_PYTHON;
+const PYTHON = process.env.VASTAI_PYTHON ?? join(__dirname, '../../../../.infra/vastai-venv/bin/python');
 const ADMIN_KEY = 'tfa-cli-admin-key-0123456789';
-const describeCli = PYTHON ? describe : describe.skip;
 
-describeCli('vastai tfa commands against identity-2fa (real CLI)', () => {
+describe('vastai tfa commands against identity-2fa (real CLI)', () => {
   let app: INestApplication;
   let db: Database;
   let transport: InProcessTransport;
@@ -30,7 +29,7 @@ describeCli('vastai tfa commands against identity-2fa (real CLI)', () => {
   const vastai = (args: string[], input = ''): Promise<string> =>
     new Promise((resolve) => {
       const child = execFile(
-        PYTHON!,
+        PYTHON,
         ['-c', 'import sys; sys.argv[0]="vastai"; from vastai.cli.main import main; main()', ...args],
         { env, timeout: 60_000 },
         (_error, stdout, stderr) => resolve(`${stdout}${stderr}`),
@@ -40,6 +39,7 @@ describeCli('vastai tfa commands against identity-2fa (real CLI)', () => {
   const totp = (secret: string, steps = 0) => totpCode(secret, new Date(Date.now() + steps * 30_000));
 
   beforeAll(async () => {
+    if (!existsSync(PYTHON)) throw new Error(`No vastai CLI at ${PYTHON}: run bash scripts/vastai-cli.sh (npm test does)`);
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
     transport = new InProcessTransport();
     app = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer, tfaKey: 'cd'.repeat(32) })] });
