@@ -1,12 +1,13 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { userCreditMigration, userCreditProjection } from './users/user-credit.read-model';
 import { tfaProjection, tfaReadModelsMigration } from './tfa/tfa.read-models';
 import { SCHEMA, apiKeysProjection, identityReadModelsMigration, teamRolesProjection, usersProjection } from './identity.read-models';
 
-/** identity-2fa's storage: its migrations and read models, all fed inline from its own events. */
+/** identity-2fa's storage: read models of its own events (inline) and of marketplace's ledger (subscribed). */
 export const identityContext: ContextDefinition = {
   context: 'identity',
-  migrations: [identityReadModelsMigration, authKeysMigration(), tfaReadModelsMigration],
+  migrations: [identityReadModelsMigration, authKeysMigration(), tfaReadModelsMigration, userCreditMigration],
   inlineProjections: [usersProjection, apiKeysProjection, teamRolesProjection, authKeysProjection(SCHEMA), tfaProjection],
-  subscribedProjections: [],
+  subscribedProjections: [userCreditProjection],
 };

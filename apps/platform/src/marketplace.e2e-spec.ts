@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database, type Transport } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
 import { createPlatformApp } from '@rigmarket/http-kit';
-import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
+import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
@@ -255,6 +255,16 @@ describe.each([
       expect((await http().get('/api/v0/users/me/credit').set(as(renterKey)).expect(200)).body.credit).toBe(25.5);
       expect((await http().get('/api/v0/charges/').set(as(renterKey)).expect(200)).body.charges).toEqual([]);
       expect((await http().get('/api/v0/users/me/earnings').set(as(ADMIN_KEY)).expect(200)).body).toMatchObject({ earnings: [], machines: {} });
+      // identity-2fa shows the same balance on the current user, from its projection of the ledger events
+      await eventually(async () => {
+        const current = await http().get('/api/v0/users/current/').set(as(renterKey));
+        return current.body.credit === 25.5 ? true : undefined;
+      }, 15_000, 'credit on users/current');
+      // ...and that read model rebuilds from marketplace's event store to the same rows
+      const identity = h.app.get<ContextRuntime>(IDENTITY_RUNTIME, { strict: false });
+      const before = await identity.db.query('SELECT * FROM identity.user_credit ORDER BY user_id');
+      expect(await identity.rebuild('user_credit')).toBeGreaterThan(0);
+      expect(await identity.db.query('SELECT * FROM identity.user_credit ORDER BY user_id')).toEqual(before);
     });
   });
 

@@ -11,6 +11,7 @@ import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from 
 import { newTfaSecret } from '../tfa/tfa.crypto';
 import { tfaDecider, tfaStreamId } from '../tfa/tfa.decider';
 import { TFA_STATUS_SQL } from '../tfa/tfa.read-models';
+import { USER_CREDIT_SQL } from './user-credit.read-model';
 import { userDecider, userStreamId } from './user.decider';
 
 export interface UserView {
@@ -39,6 +40,7 @@ interface UserRow {
   email_verified_at: string | Date | null;
   registered_at: string | Date;
   tfa_status?: 'enabled' | 'disabled' | 'legacy' | null;
+  credit?: number | string | null;
 }
 
 const epoch = (value: string | Date | null): number | null => (value === null ? null : new Date(value).getTime() / 1000);
@@ -51,9 +53,9 @@ export function toUserView(row: UserRow): UserView {
     full_name: row.full_name,
     fullname: row.full_name,
     ssh_key: row.ssh_key,
-    // The billing ledger (marketplace context) will feed credit; until then every account starts at 0.
-    credit: 0,
-    balance: 0,
+    // Projected from marketplace's billing ledger (user-credit.read-model.ts).
+    credit: Number(row.credit ?? 0),
+    balance: Number(row.credit ?? 0),
     tfa_status: row.tfa_status ?? 'disabled',
     email_verified: row.email_verified_at !== null,
     email_verified_at: epoch(row.email_verified_at),
@@ -63,7 +65,7 @@ export function toUserView(row: UserRow): UserView {
 }
 
 export async function findUser(runtime: ContextRuntime, where: string, value: unknown): Promise<UserRow | undefined> {
-  const rows = await runtime.db.query<UserRow>(`SELECT *, ${TFA_STATUS_SQL} FROM ${SCHEMA}.users WHERE ${where}`, [value]);
+  const rows = await runtime.db.query<UserRow>(`SELECT *, ${TFA_STATUS_SQL}, ${USER_CREDIT_SQL} FROM ${SCHEMA}.users WHERE ${where}`, [value]);
   return rows[0];
 }
 
