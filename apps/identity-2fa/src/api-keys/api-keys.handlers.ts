@@ -92,8 +92,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
     if (beyond.length > 0) {
       throw ApiError.forbidden(`A key cannot grant permissions it does not hold: ${beyond.join(', ')}`);
     }
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.api_key_ids')::text AS id`)) as [{ id: string }];
-    const keyId = Number(id);
+    const keyId = await this.runtime.nextId('api_key_ids');
     const key = newKeyValue();
     await this.runtime.runner.handle(
       apiKeyStreamId(keyId),

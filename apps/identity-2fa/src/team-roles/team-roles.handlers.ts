@@ -65,8 +65,7 @@ export class CreateTeamRoleHandler implements ICommandHandler<CreateTeamRoleComm
 
   async execute(command: CreateTeamRoleCommand): Promise<TeamRoleView> {
     assertNotBuiltInName(command.name);
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.team_role_ids')::text AS id`)) as [{ id: string }];
-    const roleId = Number(id);
+    const roleId = await this.runtime.nextId('team_role_ids');
     await this.runtime.runner
       .handle(
         teamRoleStreamId(roleId),

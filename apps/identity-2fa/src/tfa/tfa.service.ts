@@ -101,8 +101,7 @@ export class TfaService {
   }
 
   private async nextId(sequence: string): Promise<number> {
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.${sequence}')::text AS id`)) as [{ id: string }];
-    return Number(id);
+    return this.runtime.nextId(sequence);
   }
 
   /** The user a logged-out caller's tfa_secret belongs to, if the challenge still authenticates. */

@@ -90,8 +90,7 @@ export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand>
   ) {}
 
   async execute(command: RegisterUserCommand): Promise<{ user: UserView }> {
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.user_ids')::text AS id`)) as [{ id: string }];
-    const userId = Number(id);
+    const userId = await this.runtime.nextId('user_ids');
     const token = newVerificationToken();
     // Slow and random, so computed before the pure decider runs.
     const passwordHash = await hashPassword(command.password);
@@ -203,8 +202,7 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
       );
       return { user: toUserView(row), sessionKey: null, tfaSecret };
     }
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.api_key_ids')::text AS id`)) as [{ id: string }];
-    const sessionKeyId = Number(id);
+    const sessionKeyId = await this.runtime.nextId('api_key_ids');
     await this.runtime.runner.handle(
       streamId,
       userDecider,

@@ -29,8 +29,7 @@ export class RegisterMachineCommand extends Command<{ machineId: number }> {
 export class RegisterMachineHandler implements ICommandHandler<RegisterMachineCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: RegisterMachineCommand): Promise<{ machineId: number }> {
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.machine_ids')::text AS id`)) as [{ id: string }];
-    const machineId = Number(id);
+    const machineId = await this.runtime.nextId('machine_ids');
     const { dlperf, tflops } = computeScore(command.hardware.gpuName, command.hardware.numGpus, command.hardware.gpuRamMb);
     await runMachineCommand(
       this.runtime,

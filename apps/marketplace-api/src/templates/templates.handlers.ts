@@ -85,8 +85,7 @@ export class CreateTemplateCommand extends Command<TemplateView> {
 export class CreateTemplateHandler implements ICommandHandler<CreateTemplateCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: CreateTemplateCommand): Promise<TemplateView> {
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.template_ids')::text AS id`)) as [{ id: string }];
-    const templateId = Number(id);
+    const templateId = await this.runtime.nextId('template_ids');
     await runTemplateCommand(this.runtime, templateId, { type: 'CreateTemplate', templateId, creatorId: command.creatorId, content: command.content }, command.metadata);
     return viewOf(this.runtime, templateId, command.creatorId);
   }

@@ -80,8 +80,7 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
     );
     const offer = offers[0];
     if (!offer) throw ApiError.notFound(`No volume offer ${command.offerId}`, 'no_such_offer');
-    const [{ id }] = (await this.runtime.db.query<{ id: string }>(`SELECT nextval('${SCHEMA}.volume_ids')::text AS id`)) as [{ id: string }];
-    const volumeId = Number(id);
+    const volumeId = await this.runtime.nextId('volume_ids');
     const create = (at: string): VolumeCommand => ({
       type: 'CreateVolume',
       at,
