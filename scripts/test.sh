@@ -23,6 +23,9 @@ bash scripts/vastai-cli.sh
 step "building (turbo)"
 npx turbo run build --output-logs=errors-only
 
+step "type-checking everything, tests included (tsc)"
+npx tsc -p tsconfig.json
+
 step "linting (eslint)"
 npx eslint . --max-warnings 0
 

@@ -1,8 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
-import { Database, type Transport } from '@rigmarket/event-sourcing';
-import { createPlatformApp } from '@rigmarket/http-kit';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { createTestDatabase, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { BOTH_MODES, type HarnessMode, type PlatformHarness, startPlatform, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 import { IDENTITY_RUNTIME } from './identity.tokens';
 import { IdentityModule } from './identity.module';
@@ -11,55 +7,24 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 
 const ADMIN_KEY = 'admin-test-key-0123456789';
 
-interface Harness {
-  app: INestApplication;
+interface Harness extends PlatformHarness {
   mailer: RecordingMailer;
   runtime: ContextRuntime;
-  db: Database;
-  close(): Promise<void>;
 }
 
-async function embedded(): Promise<Harness> {
-  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  return start(db, new InProcessTransport(), async () => undefined);
-}
-
-async function distributed(): Promise<Harness> {
-  const database = await createTestDatabase();
-  const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'identity-e2e', namespace: `${uniqueName('e2e')}.` });
-  await transport.ensureTopics();
-  return start(db, transport, database.drop);
-}
-
-async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+async function startHarness(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
-  const app = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer })] });
-  await app.init();
-  return {
-    app,
-    mailer,
-    db,
-    runtime: app.get<ContextRuntime>(IDENTITY_RUNTIME, { strict: false }),
-    close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
-    },
-  };
+  const platform = await startPlatform(mode, [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer })]);
+  return { ...platform, mailer, runtime: platform.app.get<ContextRuntime>(IDENTITY_RUNTIME, { strict: false }) };
 }
 
-describe.each([
-  ['embedded (PGlite, in-process transport)', embedded],
-  ['distributed (PostgreSQL, Kafka)', distributed],
-])('identity over HTTP, %s', (_mode, makeHarness) => {
+describe.each(BOTH_MODES)('identity over HTTP, %s', (_label, mode) => {
   let h: Harness;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    h = await makeHarness();
+    h = await startHarness(mode);
   });
   afterAll(async () => {
     await h?.close();

@@ -1,10 +1,7 @@
-import type { INestApplication } from '@nestjs/common';
-import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
-import { createPlatformApp } from '@rigmarket/http-kit';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { BOTH_MODES, type HarnessMode, type PlatformHarness, eventually, startPlatform, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 
 /**
@@ -13,39 +10,14 @@ import request from 'supertest';
  */
 const ADMIN_KEY = 'admin-market-key-0123456789';
 
-interface Harness {
-  app: INestApplication;
+interface Harness extends PlatformHarness {
   mailer: RecordingMailer;
-  close(): Promise<void>;
 }
 
-async function embedded(): Promise<Harness> {
-  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  return start(db, new InProcessTransport(), async () => undefined);
-}
-
-async function distributed(): Promise<Harness> {
-  const database = await createTestDatabase();
-  const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'market-e2e', namespace: `${uniqueName('e2e')}.` });
-  await transport.ensureTopics();
-  return start(db, transport, database.drop);
-}
-
-async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+async function startHarness(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
-  const app = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()] });
-  await app.init();
-  return {
-    app,
-    mailer,
-    close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
-    },
-  };
+  const platform = await startPlatform(mode, [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()]);
+  return { ...platform, mailer };
 }
 
 const HARDWARE = {
@@ -97,10 +69,7 @@ const CLI_SEARCH = {
   allocated_storage: 5.0,
 };
 
-describe.each([
-  ['embedded (PGlite, in-process transport)', embedded],
-  ['distributed (PostgreSQL, Kafka)', distributed],
-])('marketplace over HTTP, %s', (_mode, makeHarness) => {
+describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
   let h: Harness;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -108,7 +77,7 @@ describe.each([
   let renterKey: string;
 
   beforeAll(async () => {
-    h = await makeHarness();
+    h = await startHarness(mode);
     // The admin key reaches the marketplace's key projection through the transport.
     await eventually(async () => ((await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined), 60_000, 'the admin key in marketplace');
     await eventually(

@@ -1,2 +1,3 @@
 export * from './decider-spec';
 export * from './services';
+export * from './platform-harness';
