@@ -1,0 +1,24 @@
+import type { InstanceConfig, InstanceIntendedStatus } from '@rigmarket/contracts';
+
+/** What a host needs to run an instance. */
+export interface ProvisionSpec {
+  instanceId: number;
+  machineId: number;
+  publicIpaddr: string | null;
+  config: InstanceConfig;
+  targetState: InstanceIntendedStatus;
+  /** Injected into the container as CONTAINER_API_KEY. */
+  instanceApiKey: string;
+}
+
+/**
+ * The seam between instance-lifecycle and the hosts. Commands are fire-and-forget: the host reports
+ * each real transition back (HostReporter -> ReportHostState on the instance stream). The simulated
+ * driver comes first; a Docker driver (dockerode, through the host agent) implements the same interface.
+ */
+export interface HostDriver {
+  provision(spec: ProvisionSpec): void;
+  stop(instanceId: number): void;
+  start(instanceId: number): void;
+  destroy(instanceId: number): void;
+}

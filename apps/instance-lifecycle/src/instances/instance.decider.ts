@@ -1,0 +1,151 @@
+import {
+  ApiError,
+  type InstanceActualStatus,
+  type InstanceConfig,
+  type InstanceEvent,
+  type InstanceIntendedStatus,
+} from '@rigmarket/contracts';
+
+/**
+ * `instance-<id>`: one rented instance. The renter states an intent (running/stopped, label, destroy);
+ * the host reports what really happened (InstanceStateChanged). exited, unknown and offline never
+ * reach running again: the renter destroys and retries elsewhere (spec, States rule 1).
+ */
+export type InstanceState =
+  | { status: 'none' }
+  | {
+      status: 'active' | 'destroyed';
+      instanceId: number;
+      renter: number;
+      machineId: number;
+      numGpus: number;
+      actual: InstanceActualStatus;
+      intended: InstanceIntendedStatus;
+      label: string | null;
+    };
+
+export interface CreateInstanceData {
+  instanceId: number;
+  renter: number;
+  machineId: number;
+  hostId: number;
+  offerId: number;
+  numGpus: number;
+  gpuName: string;
+  dphTotal: number;
+  bidPrice: number | null;
+  label: string | null;
+  targetState: InstanceIntendedStatus;
+  config: InstanceConfig;
+}
+
+export interface HostReport {
+  actualStatus: Exclude<InstanceActualStatus, null>;
+  sshHost?: string | null;
+  sshPort?: number | null;
+  ports?: Record<string, number>;
+  statusMsg?: string | null;
+}
+
+export type InstanceCommand = { at: string } & (
+  | ({ type: 'CreateInstance' } & CreateInstanceData)
+  | { type: 'SetIntendedState'; requesterId: number; state: InstanceIntendedStatus }
+  | { type: 'LabelInstance'; requesterId: number; label: string }
+  | { type: 'DestroyInstance'; requesterId: number }
+  | ({ type: 'ReportHostState' } & HostReport)
+);
+
+export const InstanceErrors = {
+  notFound: 'no_such_instance',
+  exists: 'instance_exists',
+  cannotStart: 'instance_cannot_start',
+  invalidReport: 'invalid_transition',
+} as const;
+
+/** States from which the instance never becomes running again. */
+export const DEAD_STATES: readonly InstanceActualStatus[] = ['exited', 'unknown', 'offline'];
+
+export const initialState = (): InstanceState => ({ status: 'none' });
+
+export function evolve(state: InstanceState, event: InstanceEvent): InstanceState {
+  switch (event.type) {
+    case 'InstanceCreated':
+      return {
+        status: 'active',
+        instanceId: event.data.instanceId,
+        renter: event.data.renter,
+        machineId: event.data.machineId,
+        numGpus: event.data.numGpus,
+        actual: null,
+        intended: event.data.targetState,
+        label: event.data.label,
+      };
+    case 'InstanceStateChanged':
+      return state.status === 'none' ? state : { ...state, actual: event.data.actualStatus };
+    case 'InstanceIntentChanged':
+      return state.status === 'none' ? state : { ...state, intended: event.data.intendedStatus };
+    case 'InstanceLabelled':
+      return state.status === 'none' ? state : { ...state, label: event.data.label };
+    case 'InstanceDestroyed':
+      return state.status === 'none' ? state : { ...state, status: 'destroyed' };
+  }
+}
+
+function owned(state: InstanceState, requesterId: number) {
+  // Another renter's instance is reported as missing, like a destroyed one.
+  if (state.status !== 'active' || state.renter !== requesterId) throw ApiError.notFound('No such instance', InstanceErrors.notFound);
+  return state;
+}
+
+export function decide(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
+  switch (command.type) {
+    case 'CreateInstance': {
+      if (state.status !== 'none') throw ApiError.conflict('This instance id is taken', InstanceErrors.exists);
+      const { type: _type, at, ...data } = command;
+      return [{ type: 'InstanceCreated', data: { ...data, createdAt: at } }];
+    }
+    case 'SetIntendedState': {
+      const instance = owned(state, command.requesterId);
+      if (command.state === 'running' && DEAD_STATES.includes(instance.actual)) {
+        throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
+      }
+      if (instance.intended === command.state) return [];
+      return [{ type: 'InstanceIntentChanged', data: { instanceId: instance.instanceId, intendedStatus: command.state, at: command.at } }];
+    }
+    case 'LabelInstance': {
+      const instance = owned(state, command.requesterId);
+      if (instance.label === command.label) return [];
+      return [{ type: 'InstanceLabelled', data: { instanceId: instance.instanceId, label: command.label, at: command.at } }];
+    }
+    case 'DestroyInstance': {
+      if (state.status === 'destroyed' && state.renter === command.requesterId) return []; // idempotent: the CLI repeats it
+      const instance = owned(state, command.requesterId);
+      return [{ type: 'InstanceDestroyed', data: { instanceId: instance.instanceId, renter: instance.renter, machineId: instance.machineId, numGpus: instance.numGpus, at: command.at } }];
+    }
+    case 'ReportHostState': {
+      // A late report about a destroyed instance changes nothing.
+      if (state.status !== 'active') return [];
+      if (command.actualStatus === 'running' && DEAD_STATES.includes(state.actual)) {
+        throw new ApiError(409, InstanceErrors.invalidReport, `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`);
+      }
+      if (command.actualStatus === state.actual) return [];
+      return [
+        {
+          type: 'InstanceStateChanged',
+          data: {
+            instanceId: state.instanceId,
+            actualStatus: command.actualStatus,
+            sshHost: command.sshHost ?? null,
+            sshPort: command.sshPort ?? null,
+            ports: command.ports ?? {},
+            statusMsg: command.statusMsg ?? null,
+            at: command.at,
+          },
+        },
+      ];
+    }
+  }
+}
+
+export const instanceDecider = { initialState, evolve, decide };
+export const instanceStreamId = (instanceId: number): string => `instance-${instanceId}`;

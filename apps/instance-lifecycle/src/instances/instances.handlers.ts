@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto';
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata, type InstanceIntendedStatus } from '@rigmarket/contracts';
+import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
+import { hashKey } from '@rigmarket/http-kit';
+import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
+import type { HostDriver } from '../host/host-driver';
+import { SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { type CreateRequest, instanceConfig } from './create-request';
+import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
+import { encodeToken, parseListQuery } from './instance-list';
+import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
+
+type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
+
+async function runInstanceCommand(runtime: ContextRuntime, instanceId: number, command: InstanceCommandBody, metadata: EventMetadata, options?: HandleOptions) {
+  return runtime.runner.handle(
+    instanceStreamId(instanceId),
+    instanceDecider,
+    (state, now) => instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, state),
+    metadata,
+    options,
+  );
+}
+
+/** Offer id = machine_id * 1000 + num_gpus (docs/marketplace.md). */
+export const offerParts = (offerId: number) => ({ machineId: Math.floor(offerId / 1000), numGpus: offerId % 1000 });
+
+export interface CreatedInstance {
+  instanceId: number;
+  instanceApiKey: string;
+}
+
+export class CreateInstanceCommand extends Command<CreatedInstance> {
+  constructor(readonly renter: number, readonly offerId: number, readonly request: CreateRequest, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/**
+ * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models,
+ * merge, allocate the GPUs on the machine's allocation stream (refused when taken), then create the
+ * instance with its instance key in one transaction, and hand it to the host driver.
+ */
+@CommandHandler(CreateInstanceCommand)
+export class CreateInstanceHandler implements ICommandHandler<CreateInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ renter, offerId, request, metadata }: CreateInstanceCommand): Promise<CreatedInstance> {
+    const { machineId, numGpus } = offerParts(offerId);
+    const machine = await findMachine(this.runtime.db, machineId);
+    if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
+    if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    const ask = machine.ask;
+    if (request.price !== null && request.price < ask.minBid * numGpus) {
+      throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
+    }
+    let template = null;
+    if (request.templateHashId !== null) {
+      const found = await findTemplate(this.runtime.db, request.templateHashId);
+      if (!found || (found.content.private && found.creatorId !== renter)) throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
+      template = { ...found.content, hashId: found.hashId };
+    }
+    const config = instanceConfig(request, template);
+    const dphTotal = request.price ?? ask.priceGpu * numGpus + (ask.priceDisk * config.disk) / 720;
+    const instanceId = await this.runtime.nextId('instance_ids');
+
+    await this.runtime.runner.handle(
+      allocationStreamId(machineId),
+      allocationDecider,
+      (state, now) => allocationDecider.decide({ type: 'AllocateGpus', at: now.toISOString(), machineId, instanceId, numGpus, machineGpus: machine.numGpus }, state),
+      metadata,
+      { maxAttempts: 100 },
+    );
+
+    const instanceApiKey = randomBytes(32).toString('hex');
+    try {
+      await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        {
+          type: 'CreateInstance',
+          instanceId,
+          renter,
+          machineId,
+          hostId: machine.ownerId,
+          offerId,
+          numGpus,
+          gpuName: machine.gpuName,
+          dphTotal,
+          bidPrice: request.price,
+          label: request.label,
+          targetState: request.targetState,
+          config,
+        },
+        metadata,
+        {
+          // The instance key exists exactly when the instance does.
+          alsoInTransaction: (sql) =>
+            sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]).then(() => undefined),
+        },
+      );
+    } catch (error) {
+      await releaseGpus(this.runtime, machineId, instanceId, metadata);
+      throw error;
+    }
+    this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });
+    return { instanceId, instanceApiKey };
+  }
+}
+
+async function releaseGpus(runtime: ContextRuntime, machineId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
+  await runtime.runner.handle(
+    allocationStreamId(machineId),
+    allocationDecider,
+    (state, now) => allocationDecider.decide({ type: 'ReleaseGpus', at: now.toISOString(), machineId, instanceId }, state),
+    metadata,
+    { maxAttempts: 100 },
+  );
+}
+
+export interface InstanceChanges {
+  state?: InstanceIntendedStatus;
+  label?: string;
+}
+
+export class ChangeInstanceCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly changes: InstanceChanges, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(ChangeInstanceCommand)
+export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ requesterId, instanceId, changes, metadata }: ChangeInstanceCommand): Promise<void> {
+    if (changes.label !== undefined) {
+      await runInstanceCommand(this.runtime, instanceId, { type: 'LabelInstance', requesterId, label: changes.label }, metadata);
+    }
+    if (changes.state !== undefined) {
+      const result = await runInstanceCommand(this.runtime, instanceId, { type: 'SetIntendedState', requesterId, state: changes.state }, metadata);
+      if (result.events.length > 0) {
+        if (changes.state === 'stopped') this.host.stop(instanceId);
+        else this.host.start(instanceId);
+      }
+    }
+  }
+}
+
+export class DestroyInstanceCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/** Idempotent: destroying a destroyed instance of one's own succeeds again (the CLI repeats it). */
+@CommandHandler(DestroyInstanceCommand)
+export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ requesterId, instanceId, metadata }: DestroyInstanceCommand): Promise<void> {
+    const result = await runInstanceCommand(this.runtime, instanceId, { type: 'DestroyInstance', requesterId }, metadata);
+    const state: InstanceState = result.state;
+    if (state.status !== 'destroyed') return;
+    this.host.destroy(instanceId);
+    await releaseGpus(this.runtime, state.machineId, instanceId, metadata);
+  }
+}
+
+/** The owner of the instance an instance key opens, or null. */
+export async function instanceKeyOwner(runtime: ContextRuntime, keyValue: string): Promise<{ instanceId: number; ownerId: number } | null> {
+  const rows = await runtime.db.query<{ instance_id: number; owner_id: number }>(`SELECT instance_id, owner_id FROM ${SCHEMA}.instance_keys WHERE key_hash = $1`, [hashKey(keyValue)]);
+  return rows[0] ? { instanceId: Number(rows[0].instance_id), ownerId: Number(rows[0].owner_id) } : null;
+}
+
+export class GetInstanceQuery extends Query<InstanceView | null> {
+  constructor(readonly ownerId: number, readonly instanceId: number) {
+    super();
+  }
+}
+
+@QueryHandler(GetInstanceQuery)
+export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
+    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT * FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
+    return rows[0] ? instanceView(rows[0]) : null;
+  }
+}
+
+export interface InstancePage {
+  instances: InstanceView[];
+  next_token: string | null;
+  total_instances: number;
+  label_counts: Record<string, number>;
+}
+
+export class ListInstancesQuery extends Query<InstancePage> {
+  constructor(readonly ownerId: number, readonly query: Record<string, unknown>) {
+    super();
+  }
+}
+
+@QueryHandler(ListInstancesQuery)
+export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute({ ownerId, query }: ListInstancesQuery): Promise<InstancePage> {
+    const q = parseListQuery(query, ownerId);
+    const where = q.where.join(' AND ');
+    const rows = await this.runtime.db.query<InstanceRowRecord>(
+      `SELECT * FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
+      q.params,
+    );
+    const [{ n }] = (await this.runtime.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.instances WHERE ${where}`, q.params)) as [{ n: string }];
+    const labels = await this.runtime.db.query<{ label: string; n: string }>(
+      `SELECT label, count(*)::text AS n FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed AND label IS NOT NULL GROUP BY label`,
+      [ownerId],
+    );
+    const page = rows.slice(0, q.limit);
+    return {
+      instances: page.map(instanceView),
+      next_token: rows.length > q.limit ? encodeToken(q.offset + q.limit) : null,
+      total_instances: Number(n),
+      label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),
+    };
+  }
+}
