@@ -2,6 +2,7 @@ import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
+  createIdempotencyMigration,
   instanceReadModelsMigration,
   instancesProjection,
   marketMachinesProjection,
@@ -16,7 +17,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration],
   inlineProjections: [instancesProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
 };

@@ -65,6 +65,23 @@ export const instanceReadModelsMigration: Migration = {
   },
 };
 
+/** Idempotency-Key on PUT /asks: the first answer is kept 24 hours per (renter, key). */
+export const createIdempotencyMigration: Migration = {
+  id: '0003-create-idempotency',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.create_idempotency (
+        owner_id INTEGER NOT NULL,
+        idem_key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        instance_id INTEGER NOT NULL,
+        instance_api_key TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (owner_id, idem_key)
+      )`);
+  },
+};
+
 export interface MachineRecord {
   machineId: number;
   ownerId: number;

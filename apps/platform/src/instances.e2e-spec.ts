@@ -308,6 +308,27 @@ describe.each([
     await http().delete(`/api/v0/instances/${created.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
   });
 
+  it('returns the first answer for a retried create with the same Idempotency-Key', async () => {
+    const offer = machineId * 1000 + 1;
+    const key = uniqueName('idem');
+    const first = await accept(offer, { image: 'busybox', label: 'idem' });
+    expect(first.status).toBe(200);
+    await http().delete(`/api/v0/instances/${first.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
+    const [a, b] = await Promise.all([
+      http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'idem' }),
+      http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'idem' }),
+    ]);
+    expect(a.status).toBe(200);
+    expect(b.body).toEqual(a.body);
+    const retried = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'idem' }).expect(200);
+    expect(retried.body).toEqual(a.body);
+    const other = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'different' }).expect(422);
+    expect(other.body).toMatchObject({ success: false, error: 'idempotency_key_reused' });
+    const v1 = await http().get(`/api/v1/instances/?select_filters=${encodeURIComponent('{"label":{"eq":"idem"}}')}`).set(as(renterKey)).expect(200);
+    expect(v1.body.total_instances).toBe(1);
+    await http().delete(`/api/v0/instances/${a.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
   it('answers bad requests, unknown offers and missing keys with the Error object', async () => {
     const offer = machineId * 1000 + 1;
     const envString = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', env: '-e TZ=UTC' }).expect(400);

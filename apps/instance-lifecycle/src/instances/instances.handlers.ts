@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type InstanceIntendedStatus } from '@rigmarket/contracts';
@@ -34,9 +34,35 @@ export interface CreatedInstance {
 }
 
 export class CreateInstanceCommand extends Command<CreatedInstance> {
-  constructor(readonly renter: number, readonly offerId: number, readonly request: CreateRequest, readonly metadata: EventMetadata) {
+  constructor(
+    readonly renter: number,
+    readonly offerId: number,
+    readonly request: CreateRequest,
+    readonly metadata: EventMetadata,
+    /** The Idempotency-Key header, if any. */
+    readonly idempotencyKey: string | null = null,
+  ) {
     super();
   }
+}
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+const requestHash = (offerId: number, request: CreateRequest): string => createHash('sha256').update(JSON.stringify([offerId, request])).digest('hex');
+
+/** The first answer for (renter, key) within 24 hours; 422 when the key came with another body. */
+async function priorAnswer(runtime: ContextRuntime, renter: number, key: string, hash: string): Promise<CreatedInstance | null> {
+  const since = new Date(runtime.runner.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
+  const rows = await runtime.db.query<{ request_hash: string; instance_id: number; instance_api_key: string }>(
+    `SELECT request_hash, instance_id, instance_api_key FROM ${SCHEMA}.create_idempotency WHERE owner_id = $1 AND idem_key = $2 AND created_at > $3`,
+    [renter, key, since],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  if (row.request_hash !== hash) {
+    throw new ApiError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new instance');
+  }
+  return { instanceId: Number(row.instance_id), instanceApiKey: row.instance_api_key };
 }
 
 /**
@@ -51,7 +77,14 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     @Inject(HOST_DRIVER) private readonly host: HostDriver,
   ) {}
 
-  async execute({ renter, offerId, request, metadata }: CreateInstanceCommand): Promise<CreatedInstance> {
+  async execute({ renter, offerId, request, metadata, idempotencyKey }: CreateInstanceCommand): Promise<CreatedInstance> {
+    const hash = requestHash(offerId, request);
+    if (idempotencyKey !== null) {
+      const prior = await priorAnswer(this.runtime, renter, idempotencyKey, hash);
+      if (prior) return prior;
+      // an expired record gives way to the new request
+      await this.runtime.db.execute(`DELETE FROM ${SCHEMA}.create_idempotency WHERE owner_id = $1 AND idem_key = $2`, [renter, idempotencyKey]);
+    }
     const { machineId, numGpus } = offerParts(offerId);
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
@@ -101,12 +134,23 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         metadata,
         {
           // The instance key exists exactly when the instance does.
-          alsoInTransaction: (sql) =>
-            sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]).then(() => undefined),
+          alsoInTransaction: async (sql, events) => {
+            await sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]);
+            if (idempotencyKey === null) return;
+            // The value is kept (24 h) so a retry gets the same answer; a concurrent twin fails here on the key.
+            await sql.execute(
+              `INSERT INTO ${SCHEMA}.create_idempotency (owner_id, idem_key, request_hash, instance_id, instance_api_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+              [renter, idempotencyKey, hash, instanceId, instanceApiKey, events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString()],
+            );
+          },
         },
       );
     } catch (error) {
       await releaseGpus(this.runtime, machineId, instanceId, metadata);
+      if (idempotencyKey !== null) {
+        const twin = await priorAnswer(this.runtime, renter, idempotencyKey, hash);
+        if (twin) return twin;
+      }
       throw error;
     }
     this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query as QueryParam, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query as QueryParam, Req, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type AuthenticatedKey, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
@@ -39,21 +39,34 @@ export class AsksController {
 
   @Put(':offerId')
   @RequirePermission('instance_write')
-  put(@Param('offerId') offerId: string, @Body() body: CreateInstanceDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
-    return this.create(offerId, body, principal, metadata);
+  put(
+    @Param('offerId') offerId: string,
+    @Body() body: CreateInstanceDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    return this.create(offerId, body, principal, metadata, idempotencyKey);
   }
 
   @Post(':offerId')
   @HttpCode(200)
   @RequirePermission('instance_write')
-  post(@Param('offerId') offerId: string, @Body() body: CreateInstanceDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
-    return this.create(offerId, body, principal, metadata);
+  post(
+    @Param('offerId') offerId: string,
+    @Body() body: CreateInstanceDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    return this.create(offerId, body, principal, metadata, idempotencyKey);
   }
 
-  private async create(offerIdRaw: string, body: CreateInstanceDto, principal: AuthenticatedKey, metadata: EventMetadata) {
+  private async create(offerIdRaw: string, body: CreateInstanceDto, principal: AuthenticatedKey, metadata: EventMetadata, idempotencyKey: string | undefined) {
     const offerId = positiveId(offerIdRaw, 'offer_id');
     const request = parseCreateRequest({ ...body });
-    const created = await this.commands.execute(new CreateInstanceCommand(principal.userId, offerId, request, metadata));
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) throw ApiError.badRequest('Idempotency-Key must be 1 to 255 characters');
+    const created = await this.commands.execute(new CreateInstanceCommand(principal.userId, offerId, request, metadata, idempotencyKey ?? null));
     return { success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey };
   }
 }
