@@ -11,6 +11,7 @@ import {
   DestroyInstanceHandler,
   GetInstanceHandler,
   ListInstancesHandler,
+  RestartInstanceHandler,
 } from './instances/instances.handlers';
 
 export { INSTANCE_RUNTIME };
@@ -39,6 +40,7 @@ export class InstanceLifecycleModule {
         DestroyInstanceHandler,
         GetInstanceHandler,
         ListInstancesHandler,
+        RestartInstanceHandler,
       ],
     });
   }

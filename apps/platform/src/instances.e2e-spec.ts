@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Database, type Transport } from '@rigmarket/event-sourcing';
 import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
+import { InstanceLifecycleModule, SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
@@ -282,6 +282,28 @@ describe.each([
       expect(res.body).toMatchObject({ success: true });
     }
     expect(await show(idB)).toBeNull();
+  });
+
+  it('reboots and recycles; a crashed container is exited for good, with a status_msg saying what to do', async () => {
+    const created = await accept(machineId * 1000 + 1, { image: 'busybox', runtype: 'jupyter_direc ssh_direc ssh_proxy' });
+    expect(created.status).toBe(200);
+    const id = created.body.new_contract as number;
+    const running = await until(id, 'running');
+    expect(running.image_runtype).toBe('jupyter_direct');
+    expect(Object.keys(running.ports as object).sort()).toEqual(['22/tcp', '8080/tcp']);
+    await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await until(id, 'running');
+    await http().put(`/api/v0/instances/recycle/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await until(id, 'running');
+    await http().put(`/api/v0/instances/reboot/${id}/`).set(as(otherKey)).send({}).expect(404);
+
+    h.app.get(SimulatedHostDriver, { strict: false }).fail(id, 'exited');
+    const exited = await until(id, 'exited');
+    expect(exited).toMatchObject({ actions: ['label', 'destroy'], status_msg: expect.stringContaining('Destroy the instance'), ssh_host: null });
+    const start = await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(400);
+    expect(start.body).toMatchObject({ success: false, error: 'instance_cannot_start' });
+    await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey)).send({}).expect(400);
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
   it('creates from a template, merged per the precedence table', async () => {

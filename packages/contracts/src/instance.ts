@@ -71,12 +71,16 @@ export type InstanceIntentChanged = DomainEvent<'InstanceIntentChanged', { insta
 export type InstanceLabelled = DomainEvent<'InstanceLabelled', { instanceId: number; label: string; at: string }>;
 export type InstanceDestroyed = DomainEvent<'InstanceDestroyed', { instanceId: number; renter: number; machineId: number; numGpus: number; at: string }>;
 
-export type InstanceEvent = InstanceCreated | InstanceStateChanged | InstanceIntentChanged | InstanceLabelled | InstanceDestroyed;
+/** Reboot (restart the container) or recycle (recreate it from a fresh pull), keeping the GPUs. */
+export type InstanceRestarted = DomainEvent<'InstanceRestarted', { instanceId: number; recycle: boolean; at: string }>;
+
+export type InstanceEvent = InstanceCreated | InstanceStateChanged | InstanceIntentChanged | InstanceLabelled | InstanceRestarted | InstanceDestroyed;
 
 export const InstancePublicEvents = {
   InstanceCreated: { schemaVersion: 1, streamType: 'instance' },
   InstanceStateChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceIntentChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceLabelled: { schemaVersion: 1, streamType: 'instance' },
+  InstanceRestarted: { schemaVersion: 1, streamType: 'instance' },
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
 } as const;

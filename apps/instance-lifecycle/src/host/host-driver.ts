@@ -20,5 +20,9 @@ export interface HostDriver {
   provision(spec: ProvisionSpec): void;
   stop(instanceId: number): void;
   start(instanceId: number): void;
+  /** Restart the container (loading -> running). */
+  reboot(instanceId: number): void;
+  /** Recreate the container from a fresh pull, keeping the GPUs (loading -> running). */
+  recycle(instanceId: number): void;
   destroy(instanceId: number): void;
 }

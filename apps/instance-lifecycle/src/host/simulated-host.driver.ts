@@ -56,6 +56,21 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     this.after(instanceId, this.timings.stopMs, this.runningReport(spec));
   }
 
+  reboot(instanceId: number): void {
+    this.restart(instanceId, 'Rebooting');
+  }
+
+  recycle(instanceId: number): void {
+    const spec = this.specs.get(instanceId);
+    this.restart(instanceId, `Recycling: pulling image ${spec?.config.image ?? ''}`.trim());
+  }
+
+  /** What a real host reports when the container dies, the heartbeat stops or the host disconnects. */
+  fail(instanceId: number, actualStatus: 'exited' | 'unknown' | 'offline', statusMsg: string | null = null): void {
+    this.cancel(instanceId);
+    this.after(instanceId, 0, { actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg });
+  }
+
   destroy(instanceId: number): void {
     this.cancel(instanceId);
     this.specs.delete(instanceId);
@@ -64,6 +79,14 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   onApplicationShutdown(): void {
     this.closed = true;
     for (const id of [...this.timers.keys()]) this.cancel(id);
+  }
+
+  private restart(instanceId: number, statusMsg: string): void {
+    const spec = this.specs.get(instanceId);
+    if (!spec) return;
+    this.cancel(instanceId);
+    this.after(instanceId, 0, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg });
+    this.after(instanceId, this.timings.bootMs, this.runningReport(spec));
   }
 
   private runningReport(spec: ProvisionSpec): HostReport {

@@ -74,6 +74,17 @@ describe('instance decider', () => {
     spec.given([created, state(dead)]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).thenThrows(InstanceErrors.cannotStart);
   });
 
+  it('reboots and recycles a running instance only', () => {
+    spec
+      .given([created, state('running')])
+      .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: true })
+      .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } }]);
+    spec.given([created, state('exited')]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.cannotStart);
+    const stop: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'stopped', at: AT } };
+    spec.given([created, stop]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.notRunning);
+    spec.given([created]).when({ type: 'RestartInstance', at: AT, requesterId: 9, recycle: false }).thenThrows(InstanceErrors.notFound);
+  });
+
   it('labels', () => {
     spec.given([created]).when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' }).then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
   });

@@ -52,6 +52,7 @@ export type InstanceCommand = { at: string } & (
   | { type: 'SetIntendedState'; requesterId: number; state: InstanceIntendedStatus }
   | { type: 'LabelInstance'; requesterId: number; label: string }
   | { type: 'DestroyInstance'; requesterId: number }
+  | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
   | ({ type: 'ReportHostState' } & HostReport)
 );
 
@@ -59,6 +60,7 @@ export const InstanceErrors = {
   notFound: 'no_such_instance',
   exists: 'instance_exists',
   cannotStart: 'instance_cannot_start',
+  notRunning: 'instance_not_running',
   invalidReport: 'invalid_transition',
 } as const;
 
@@ -86,6 +88,8 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
       return state.status === 'none' ? state : { ...state, intended: event.data.intendedStatus };
     case 'InstanceLabelled':
       return state.status === 'none' ? state : { ...state, label: event.data.label };
+    case 'InstanceRestarted':
+      return state;
     case 'InstanceDestroyed':
       return state.status === 'none' ? state : { ...state, status: 'destroyed' };
   }
@@ -116,6 +120,14 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
       const instance = owned(state, command.requesterId);
       if (instance.label === command.label) return [];
       return [{ type: 'InstanceLabelled', data: { instanceId: instance.instanceId, label: command.label, at: command.at } }];
+    }
+    case 'RestartInstance': {
+      const instance = owned(state, command.requesterId);
+      if (DEAD_STATES.includes(instance.actual)) {
+        throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
+      }
+      if (instance.intended !== 'running') throw new ApiError(400, InstanceErrors.notRunning, `Instance ${instance.instanceId} is stopped; start it instead`);
+      return [{ type: 'InstanceRestarted', data: { instanceId: instance.instanceId, recycle: command.recycle, at: command.at } }];
     }
     case 'DestroyInstance': {
       if (state.status === 'destroyed' && state.renter === command.requesterId) return []; // idempotent: the CLI repeats it

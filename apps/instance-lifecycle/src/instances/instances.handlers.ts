@@ -200,6 +200,27 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
   }
 }
 
+export class RestartInstanceCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly recycle: boolean, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/** Reboot and recycle (client-compat.md 2.5): the host restarts or recreates the container. */
+@CommandHandler(RestartInstanceCommand)
+export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ requesterId, instanceId, recycle, metadata }: RestartInstanceCommand): Promise<void> {
+    await runInstanceCommand(this.runtime, instanceId, { type: 'RestartInstance', requesterId, recycle }, metadata);
+    if (recycle) this.host.recycle(instanceId);
+    else this.host.reboot(instanceId);
+  }
+}
+
 export class DestroyInstanceCommand extends Command<void> {
   constructor(readonly requesterId: number, readonly instanceId: number, readonly metadata: EventMetadata) {
     super();

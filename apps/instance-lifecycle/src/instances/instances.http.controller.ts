@@ -13,6 +13,7 @@ import {
   type InstanceChanges,
   type InstancePage,
   ListInstancesQuery,
+  RestartInstanceCommand,
 } from './instances.handlers';
 
 function positiveId(raw: unknown, what: string): number {
@@ -105,6 +106,22 @@ export class InstancesV0Controller {
     const ids = idList(body.ids, 'ids');
     const results = await this.each(ids, (id) => this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changesOf(body), metadata)));
     return { success: results.every((r) => r.success), results };
+  }
+
+  @Put('reboot/:id')
+  @RequirePermission('instance_write')
+  async reboot(@Param('id') idRaw: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    await this.commands.execute(new RestartInstanceCommand(principal.userId, id, false, metadata));
+    return { success: true, msg: `Instance ${id} is rebooting` };
+  }
+
+  @Put('recycle/:id')
+  @RequirePermission('instance_write')
+  async recycle(@Param('id') idRaw: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    await this.commands.execute(new RestartInstanceCommand(principal.userId, id, true, metadata));
+    return { success: true, msg: `Instance ${id} is being recycled` };
   }
 
   @Put(':id')
