@@ -215,6 +215,12 @@ describe.each([
     expect((running.ports as Record<string, unknown>)['8080/tcp']).toBeDefined();
     expect(running.dph_total).toBeCloseTo(4 * 0.5 + (0.15 * 40) / 720);
 
+    // the marketplace hears of it: the machine has no free GPUs left to offer
+    await eventually(async () => {
+      const after = await http().post('/api/v0/bundles/').set(as(renterKey)).send({ machine_id: { eq: machineId } }).expect(200);
+      return after.body.offers.length === 0 ? true : undefined;
+    }, 60_000, 'the offers gone from search');
+
     // the same GPUs cannot be rented twice; another renter sees none of it
     const taken = await http().put(`/api/v0/asks/${offer.id}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(409);
     expect(taken.body).toMatchObject({ success: false, error: 'offer_unavailable', msg: expect.stringContaining('no longer available') });
@@ -249,6 +255,10 @@ describe.each([
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
     expect(await show(id)).toBeNull();
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => {
+      const after = await http().post('/api/v0/bundles/').set(as(renterKey)).send({ machine_id: { eq: machineId } }).expect(200);
+      return after.body.offers.some((o: { id: number }) => o.id === offer.id) ? true : undefined;
+    }, 60_000, 'the offer back in search');
     const again = await http().put(`/api/v0/asks/${offer.id}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(200);
     await http().delete(`/api/v0/instances/${again.body.new_contract}/`).set(as(otherKey)).send({}).expect(200);
   });
