@@ -3,7 +3,10 @@ import { contextModule } from '@rigmarket/http-kit';
 import { HostReporter } from './host/host-reporter';
 import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
-import { HOST_DRIVER, INSTANCE_RUNTIME, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
+import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
+import { DirectoryLogStore, type LogStore } from './logs/log-store';
+import { LogsController } from './logs/logs.http.controller';
+import { RequestLogsHandler } from './logs/logs.handlers';
 import { AsksController, InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
 import {
   ChangeInstanceHandler,
@@ -19,6 +22,8 @@ export { INSTANCE_RUNTIME };
 export interface InstanceLifecycleOptions {
   /** Timings of the simulated host driver (short in tests). */
   simulatedHost?: Partial<SimulatedHostTimings>;
+  /** Where uploaded logs go (default: a local directory, RIGMARKET_LOG_DIR or the temp dir). */
+  logStore?: LogStore;
 }
 
 @Module({})
@@ -29,9 +34,11 @@ export class InstanceLifecycleModule {
       definition: instanceLifecycleContext,
       runtimeToken: INSTANCE_RUNTIME,
       appName: 'instance-lifecycle',
-      controllers: [AsksController, InstancesV0Controller, InstancesV1Controller],
+      controllers: [AsksController, LogsController, InstancesV0Controller, InstancesV1Controller],
       providers: [
         { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
+        { provide: LOG_STORE, useValue: options.logStore ?? new DirectoryLogStore() },
+        RequestLogsHandler,
         HostReporter,
         SimulatedHostDriver,
         { provide: HOST_DRIVER, useExisting: SimulatedHostDriver },

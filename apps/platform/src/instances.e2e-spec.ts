@@ -316,6 +316,30 @@ describe.each([
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
+  it('uploads logs with tail and filter to a result_url served without auth', async () => {
+    const created = await accept(machineId * 1000 + 1, { image: 'busybox', onstart: 'echo hello', runtype: 'ssh' });
+    const id = created.body.new_contract as number;
+    await until(id, 'running');
+    const fetchLogs = async (body: object) => {
+      const res = await http().put(`/api/v0/instances/request_logs/${id}/`).set(as(renterKey)).send(body).expect(200);
+      expect(res.body).toMatchObject({ success: true, result_url: expect.stringMatching(/^http:\/\/.+\/logs\/[0-9a-f]{32}\.log$/), msg: expect.any(String) });
+      const text = await http().get(new URL(res.body.result_url).pathname).expect(200);
+      expect(text.headers['content-type']).toContain('text/plain');
+      return text.text;
+    };
+    const all = await fetchLogs({ tail: '100' });
+    expect(all).toContain('onstart: echo hello');
+    expect(all).toContain('sshd');
+    expect(await fetchLogs({ tail: 1 })).toBe('container ready\n');
+    expect(await fetchLogs({ filter: 'sshd' })).toBe('Starting OpenBSD Secure Shell server: sshd.\n');
+    expect(await fetchLogs({ daemon_logs: 'true' })).toContain('[rigmarket-daemon] instance');
+    const denied = await http().put(`/api/v0/instances/request_logs/${id}/`).set(as(otherKey)).send({}).expect(403);
+    expect(denied.body).toMatchObject({ success: false, error: 'not_authorized', msg: 'not authorized to view logs for this instance' });
+    expect((await http().put('/api/v0/instances/request_logs/987654/').set(as(renterKey)).send({}).expect(404)).body).toMatchObject({ error: 'invalid_id', msg: 'invalid instance id' });
+    await http().get('/logs/00000000000000000000000000000000.log').expect(404);
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
   it('creates from a template, merged per the precedence table', async () => {
     const template = await http()
       .post('/api/v0/template/')

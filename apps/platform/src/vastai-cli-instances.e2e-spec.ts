@@ -16,7 +16,7 @@ const ADMIN_KEY = 'cli-instances-admin-key';
 
 /**
  * The real `vastai` CLI renting on the embedded platform (simulated hosts): search offers, create
- * instance, show instance(s), stop, start, label, reboot, destroy. The CLI exits 0 on HTTP errors, so
+ * instance, show instance(s), ssh-url, stop, start, label, logs, reboot, destroy. The CLI exits 0 on HTTP errors, so
  * output is asserted.
  */
 describe('the vastai CLI renting instances on the embedded platform', () => {
@@ -61,7 +61,7 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     await db?.close();
   });
 
-  it('searches, creates, polls to running, stops, starts, labels, reboots and destroys', async () => {
+  it('searches, creates, polls to running, stops, starts, labels, reads logs, reboots and destroys', async () => {
     const offers = JSON.parse((await vastai('search', 'offers', `machine_id=${machineId} num_gpus=4`, '--raw')).stdout) as { id: number }[];
     expect(offers).toHaveLength(1);
     const created = await vastai('create', 'instance', String(offers[0]!.id), '--image', 'pytorch/pytorch', '--disk', '40', '--ssh', '--direct', '--env', '-e TZ=UTC -p 8080:8080', '--label', 'cli', '--raw');
@@ -87,6 +87,8 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     await vastai('label', 'instance', String(id), 'my label_x');
     expect(await showInstance(id)).toMatchObject({ label: 'my label_x' });
     await eventually(async () => ((await showInstance(id)).actual_status === 'running' ? true : undefined), 30_000, 'running again');
+    const logs = await vastai('logs', String(id), '--tail', '5');
+    expect(logs.out).toContain('container ready');
     expect((await vastai('reboot', 'instance', String(id))).out).not.toContain('Failed with error');
 
     expect((await vastai('destroy', 'instance', String(id), '-y')).out).not.toContain('Failed with error');

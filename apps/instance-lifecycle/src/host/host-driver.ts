@@ -25,4 +25,6 @@ export interface HostDriver {
   /** Recreate the container from a fresh pull, keeping the GPUs (loading -> running). */
   recycle(instanceId: number): void;
   destroy(instanceId: number): void;
+  /** The container's output (or, with daemon, the host daemon's lines about this instance), oldest first. */
+  logs(instanceId: number, daemon: boolean): Promise<string[]>;
 }

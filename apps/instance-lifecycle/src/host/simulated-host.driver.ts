@@ -29,6 +29,8 @@ export interface ReportSink {
 export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   private readonly timers = new Map<number, Set<NodeJS.Timeout>>();
   private readonly specs = new Map<number, ProvisionSpec>();
+  /** Synthetic output per instance: what the container printed and what the daemon did. */
+  private readonly output = new Map<number, { container: string[]; daemon: string[] }>();
   /** Reports of one instance go out in order, one at a time. */
   private readonly queues = new Map<number, Promise<void>>();
   private closed = false;
@@ -40,11 +42,13 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
 
   provision(spec: ProvisionSpec): void {
     this.specs.set(spec.instanceId, spec);
+    this.daemon(spec.instanceId, `pull ${spec.config.image}`);
     this.after(spec.instanceId, this.timings.pullMs, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
     this.after(spec.instanceId, this.timings.pullMs + this.timings.bootMs, spec.targetState === 'running' ? this.runningReport(spec) : stoppedReport());
   }
 
   stop(instanceId: number): void {
+    this.daemon(instanceId, 'stop container');
     this.cancel(instanceId);
     this.after(instanceId, this.timings.stopMs, stoppedReport());
   }
@@ -52,6 +56,7 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   start(instanceId: number): void {
     const spec = this.specs.get(instanceId);
     if (!spec) return;
+    this.daemon(instanceId, 'start container');
     this.cancel(instanceId);
     this.after(instanceId, this.timings.stopMs, this.runningReport(spec));
   }
@@ -74,6 +79,22 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   destroy(instanceId: number): void {
     this.cancel(instanceId);
     this.specs.delete(instanceId);
+    this.output.delete(instanceId);
+  }
+
+  async logs(instanceId: number, daemon: boolean): Promise<string[]> {
+    const out = this.output.get(instanceId);
+    return [...((daemon ? out?.daemon : out?.container) ?? [])];
+  }
+
+  private daemon(instanceId: number, line: string): void {
+    this.lines(instanceId).daemon.push(`[rigmarket-daemon] instance ${instanceId}: ${line}`);
+  }
+
+  private lines(instanceId: number) {
+    const out = this.output.get(instanceId) ?? { container: [], daemon: [] };
+    this.output.set(instanceId, out);
+    return out;
   }
 
   onApplicationShutdown(): void {
@@ -84,6 +105,7 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   private restart(instanceId: number, statusMsg: string): void {
     const spec = this.specs.get(instanceId);
     if (!spec) return;
+    this.daemon(instanceId, statusMsg.toLowerCase());
     this.cancel(instanceId);
     this.after(instanceId, 0, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg });
     this.after(instanceId, this.timings.bootMs, this.runningReport(spec));
@@ -111,11 +133,29 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     const timer = setTimeout(() => {
       set.delete(timer);
       if (this.closed) return;
+      this.record(instanceId, report);
       const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(() => this.sink.report(instanceId, report));
       this.queues.set(instanceId, next.catch(() => undefined));
     }, ms);
     timer.unref();
     set.add(timer);
+  }
+
+  /** What the container would print at this point (the service entrypoint, then onstart). */
+  private record(instanceId: number, report: HostReport): void {
+    const spec = this.specs.get(instanceId);
+    const out = this.lines(instanceId);
+    this.daemon(instanceId, `status ${report.actualStatus}`);
+    if (report.actualStatus !== 'running' || !spec) return;
+    const { config } = spec;
+    if (config.runtype === 'args') {
+      out.container.push(`exec ${config.image} ${(config.args ?? (config.argsStr ? [config.argsStr] : [])).join(' ')}`.trim());
+    } else {
+      out.container.push('Starting OpenBSD Secure Shell server: sshd.');
+      if (config.runtype.startsWith('jupyter')) out.container.push(`Jupyter ${config.useJupyterLab ? 'Lab' : 'Notebook'} is running at http://0.0.0.0:8080/`);
+      if (config.onstart) out.container.push(`onstart: ${config.onstart}`);
+    }
+    out.container.push('container ready');
   }
 
   private cancel(instanceId: number): void {
