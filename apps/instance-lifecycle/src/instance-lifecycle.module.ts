@@ -9,6 +9,7 @@ import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
 import { AsksController, InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
 import {
+  ChangeBidHandler,
   ChangeInstanceHandler,
   CreateInstanceHandler,
   DestroyInstanceHandler,
@@ -48,6 +49,7 @@ export class InstanceLifecycleModule {
         GetInstanceHandler,
         ListInstancesHandler,
         RestartInstanceHandler,
+        ChangeBidHandler,
       ],
     });
   }

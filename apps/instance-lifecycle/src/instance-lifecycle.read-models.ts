@@ -194,6 +194,8 @@ export const marketTemplatesProjection: Projection = {
   },
 };
 
+export const OUTBID_MSG = 'Outbid: a higher bid or an on-demand rental took the GPUs; raise the bid (bid_price) and start the instance again';
+
 /** The mutable parts of a row kept as JSON (the rest are columns, for filters and ordering). */
 export interface InstanceDetails {
   hostId: number;
@@ -251,6 +253,19 @@ export const instancesProjection: Projection = {
         return;
       case 'InstanceLabelled':
         await sql.execute(`UPDATE ${table} SET label = $2 WHERE instance_id = $1`, [event.data.instanceId, event.data.label]);
+        return;
+      case 'InstanceOutbid':
+        await sql.execute(`UPDATE ${table} SET intended_status = 'stopped', details = details || $2::jsonb WHERE instance_id = $1`, [
+          event.data.instanceId,
+          JSON.stringify({ statusMsg: OUTBID_MSG }),
+        ]);
+        return;
+      case 'InstanceBidChanged':
+        await sql.execute(`UPDATE ${table} SET dph_total = $2, details = details || $3::jsonb WHERE instance_id = $1`, [
+          event.data.instanceId,
+          event.data.price,
+          JSON.stringify({ bidPrice: event.data.price }),
+        ]);
         return;
       case 'InstanceDestroyed':
         await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [event.data.instanceId]);

@@ -408,6 +408,39 @@ describe.each([
     expect(refused.body).toMatchObject({ success: false, error: 'forbidden', msg: expect.stringContaining('instance_write') });
   });
 
+  it('lets a higher bid or an on-demand rental outbid an interruptible instance; bid_price raises it back', async () => {
+    const reg = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'bid-rig', num_gpus: 2 }).expect(201);
+    const bidMachine = reg.body.machine_id as number;
+    await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: bidMachine, ...ASK }).expect(200);
+    const offer = bidMachine * 1000 + 2;
+    await eventually(async () => ((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', price: 0.01 })).status === 400 ? true : undefined), 60_000, 'the bid machine');
+
+    const a = (await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox', price: 1.0 }).expect(200)).body.new_contract as number;
+    await until(a, 'running');
+    expect(await show(a)).toMatchObject({ is_bid: true, dph_total: 1.0 });
+    // a lower bid does not take the GPUs
+    await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox', price: 0.7 }).expect(409);
+    const b = (await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox', price: 1.5 }).expect(200)).body.new_contract as number;
+    expect(await show(a)).toMatchObject({ intended_status: 'stopped', status_msg: expect.stringContaining('Outbid') });
+    expect(await until(a, 'stopped')).toMatchObject({ status_msg: expect.stringContaining('Outbid'), billing: { compute: false, storage: true } });
+    // starting again needs a bid above the holder's
+    expect((await http().put(`/api/v0/instances/${a}/`).set(as(renterKey)).send({ state: 'running' }).expect(409)).body.error).toBe('offer_unavailable');
+    await http().put(`/api/v0/instances/bid_price/${a}/`).set(as(renterKey)).send({ client_id: 'me', price: 0.1 }).expect(400);
+    await http().put(`/api/v0/instances/bid_price/${a}/`).set(as(renterKey)).send({ client_id: 'me', price: '2.0' }).expect(200);
+    await http().put(`/api/v0/instances/${a}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
+    await until(a, 'running');
+    expect((await eventually(async () => {
+      const row = (await http().get(`/api/v0/instances/${b}/`).set(as(otherKey)).expect(200)).body.instances as Row;
+      return row.actual_status === 'stopped' ? row : undefined;
+    }, 30_000, 'b outbid')).status_msg).toContain('Outbid');
+    // an on-demand rental outbids any bid
+    const c = (await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(200)).body.new_contract as number;
+    await until(a, 'stopped');
+    expect((await http().put(`/api/v0/instances/bid_price/${c}/`).set(as(otherKey)).send({ price: 5 }).expect(400)).body.error).toBe('not_a_bid');
+    await http().delete('/api/v0/instances/').set(as(otherKey)).send({ instance_ids: [b, c] }).expect(200);
+    await http().delete(`/api/v0/instances/${a}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
   it(`gives exactly one of 50 parallel accepts of one offer the instance (${mode})`, async () => {
     const reg = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'race-rig', num_gpus: 2 }).expect(201);
     const raceMachine = reg.body.machine_id as number;

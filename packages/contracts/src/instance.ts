@@ -74,7 +74,20 @@ export type InstanceDestroyed = DomainEvent<'InstanceDestroyed', { instanceId: n
 /** Reboot (restart the container) or recycle (recreate it from a fresh pull), keeping the GPUs. */
 export type InstanceRestarted = DomainEvent<'InstanceRestarted', { instanceId: number; recycle: boolean; at: string }>;
 
-export type InstanceEvent = InstanceCreated | InstanceStateChanged | InstanceIntentChanged | InstanceLabelled | InstanceRestarted | InstanceDestroyed;
+/** An interruptible instance lost its GPUs to a higher bid or an on-demand rental: it is stopped. */
+export type InstanceOutbid = DomainEvent<'InstanceOutbid', { instanceId: number; machineId: number; numGpus: number; at: string }>;
+/** The renter changed the bid ($/hour) of an interruptible instance. */
+export type InstanceBidChanged = DomainEvent<'InstanceBidChanged', { instanceId: number; price: number; at: string }>;
+
+export type InstanceEvent =
+  | InstanceCreated
+  | InstanceStateChanged
+  | InstanceIntentChanged
+  | InstanceLabelled
+  | InstanceRestarted
+  | InstanceOutbid
+  | InstanceBidChanged
+  | InstanceDestroyed;
 
 export const InstancePublicEvents = {
   InstanceCreated: { schemaVersion: 1, streamType: 'instance' },
@@ -82,5 +95,7 @@ export const InstancePublicEvents = {
   InstanceIntentChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceLabelled: { schemaVersion: 1, streamType: 'instance' },
   InstanceRestarted: { schemaVersion: 1, streamType: 'instance' },
+  InstanceOutbid: { schemaVersion: 1, streamType: 'instance' },
+  InstanceBidChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
 } as const;

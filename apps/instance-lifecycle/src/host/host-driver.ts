@@ -18,7 +18,8 @@ export interface ProvisionSpec {
  */
 export interface HostDriver {
   provision(spec: ProvisionSpec): void;
-  stop(instanceId: number): void;
+  /** statusMsg: why, when the renter did not ask (e.g. outbid). */
+  stop(instanceId: number, statusMsg?: string): void;
   start(instanceId: number): void;
   /** Restart the container (loading -> running). */
   reboot(instanceId: number): void;

@@ -47,10 +47,10 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     this.after(spec.instanceId, this.timings.pullMs + this.timings.bootMs, spec.targetState === 'running' ? this.runningReport(spec) : stoppedReport());
   }
 
-  stop(instanceId: number): void {
+  stop(instanceId: number, statusMsg?: string): void {
     this.daemon(instanceId, 'stop container');
     this.cancel(instanceId);
-    this.after(instanceId, this.timings.stopMs, stoppedReport());
+    this.after(instanceId, this.timings.stopMs, { ...stoppedReport(), ...(statusMsg ? { statusMsg } : {}) });
   }
 
   start(instanceId: number): void {

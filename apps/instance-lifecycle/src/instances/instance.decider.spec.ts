@@ -85,6 +85,16 @@ describe('instance decider', () => {
     spec.given([created]).when({ type: 'RestartInstance', at: AT, requesterId: 9, recycle: false }).thenThrows(InstanceErrors.notFound);
   });
 
+  it('marks an interruptible instance outbid (stopped, once) and changes its bid', () => {
+    const bid: InstanceEvent = { type: 'InstanceCreated', data: { ...data, bidPrice: 1, createdAt: AT } };
+    const outbid: InstanceEvent = { type: 'InstanceOutbid', data: { instanceId: 7, machineId: 3, numGpus: 4, at: AT } };
+    spec.given([bid, state('running')]).when({ type: 'MarkOutbid', at: AT }).then([outbid]);
+    spec.given([bid, state('running'), outbid]).when({ type: 'MarkOutbid', at: AT }).thenNothingHappened();
+    expect(instanceDecider.evolve(instanceDecider.evolve(instanceDecider.initialState(), bid), outbid)).toMatchObject({ intended: 'stopped', outbid: true });
+    spec.given([bid]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).then([{ type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } }]);
+    spec.given([created]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).thenThrows(InstanceErrors.notABid);
+  });
+
   it('labels', () => {
     spec.given([created]).when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' }).then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
   });

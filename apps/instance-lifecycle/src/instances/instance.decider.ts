@@ -22,6 +22,10 @@ export type InstanceState =
       actual: InstanceActualStatus;
       intended: InstanceIntendedStatus;
       label: string | null;
+      /** null = on-demand */
+      bidPrice: number | null;
+      /** stopped by a higher bid; its GPUs must be allocated again to start */
+      outbid: boolean;
     };
 
 export interface CreateInstanceData {
@@ -53,6 +57,8 @@ export type InstanceCommand = { at: string } & (
   | { type: 'LabelInstance'; requesterId: number; label: string }
   | { type: 'DestroyInstance'; requesterId: number }
   | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
+  | { type: 'MarkOutbid' }
+  | { type: 'ChangeBid'; requesterId: number; price: number }
   | ({ type: 'ReportHostState' } & HostReport)
 );
 
@@ -61,6 +67,7 @@ export const InstanceErrors = {
   exists: 'instance_exists',
   cannotStart: 'instance_cannot_start',
   notRunning: 'instance_not_running',
+  notABid: 'not_a_bid',
   invalidReport: 'invalid_transition',
 } as const;
 
@@ -81,11 +88,17 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
         actual: null,
         intended: event.data.targetState,
         label: event.data.label,
+        bidPrice: event.data.bidPrice,
+        outbid: false,
       };
     case 'InstanceStateChanged':
       return state.status === 'none' ? state : { ...state, actual: event.data.actualStatus };
     case 'InstanceIntentChanged':
-      return state.status === 'none' ? state : { ...state, intended: event.data.intendedStatus };
+      return state.status === 'none' ? state : { ...state, intended: event.data.intendedStatus, outbid: event.data.intendedStatus === 'running' ? false : state.outbid };
+    case 'InstanceOutbid':
+      return state.status === 'none' ? state : { ...state, intended: 'stopped', outbid: true };
+    case 'InstanceBidChanged':
+      return state.status === 'none' ? state : { ...state, bidPrice: event.data.price };
     case 'InstanceLabelled':
       return state.status === 'none' ? state : { ...state, label: event.data.label };
     case 'InstanceRestarted':
@@ -128,6 +141,16 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
       }
       if (instance.intended !== 'running') throw new ApiError(400, InstanceErrors.notRunning, `Instance ${instance.instanceId} is stopped; start it instead`);
       return [{ type: 'InstanceRestarted', data: { instanceId: instance.instanceId, recycle: command.recycle, at: command.at } }];
+    }
+    case 'MarkOutbid': {
+      if (state.status !== 'active' || state.outbid) return [];
+      return [{ type: 'InstanceOutbid', data: { instanceId: state.instanceId, machineId: state.machineId, numGpus: state.numGpus, at: command.at } }];
+    }
+    case 'ChangeBid': {
+      const instance = owned(state, command.requesterId);
+      if (instance.bidPrice === null) throw new ApiError(400, InstanceErrors.notABid, `Instance ${instance.instanceId} is on-demand; only interruptible instances have a bid`);
+      if (instance.bidPrice === command.price) return [];
+      return [{ type: 'InstanceBidChanged', data: { instanceId: instance.instanceId, price: command.price, at: command.at } }];
     }
     case 'DestroyInstance': {
       if (state.status === 'destroyed' && state.renter === command.requesterId) return []; // idempotent: the CLI repeats it

@@ -50,3 +50,8 @@ export class DestroyInstancesDto {
   @IsArray({ message: 'instance_ids must be a list of instance ids' })
   instance_ids?: unknown[];
 }
+
+/** PUT /api/v0/instances/bid_price/{id}/: {"client_id":"me","price":0.3} (a number or a numeric string). */
+export class ChangeBidDto {
+  @Allow() price?: unknown;
+}

@@ -6,7 +6,7 @@ import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import type { HostDriver } from '../host/host-driver';
-import { SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import { OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { type CreateRequest, instanceConfig } from './create-request';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
@@ -103,13 +103,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const dphTotal = request.price ?? ask.priceGpu * numGpus + (ask.priceDisk * config.disk) / 720;
     const instanceId = await this.runtime.nextId('instance_ids');
 
-    await this.runtime.runner.handle(
-      allocationStreamId(machineId),
-      allocationDecider,
-      (state, now) => allocationDecider.decide({ type: 'AllocateGpus', at: now.toISOString(), machineId, instanceId, numGpus, machineGpus: machine.numGpus }, state),
-      metadata,
-      { maxAttempts: 100 },
-    );
+    await allocateGpus(this.runtime, this.host, { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price }, metadata);
 
     const instanceApiKey = randomBytes(32).toString('hex');
     try {
@@ -158,6 +152,28 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
   }
 }
 
+/** Allocates on the machine's stream; instances outbid by it are stopped (their hosts are told). */
+async function allocateGpus(
+  runtime: ContextRuntime,
+  host: HostDriver,
+  a: { machineId: number; instanceId: number; numGpus: number; machineGpus: number; bid: number | null },
+  metadata: EventMetadata,
+): Promise<void> {
+  const result = await runtime.runner.handle(
+    allocationStreamId(a.machineId),
+    allocationDecider,
+    (state, now) => allocationDecider.decide({ type: 'AllocateGpus', at: now.toISOString(), ...a }, state),
+    metadata,
+    { maxAttempts: 100 },
+  );
+  for (const event of result.events) {
+    const data = event.data as { instanceId: number; outbid?: boolean };
+    if (event.type !== 'GpusReleased' || !data.outbid) continue;
+    const marked = await runInstanceCommand(runtime, data.instanceId, { type: 'MarkOutbid' }, metadata);
+    if (marked.events.length > 0) host.stop(data.instanceId, OUTBID_MSG);
+  }
+}
+
 async function releaseGpus(runtime: ContextRuntime, machineId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
   await runtime.runner.handle(
     allocationStreamId(machineId),
@@ -190,6 +206,7 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
     if (changes.label !== undefined) {
       await runInstanceCommand(this.runtime, instanceId, { type: 'LabelInstance', requesterId, label: changes.label }, metadata);
     }
+    if (changes.state === 'running') await this.reallocateIfOutbid(requesterId, instanceId, metadata);
     if (changes.state !== undefined) {
       const result = await runInstanceCommand(this.runtime, instanceId, { type: 'SetIntendedState', requesterId, state: changes.state }, metadata);
       if (result.events.length > 0) {
@@ -197,6 +214,15 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
         else this.host.start(instanceId);
       }
     }
+  }
+
+  /** An outbid instance holds no GPUs: starting it takes them again at its bid (which may outbid others). */
+  private async reallocateIfOutbid(requesterId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
+    const { state } = await this.runtime.runner.load(instanceStreamId(instanceId), instanceDecider);
+    if (state.status !== 'active' || state.renter !== requesterId || !state.outbid) return;
+    const machine = await findMachine(this.runtime.db, state.machineId);
+    if (!machine) throw ApiError.conflict('The machine is gone; destroy the instance and rent another offer', 'offer_unavailable');
+    await allocateGpus(this.runtime, this.host, { machineId: state.machineId, instanceId, numGpus: state.numGpus, machineGpus: machine.numGpus, bid: state.bidPrice }, metadata);
   }
 }
 
@@ -218,6 +244,37 @@ export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCo
     await runInstanceCommand(this.runtime, instanceId, { type: 'RestartInstance', requesterId, recycle }, metadata);
     if (recycle) this.host.recycle(instanceId);
     else this.host.reboot(instanceId);
+  }
+}
+
+export class ChangeBidCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly price: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/** PUT /api/v0/instances/bid_price/{id}/: at least the machine's min bid; a held allocation takes the new bid. */
+@CommandHandler(ChangeBidCommand)
+export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute({ requesterId, instanceId, price, metadata }: ChangeBidCommand): Promise<void> {
+    const { state } = await this.runtime.runner.load(instanceStreamId(instanceId), instanceDecider);
+    if (state.status === 'active' && state.renter === requesterId) {
+      const machine = await findMachine(this.runtime.db, state.machineId);
+      const minimum = (machine?.ask?.minBid ?? 0) * state.numGpus;
+      if (price < minimum) throw ApiError.badRequest(`price ${price} is below this machine's minimum bid of ${minimum} $/hour`);
+    }
+    await runInstanceCommand(this.runtime, instanceId, { type: 'ChangeBid', requesterId, price }, metadata);
+    if (state.status === 'active' && !state.outbid) {
+      await this.runtime.runner.handle(
+        allocationStreamId(state.machineId),
+        allocationDecider,
+        (s, now) => allocationDecider.decide({ type: 'ChangeBid', at: now.toISOString(), machineId: state.machineId, instanceId, bid: price }, s),
+        metadata,
+        { maxAttempts: 100 },
+      );
+    }
   }
 }
 

@@ -4,8 +4,9 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type AuthenticatedKey, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
 import { parseCreateRequest } from './create-request';
 import { INSTANCE_KEY_FORBIDDEN, InstanceBearerGuard, InstanceKeyAllowed, type InstanceKeyRequest } from './instance-key.guard';
-import { CreateInstanceDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
+import { ChangeBidDto, CreateInstanceDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
 import {
+  ChangeBidCommand,
   ChangeInstanceCommand,
   CreateInstanceCommand,
   DestroyInstanceCommand,
@@ -106,6 +107,16 @@ export class InstancesV0Controller {
     const ids = idList(body.ids, 'ids');
     const results = await this.each(ids, (id) => this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changesOf(body), metadata)));
     return { success: results.every((r) => r.success), results };
+  }
+
+  @Put('bid_price/:id')
+  @RequirePermission('instance_write')
+  async changeBid(@Param('id') idRaw: string, @Body() body: ChangeBidDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    const price = Number(body.price);
+    if (body.price === undefined || body.price === null || body.price === '' || !Number.isFinite(price) || price <= 0) throw ApiError.badRequest('price must be a positive bid in $/hour');
+    await this.commands.execute(new ChangeBidCommand(principal.userId, id, price, metadata));
+    return { success: true, msg: `Bid of instance ${id} is now ${price} $/hour` };
   }
 
   @Put('reboot/:id')
