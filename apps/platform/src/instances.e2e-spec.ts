@@ -433,12 +433,21 @@ describe.each([
       const row = (await http().get(`/api/v0/instances/${b}/`).set(as(otherKey)).expect(200)).body.instances as Row;
       return row.actual_status === 'stopped' ? row : undefined;
     }, 30_000, 'b outbid')).status_msg).toContain('Outbid');
+    // search shows no free GPUs on the machine while a holds them (b, outbid, holds none)
+    await eventually(async () => {
+      const found = await http().post('/api/v0/bundles/').send({ machine_id: { eq: bidMachine } }).expect(200);
+      return found.body.offers.length === 0 ? true : undefined;
+    }, 60_000, 'the bid machine full');
     // an on-demand rental outbids any bid
     const c = (await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(200)).body.new_contract as number;
     await until(a, 'stopped');
     expect((await http().put(`/api/v0/instances/bid_price/${c}/`).set(as(otherKey)).send({ price: 5 }).expect(400)).body.error).toBe('not_a_bid');
     await http().delete('/api/v0/instances/').set(as(otherKey)).send({ instance_ids: [b, c] }).expect(200);
     await http().delete(`/api/v0/instances/${a}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => {
+      const found = await http().post('/api/v0/bundles/').send({ machine_id: { eq: bidMachine } }).expect(200);
+      return found.body.offers.some((o: { num_gpus: number }) => o.num_gpus === 2) ? true : undefined;
+    }, 60_000, 'the bid machine free again');
   });
 
   it(`gives exactly one of 50 parallel accepts of one offer the instance (${mode})`, async () => {
