@@ -1,12 +1,23 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import {
+  SCHEMA,
+  createIdempotencyMigration,
+  instanceReadModelsMigration,
+  instancesProjection,
+  marketMachinesProjection,
+  marketTemplatesProjection,
+} from './instance-lifecycle.read-models';
 
-export const SCHEMA = 'instance_lifecycle';
+export { SCHEMA };
 
-/** Skeleton: event store, migrations and the bearer projection; its aggregates come with their issue. */
+/**
+ * Instances (inline read model: read-your-writes), and what the context knows of the marketplace:
+ * machines with their ask and templates, projected from marketplace's public events over the transport.
+ */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration()],
-  inlineProjections: [],
-  subscribedProjections: [authKeysProjection(SCHEMA)],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration],
+  inlineProjections: [instancesProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
 };

@@ -1,12 +1,56 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
+import { HostReporter } from './host/host-reporter';
+import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
+import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
+import { DirectoryLogStore, type LogStore } from './logs/log-store';
+import { LogsController } from './logs/logs.http.controller';
+import { RequestLogsHandler } from './logs/logs.handlers';
+import { AsksController, InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
+import {
+  ChangeBidHandler,
+  ChangeInstanceHandler,
+  CreateInstanceHandler,
+  DestroyInstanceHandler,
+  GetInstanceHandler,
+  ListInstancesHandler,
+  RestartInstanceHandler,
+} from './instances/instances.handlers';
 
-export const INSTANCE_RUNTIME = Symbol('INSTANCE_RUNTIME');
+export { INSTANCE_RUNTIME };
+
+export interface InstanceLifecycleOptions {
+  /** Timings of the simulated host driver (short in tests). */
+  simulatedHost?: Partial<SimulatedHostTimings>;
+  /** Where uploaded logs go (default: a local directory, RIGMARKET_LOG_DIR or the temp dir). */
+  logStore?: LogStore;
+}
 
 @Module({})
 export class InstanceLifecycleModule {
-  static forRoot(): DynamicModule {
-    return contextModule({ module: InstanceLifecycleModule, definition: instanceLifecycleContext, runtimeToken: INSTANCE_RUNTIME, appName: 'instance-lifecycle' });
+  static forRoot(options: InstanceLifecycleOptions = {}): DynamicModule {
+    return contextModule({
+      module: InstanceLifecycleModule,
+      definition: instanceLifecycleContext,
+      runtimeToken: INSTANCE_RUNTIME,
+      appName: 'instance-lifecycle',
+      controllers: [AsksController, LogsController, InstancesV0Controller, InstancesV1Controller],
+      providers: [
+        { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
+        { provide: LOG_STORE, useValue: options.logStore ?? new DirectoryLogStore() },
+        RequestLogsHandler,
+        HostReporter,
+        SimulatedHostDriver,
+        { provide: HOST_DRIVER, useExisting: SimulatedHostDriver },
+        CreateInstanceHandler,
+        ChangeInstanceHandler,
+        DestroyInstanceHandler,
+        GetInstanceHandler,
+        ListInstancesHandler,
+        RestartInstanceHandler,
+        ChangeBidHandler,
+      ],
+    });
   }
 }

@@ -8,6 +8,7 @@ import {
   templatesProjection,
 } from './marketplace.read-models';
 import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
+import { instanceAllocationsMigration, instanceAllocationsProjection } from './offers/instance-allocations.read-model';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
@@ -31,7 +32,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration, instanceAllocationsMigration],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection],
 };

@@ -4,4 +4,5 @@ export * from './errors';
 export * from './permissions';
 export * from './identity';
 export * from './marketplace';
+export * from './instance';
 export * from './schema-registry';

@@ -1,5 +1,6 @@
 import type { ContextName, EventEnvelope } from './envelope';
 import { IdentityPublicEvents } from './identity';
+import { InstancePublicEvents } from './instance';
 import { MarketplacePublicEvents } from './marketplace';
 
 export interface PublicEventSpec {
@@ -11,7 +12,7 @@ export interface PublicEventSpec {
 export const PUBLIC_EVENTS: Record<ContextName, Record<string, PublicEventSpec>> = {
   identity: IdentityPublicEvents,
   marketplace: MarketplacePublicEvents,
-  instance: {},
+  instance: InstancePublicEvents,
   sync: {},
 };
 

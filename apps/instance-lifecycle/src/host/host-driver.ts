@@ -1,0 +1,31 @@
+import type { InstanceConfig, InstanceIntendedStatus } from '@rigmarket/contracts';
+
+/** What a host needs to run an instance. */
+export interface ProvisionSpec {
+  instanceId: number;
+  machineId: number;
+  publicIpaddr: string | null;
+  config: InstanceConfig;
+  targetState: InstanceIntendedStatus;
+  /** Injected into the container as CONTAINER_API_KEY. */
+  instanceApiKey: string;
+}
+
+/**
+ * The seam between instance-lifecycle and the hosts. Commands are fire-and-forget: the host reports
+ * each real transition back (HostReporter -> ReportHostState on the instance stream). The simulated
+ * driver comes first; a Docker driver (dockerode, through the host agent) implements the same interface.
+ */
+export interface HostDriver {
+  provision(spec: ProvisionSpec): void;
+  /** statusMsg: why, when the renter did not ask (e.g. outbid). */
+  stop(instanceId: number, statusMsg?: string): void;
+  start(instanceId: number): void;
+  /** Restart the container (loading -> running). */
+  reboot(instanceId: number): void;
+  /** Recreate the container from a fresh pull, keeping the GPUs (loading -> running). */
+  recycle(instanceId: number): void;
+  destroy(instanceId: number): void;
+  /** The container's output (or, with daemon, the host daemon's lines about this instance), oldest first. */
+  logs(instanceId: number, daemon: boolean): Promise<string[]>;
+}

@@ -1,0 +1,278 @@
+import type {
+  EventEnvelope,
+  InstanceConfig,
+  InstanceEvent,
+  MachineAsk,
+  MachineEvent,
+  TemplateContent,
+  TemplateEvent,
+} from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+
+export const SCHEMA = 'instance_lifecycle';
+
+/**
+ * instance-lifecycle's own tables: what it knows of the marketplace (machines with their ask,
+ * templates), fed by marketplace's public events over the transport, and its instances read model.
+ */
+export const instanceReadModelsMigration: Migration = {
+  id: '0002-instance-read-models',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.market_machines (
+        machine_id INTEGER PRIMARY KEY,
+        owner_id INTEGER NOT NULL,
+        gpu_name TEXT NOT NULL,
+        num_gpus INTEGER NOT NULL,
+        gpu_ram INTEGER NOT NULL,
+        public_ipaddr TEXT,
+        listed BOOLEAN NOT NULL DEFAULT FALSE,
+        ask JSONB
+      )`);
+    await sql.execute(`
+      CREATE TABLE ${s}.market_templates (
+        template_id INTEGER PRIMARY KEY,
+        hash_id TEXT NOT NULL,
+        creator_id INTEGER NOT NULL,
+        content JSONB NOT NULL,
+        deleted BOOLEAN NOT NULL DEFAULT FALSE
+      )`);
+    await sql.execute(`CREATE INDEX market_templates_by_hash ON ${s}.market_templates (hash_id)`);
+    await sql.execute(`
+      CREATE TABLE ${s}.instances (
+        instance_id INTEGER PRIMARY KEY,
+        owner_id INTEGER NOT NULL,
+        machine_id INTEGER NOT NULL,
+        actual_status TEXT,
+        intended_status TEXT NOT NULL,
+        label TEXT,
+        gpu_name TEXT NOT NULL,
+        num_gpus INTEGER NOT NULL,
+        dph_total DOUBLE PRECISION NOT NULL,
+        start_date DOUBLE PRECISION NOT NULL,
+        destroyed BOOLEAN NOT NULL DEFAULT FALSE,
+        details JSONB NOT NULL
+      )`);
+    await sql.execute(`CREATE INDEX instances_by_owner ON ${s}.instances (owner_id, instance_id) WHERE NOT destroyed`);
+    // Keys restricted to one instance (start/stop/destroy of that instance only).
+    await sql.execute(`
+      CREATE TABLE ${s}.instance_keys (
+        key_hash TEXT PRIMARY KEY,
+        instance_id INTEGER NOT NULL,
+        owner_id INTEGER NOT NULL
+      )`);
+    await sql.execute(`CREATE SEQUENCE ${s}.instance_ids START 1`);
+  },
+};
+
+/** Idempotency-Key on PUT /asks: the first answer is kept 24 hours per (renter, key). */
+export const createIdempotencyMigration: Migration = {
+  id: '0003-create-idempotency',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.create_idempotency (
+        owner_id INTEGER NOT NULL,
+        idem_key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        instance_id INTEGER NOT NULL,
+        instance_api_key TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (owner_id, idem_key)
+      )`);
+  },
+};
+
+export interface MachineRecord {
+  machineId: number;
+  ownerId: number;
+  gpuName: string;
+  numGpus: number;
+  gpuRam: number;
+  publicIpaddr: string | null;
+  listed: boolean;
+  ask: MachineAsk | null;
+}
+
+export interface TemplateRecord {
+  templateId: number;
+  hashId: string;
+  creatorId: number;
+  content: TemplateContent;
+}
+
+const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
+
+export async function findMachine(sql: Sql, machineId: number): Promise<MachineRecord | null> {
+  const rows = await sql.query<{ machine_id: number; owner_id: number; gpu_name: string; num_gpus: number; gpu_ram: number; public_ipaddr: string | null; listed: boolean; ask: unknown }>(
+    `SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`,
+    [machineId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    machineId: Number(row.machine_id),
+    ownerId: Number(row.owner_id),
+    gpuName: row.gpu_name,
+    numGpus: Number(row.num_gpus),
+    gpuRam: Number(row.gpu_ram),
+    publicIpaddr: row.public_ipaddr,
+    listed: row.listed,
+    ask: row.ask === null ? null : json<MachineAsk>(row.ask),
+  };
+}
+
+export async function findTemplate(sql: Sql, hashId: string): Promise<TemplateRecord | null> {
+  const rows = await sql.query<{ template_id: number; hash_id: string; creator_id: number; content: unknown }>(
+    `SELECT template_id, hash_id, creator_id, content FROM ${SCHEMA}.market_templates WHERE hash_id = $1 AND NOT deleted`,
+    [hashId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return { templateId: Number(row.template_id), hashId: row.hash_id, creatorId: Number(row.creator_id), content: json<TemplateContent>(row.content) };
+}
+
+export const marketMachinesProjection: Projection = {
+  name: 'market_machines',
+  version: 1,
+  sources: [{ context: 'marketplace', streamType: 'machine' }],
+  tables: [`${SCHEMA}.market_machines`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as MachineEvent;
+    const table = `${SCHEMA}.market_machines`;
+    switch (event.type) {
+      case 'MachineRegistered': {
+        const hw = event.data.hardware;
+        await sql.execute(
+          `INSERT INTO ${table} (machine_id, owner_id, gpu_name, num_gpus, gpu_ram, public_ipaddr) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (machine_id) DO UPDATE SET gpu_name = EXCLUDED.gpu_name, num_gpus = EXCLUDED.num_gpus, gpu_ram = EXCLUDED.gpu_ram, public_ipaddr = EXCLUDED.public_ipaddr`,
+          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, hw.gpuRamMb, hw.publicIpaddr],
+        );
+        return;
+      }
+      case 'MachineListed':
+        await sql.execute(`UPDATE ${table} SET listed = TRUE, ask = $2 WHERE machine_id = $1`, [event.data.machineId, JSON.stringify(event.data.ask)]);
+        return;
+      case 'MachineUnlisted':
+        await sql.execute(`UPDATE ${table} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
+        return;
+      case 'MinBidChanged':
+        await sql.execute(`UPDATE ${table} SET ask = jsonb_set(ask, '{minBid}', to_jsonb($2::double precision)) WHERE machine_id = $1 AND ask IS NOT NULL`, [
+          event.data.machineId,
+          event.data.minBid,
+        ]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+export const marketTemplatesProjection: Projection = {
+  name: 'market_templates',
+  version: 1,
+  sources: [{ context: 'marketplace', streamType: 'template' }],
+  tables: [`${SCHEMA}.market_templates`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as TemplateEvent;
+    const table = `${SCHEMA}.market_templates`;
+    switch (event.type) {
+      case 'TemplateCreated':
+        await sql.execute(
+          `INSERT INTO ${table} (template_id, hash_id, creator_id, content) VALUES ($1, $2, $3, $4) ON CONFLICT (template_id) DO NOTHING`,
+          [event.data.templateId, event.data.hashId, event.data.creatorId, JSON.stringify(event.data.content)],
+        );
+        return;
+      case 'TemplateEdited':
+        await sql.execute(`UPDATE ${table} SET hash_id = $2, content = $3 WHERE template_id = $1`, [event.data.templateId, event.data.hashId, JSON.stringify(event.data.content)]);
+        return;
+      case 'TemplateDeleted':
+        await sql.execute(`UPDATE ${table} SET deleted = TRUE WHERE template_id = $1`, [event.data.templateId]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+export const OUTBID_MSG = 'Outbid: a higher bid or an on-demand rental took the GPUs; raise the bid (bid_price) and start the instance again';
+
+/** The mutable parts of a row kept as JSON (the rest are columns, for filters and ordering). */
+export interface InstanceDetails {
+  hostId: number;
+  offerId: number;
+  gpuRam: number;
+  publicIpaddr: string | null;
+  bidPrice: number | null;
+  config: InstanceConfig;
+  sshHost: string | null;
+  sshPort: number | null;
+  ports: Record<string, number>;
+  statusMsg: string | null;
+}
+
+/** Inline: the row is current in the command's own transaction (read-your-writes). */
+export const instancesProjection: Projection = {
+  name: 'instances',
+  version: 1,
+  sources: [{ context: 'instance', streamType: 'instance' }],
+  tables: [`${SCHEMA}.instances`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
+    const table = `${SCHEMA}.instances`;
+    switch (event.type) {
+      case 'InstanceCreated': {
+        const d = event.data;
+        const machine = await findMachine(sql, d.machineId);
+        const details: InstanceDetails = {
+          hostId: d.hostId,
+          offerId: d.offerId,
+          gpuRam: machine?.gpuRam ?? 0,
+          publicIpaddr: machine?.publicIpaddr ?? null,
+          bidPrice: d.bidPrice,
+          config: d.config,
+          sshHost: null,
+          sshPort: null,
+          ports: {},
+          statusMsg: 'Provisioning',
+        };
+        await sql.execute(
+          `INSERT INTO ${table} (instance_id, owner_id, machine_id, actual_status, intended_status, label, gpu_name, num_gpus, dph_total, start_date, details)
+           VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (instance_id) DO NOTHING`,
+          [d.instanceId, d.renter, d.machineId, d.targetState, d.label, d.gpuName, d.numGpus, d.dphTotal, new Date(d.createdAt).getTime() / 1000, JSON.stringify(details)],
+        );
+        return;
+      }
+      case 'InstanceStateChanged': {
+        const d = event.data;
+        const patch = { sshHost: d.sshHost, sshPort: d.sshPort, ports: d.ports, statusMsg: d.statusMsg };
+        await sql.execute(`UPDATE ${table} SET actual_status = $2, details = details || $3::jsonb WHERE instance_id = $1`, [d.instanceId, d.actualStatus, JSON.stringify(patch)]);
+        return;
+      }
+      case 'InstanceIntentChanged':
+        await sql.execute(`UPDATE ${table} SET intended_status = $2 WHERE instance_id = $1`, [event.data.instanceId, event.data.intendedStatus]);
+        return;
+      case 'InstanceLabelled':
+        await sql.execute(`UPDATE ${table} SET label = $2 WHERE instance_id = $1`, [event.data.instanceId, event.data.label]);
+        return;
+      case 'InstanceOutbid':
+        await sql.execute(`UPDATE ${table} SET intended_status = 'stopped', details = details || $2::jsonb WHERE instance_id = $1`, [
+          event.data.instanceId,
+          JSON.stringify({ statusMsg: OUTBID_MSG }),
+        ]);
+        return;
+      case 'InstanceBidChanged':
+        await sql.execute(`UPDATE ${table} SET dph_total = $2, details = details || $3::jsonb WHERE instance_id = $1`, [
+          event.data.instanceId,
+          event.data.price,
+          JSON.stringify({ bidPrice: event.data.price }),
+        ]);
+        return;
+      case 'InstanceDestroyed':
+        await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [event.data.instanceId]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.instance_keys WHERE instance_id = $1`, [event.data.instanceId]);
+        return;
+      default:
+        return;
+    }
+  },
+};

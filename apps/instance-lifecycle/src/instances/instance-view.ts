@@ -1,0 +1,84 @@
+import type { InstanceActualStatus, InstanceIntendedStatus } from '@rigmarket/contracts';
+import type { InstanceDetails } from '../instance-lifecycle.read-models';
+
+export interface InstanceRowRecord {
+  instance_id: number;
+  owner_id: number;
+  machine_id: number;
+  actual_status: string | null;
+  intended_status: string;
+  label: string | null;
+  gpu_name: string;
+  num_gpus: number;
+  dph_total: number;
+  start_date: number;
+  destroyed: boolean;
+  details: InstanceDetails | string;
+}
+
+/** Transitions the caller may ask for now (PUT state, label, DELETE). */
+export function actionsFor(actual: InstanceActualStatus, intended: InstanceIntendedStatus): string[] {
+  if (actual === 'exited' || actual === 'unknown' || actual === 'offline') return ['label', 'destroy'];
+  return intended === 'running' ? ['stop', 'label', 'destroy'] : ['start', 'label', 'destroy'];
+}
+
+const DEAD_MESSAGES: Record<string, string> = {
+  exited: 'The container exited; it will not reach running again. Destroy the instance and rent another offer.',
+  unknown: 'No heartbeat from the host; the instance will not reach running again. Destroy it and rent another offer.',
+  offline: 'The host is disconnected; the instance will not reach running again. Destroy it and rent another offer.',
+};
+
+/** Billing per state: compute while provisioning/running, storage only when stopped or dead. */
+export function billingFor(actual: InstanceActualStatus, intended: InstanceIntendedStatus): { compute: boolean; storage: boolean } {
+  const compute = intended === 'running' && (actual === null || actual === 'loading' || actual === 'running');
+  return { compute, storage: true };
+}
+
+/** One instance row as the CLI's tables read it (client-compat.md 2.3/2.4: start_date number, extra_env pairs). */
+export function instanceView(row: InstanceRowRecord) {
+  const details = typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;
+  const actual = row.actual_status as InstanceActualStatus;
+  const intended = row.intended_status as InstanceIntendedStatus;
+  const config = details.config;
+  const ports = Object.fromEntries(Object.entries(details.ports ?? {}).map(([k, hostPort]) => [k, [{ HostIp: '0.0.0.0', HostPort: String(hostPort) }]]));
+  return {
+    id: Number(row.instance_id),
+    actual_status: actual,
+    intended_status: intended,
+    cur_state: intended,
+    next_state: intended,
+    label: row.label,
+    image: config.image,
+    image_uuid: config.image,
+    image_runtype: config.runtype,
+    image_args: config.args ?? [],
+    args_str: config.argsStr,
+    onstart: config.onstart,
+    template_hash_id: config.templateHashId,
+    jupyter_token: null,
+    ssh_host: details.sshHost,
+    ssh_port: details.sshPort,
+    ssh_idx: null,
+    ports,
+    public_ipaddr: details.publicIpaddr,
+    start_date: Number(row.start_date),
+    end_date: null,
+    duration: null,
+    extra_env: Object.entries(config.env).filter(([k]) => !k.startsWith('-')),
+    machine_id: Number(row.machine_id),
+    host_id: details.hostId,
+    num_gpus: Number(row.num_gpus),
+    gpu_name: row.gpu_name,
+    gpu_ram: details.gpuRam,
+    gpu_totalram: details.gpuRam * Number(row.num_gpus),
+    gpu_util: null,
+    dph_total: Number(row.dph_total),
+    is_bid: details.bidPrice !== null,
+    disk_space: config.disk,
+    status_msg: actual && DEAD_MESSAGES[actual] ? (details.statusMsg ?? DEAD_MESSAGES[actual]) : details.statusMsg,
+    actions: actionsFor(actual, intended),
+    billing: billingFor(actual, intended),
+  };
+}
+
+export type InstanceView = ReturnType<typeof instanceView>;

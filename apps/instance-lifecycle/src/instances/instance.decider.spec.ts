@@ -1,0 +1,116 @@
+import type { InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
+import { deciderSpec } from '@rigmarket/testing';
+import { type CreateInstanceData, InstanceErrors, instanceDecider } from './instance.decider';
+
+const AT = '2026-05-01T12:00:00.000Z';
+const config: InstanceConfig = {
+  image: 'pytorch/pytorch',
+  runtype: 'ssh_direct',
+  env: { TZ: 'UTC' },
+  disk: 8,
+  onstart: null,
+  argsStr: null,
+  args: null,
+  useJupyterLab: false,
+  jupyterDir: null,
+  pythonUtf8: false,
+  langUtf8: false,
+  imageLogin: null,
+  extraFilters: {},
+  templateHashId: null,
+};
+const data: CreateInstanceData = {
+  instanceId: 7,
+  renter: 2,
+  machineId: 3,
+  hostId: 1,
+  offerId: 3004,
+  numGpus: 4,
+  gpuName: 'RTX 4090',
+  dphTotal: 2,
+  bidPrice: null,
+  label: null,
+  targetState: 'running',
+  config,
+};
+const created: InstanceEvent = { type: 'InstanceCreated', data: { ...data, createdAt: AT } };
+const state = (actualStatus: 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline'): InstanceEvent => ({
+  type: 'InstanceStateChanged',
+  data: { instanceId: 7, actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg: null, at: AT },
+});
+const destroyed: InstanceEvent = { type: 'InstanceDestroyed', data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 4, at: AT } };
+const spec = deciderSpec(instanceDecider);
+
+describe('instance decider', () => {
+  it('creates an instance, provisioning (actual_status null)', () => {
+    spec.given([]).when({ type: 'CreateInstance', at: AT, ...data }).then([created]);
+    expect(instanceDecider.evolve(instanceDecider.initialState(), created)).toMatchObject({ status: 'active', actual: null, intended: 'running' });
+    spec.given([created]).when({ type: 'CreateInstance', at: AT, ...data }).thenThrows(InstanceErrors.exists);
+  });
+
+  it('moves null -> loading -> running on host reports, with the SSH endpoint', () => {
+    spec.given([created]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).then([state('loading')]);
+    spec
+      .given([created, state('loading')])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'running', sshHost: 'h', sshPort: 2222, ports: { '22/tcp': 2222 } })
+      .then([{ type: 'InstanceStateChanged', data: { instanceId: 7, actualStatus: 'running', sshHost: 'h', sshPort: 2222, ports: { '22/tcp': 2222 }, statusMsg: null, at: AT } }]);
+    spec.given([created, state('loading')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).thenNothingHappened();
+  });
+
+  it('stops and starts again by intent; the same intent twice changes nothing', () => {
+    const running = [created, state('loading'), state('running')];
+    const stop: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'stopped', at: AT } };
+    spec.given(running).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).then([stop]);
+    spec.given([...running, stop]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenNothingHappened();
+    spec.given([...running, stop, state('stopped')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).then([state('running')]);
+    spec
+      .given([...running, stop, state('stopped')])
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' })
+      .then([{ type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'running', at: AT } }]);
+  });
+
+  it.each(['exited', 'unknown', 'offline'] as const)('never reaches running from %s', (dead) => {
+    spec.given([created, state(dead)]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenThrows(InstanceErrors.invalidReport);
+    spec.given([created, state(dead)]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).thenThrows(InstanceErrors.cannotStart);
+  });
+
+  it('reboots and recycles a running instance only', () => {
+    spec
+      .given([created, state('running')])
+      .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: true })
+      .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } }]);
+    spec.given([created, state('exited')]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.cannotStart);
+    const stop: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'stopped', at: AT } };
+    spec.given([created, stop]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.notRunning);
+    spec.given([created]).when({ type: 'RestartInstance', at: AT, requesterId: 9, recycle: false }).thenThrows(InstanceErrors.notFound);
+  });
+
+  it('marks an interruptible instance outbid (stopped, once) and changes its bid', () => {
+    const bid: InstanceEvent = { type: 'InstanceCreated', data: { ...data, bidPrice: 1, createdAt: AT } };
+    const outbid: InstanceEvent = { type: 'InstanceOutbid', data: { instanceId: 7, machineId: 3, numGpus: 4, at: AT } };
+    spec.given([bid, state('running')]).when({ type: 'MarkOutbid', at: AT }).then([outbid]);
+    spec.given([bid, state('running'), outbid]).when({ type: 'MarkOutbid', at: AT }).thenNothingHappened();
+    expect(instanceDecider.evolve(instanceDecider.evolve(instanceDecider.initialState(), bid), outbid)).toMatchObject({ intended: 'stopped', outbid: true });
+    spec.given([bid]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).then([{ type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } }]);
+    spec.given([created]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).thenThrows(InstanceErrors.notABid);
+  });
+
+  it('labels', () => {
+    spec.given([created]).when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' }).then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
+  });
+
+  it('destroys once, then succeeds again with nothing new (idempotent)', () => {
+    spec.given([created, state('running')]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).then([destroyed]);
+    spec.given([created, destroyed]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).thenNothingHappened();
+    spec.given([created, destroyed]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenNothingHappened();
+    spec.given([created, destroyed]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenThrows(InstanceErrors.notFound);
+  });
+
+  it('reports another renter\'s instance (and an unknown one) as missing', () => {
+    spec.given([created]).when({ type: 'SetIntendedState', at: AT, requesterId: 9, state: 'stopped' }).thenThrows(InstanceErrors.notFound);
+    spec.given([created]).when({ type: 'LabelInstance', at: AT, requesterId: 9, label: 'x' }).thenThrows(InstanceErrors.notFound);
+    spec.given([created]).when({ type: 'DestroyInstance', at: AT, requesterId: 9 }).thenThrows(InstanceErrors.notFound);
+    spec.given([created, destroyed]).when({ type: 'DestroyInstance', at: AT, requesterId: 9 }).thenThrows(InstanceErrors.notFound);
+    spec.given([]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).thenThrows(InstanceErrors.notFound);
+  });
+});

@@ -1,0 +1,186 @@
+import {
+  ApiError,
+  type InstanceActualStatus,
+  type InstanceConfig,
+  type InstanceEvent,
+  type InstanceIntendedStatus,
+} from '@rigmarket/contracts';
+
+/**
+ * `instance-<id>`: one rented instance. The renter states an intent (running/stopped, label, destroy);
+ * the host reports what really happened (InstanceStateChanged). exited, unknown and offline never
+ * reach running again: the renter destroys and retries elsewhere (spec, States rule 1).
+ */
+export type InstanceState =
+  | { status: 'none' }
+  | {
+      status: 'active' | 'destroyed';
+      instanceId: number;
+      renter: number;
+      machineId: number;
+      numGpus: number;
+      actual: InstanceActualStatus;
+      intended: InstanceIntendedStatus;
+      label: string | null;
+      /** null = on-demand */
+      bidPrice: number | null;
+      /** stopped by a higher bid; its GPUs must be allocated again to start */
+      outbid: boolean;
+    };
+
+export interface CreateInstanceData {
+  instanceId: number;
+  renter: number;
+  machineId: number;
+  hostId: number;
+  offerId: number;
+  numGpus: number;
+  gpuName: string;
+  dphTotal: number;
+  bidPrice: number | null;
+  label: string | null;
+  targetState: InstanceIntendedStatus;
+  config: InstanceConfig;
+}
+
+export interface HostReport {
+  actualStatus: Exclude<InstanceActualStatus, null>;
+  sshHost?: string | null;
+  sshPort?: number | null;
+  ports?: Record<string, number>;
+  statusMsg?: string | null;
+}
+
+export type InstanceCommand = { at: string } & (
+  | ({ type: 'CreateInstance' } & CreateInstanceData)
+  | { type: 'SetIntendedState'; requesterId: number; state: InstanceIntendedStatus }
+  | { type: 'LabelInstance'; requesterId: number; label: string }
+  | { type: 'DestroyInstance'; requesterId: number }
+  | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
+  | { type: 'MarkOutbid' }
+  | { type: 'ChangeBid'; requesterId: number; price: number }
+  | ({ type: 'ReportHostState' } & HostReport)
+);
+
+export const InstanceErrors = {
+  notFound: 'no_such_instance',
+  exists: 'instance_exists',
+  cannotStart: 'instance_cannot_start',
+  notRunning: 'instance_not_running',
+  notABid: 'not_a_bid',
+  invalidReport: 'invalid_transition',
+} as const;
+
+/** States from which the instance never becomes running again. */
+export const DEAD_STATES: readonly InstanceActualStatus[] = ['exited', 'unknown', 'offline'];
+
+export const initialState = (): InstanceState => ({ status: 'none' });
+
+export function evolve(state: InstanceState, event: InstanceEvent): InstanceState {
+  switch (event.type) {
+    case 'InstanceCreated':
+      return {
+        status: 'active',
+        instanceId: event.data.instanceId,
+        renter: event.data.renter,
+        machineId: event.data.machineId,
+        numGpus: event.data.numGpus,
+        actual: null,
+        intended: event.data.targetState,
+        label: event.data.label,
+        bidPrice: event.data.bidPrice,
+        outbid: false,
+      };
+    case 'InstanceStateChanged':
+      return state.status === 'none' ? state : { ...state, actual: event.data.actualStatus };
+    case 'InstanceIntentChanged':
+      return state.status === 'none' ? state : { ...state, intended: event.data.intendedStatus, outbid: event.data.intendedStatus === 'running' ? false : state.outbid };
+    case 'InstanceOutbid':
+      return state.status === 'none' ? state : { ...state, intended: 'stopped', outbid: true };
+    case 'InstanceBidChanged':
+      return state.status === 'none' ? state : { ...state, bidPrice: event.data.price };
+    case 'InstanceLabelled':
+      return state.status === 'none' ? state : { ...state, label: event.data.label };
+    case 'InstanceRestarted':
+      return state;
+    case 'InstanceDestroyed':
+      return state.status === 'none' ? state : { ...state, status: 'destroyed' };
+  }
+}
+
+function owned(state: InstanceState, requesterId: number) {
+  // Another renter's instance is reported as missing, like a destroyed one.
+  if (state.status !== 'active' || state.renter !== requesterId) throw ApiError.notFound('No such instance', InstanceErrors.notFound);
+  return state;
+}
+
+export function decide(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
+  switch (command.type) {
+    case 'CreateInstance': {
+      if (state.status !== 'none') throw ApiError.conflict('This instance id is taken', InstanceErrors.exists);
+      const { type: _type, at, ...data } = command;
+      return [{ type: 'InstanceCreated', data: { ...data, createdAt: at } }];
+    }
+    case 'SetIntendedState': {
+      const instance = owned(state, command.requesterId);
+      if (command.state === 'running' && DEAD_STATES.includes(instance.actual)) {
+        throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
+      }
+      if (instance.intended === command.state) return [];
+      return [{ type: 'InstanceIntentChanged', data: { instanceId: instance.instanceId, intendedStatus: command.state, at: command.at } }];
+    }
+    case 'LabelInstance': {
+      const instance = owned(state, command.requesterId);
+      if (instance.label === command.label) return [];
+      return [{ type: 'InstanceLabelled', data: { instanceId: instance.instanceId, label: command.label, at: command.at } }];
+    }
+    case 'RestartInstance': {
+      const instance = owned(state, command.requesterId);
+      if (DEAD_STATES.includes(instance.actual)) {
+        throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
+      }
+      if (instance.intended !== 'running') throw new ApiError(400, InstanceErrors.notRunning, `Instance ${instance.instanceId} is stopped; start it instead`);
+      return [{ type: 'InstanceRestarted', data: { instanceId: instance.instanceId, recycle: command.recycle, at: command.at } }];
+    }
+    case 'MarkOutbid': {
+      if (state.status !== 'active' || state.outbid) return [];
+      return [{ type: 'InstanceOutbid', data: { instanceId: state.instanceId, machineId: state.machineId, numGpus: state.numGpus, at: command.at } }];
+    }
+    case 'ChangeBid': {
+      const instance = owned(state, command.requesterId);
+      if (instance.bidPrice === null) throw new ApiError(400, InstanceErrors.notABid, `Instance ${instance.instanceId} is on-demand; only interruptible instances have a bid`);
+      if (instance.bidPrice === command.price) return [];
+      return [{ type: 'InstanceBidChanged', data: { instanceId: instance.instanceId, price: command.price, at: command.at } }];
+    }
+    case 'DestroyInstance': {
+      if (state.status === 'destroyed' && state.renter === command.requesterId) return []; // idempotent: the CLI repeats it
+      const instance = owned(state, command.requesterId);
+      return [{ type: 'InstanceDestroyed', data: { instanceId: instance.instanceId, renter: instance.renter, machineId: instance.machineId, numGpus: instance.numGpus, at: command.at } }];
+    }
+    case 'ReportHostState': {
+      // A late report about a destroyed instance changes nothing.
+      if (state.status !== 'active') return [];
+      if (command.actualStatus === 'running' && DEAD_STATES.includes(state.actual)) {
+        throw new ApiError(409, InstanceErrors.invalidReport, `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`);
+      }
+      if (command.actualStatus === state.actual) return [];
+      return [
+        {
+          type: 'InstanceStateChanged',
+          data: {
+            instanceId: state.instanceId,
+            actualStatus: command.actualStatus,
+            sshHost: command.sshHost ?? null,
+            sshPort: command.sshPort ?? null,
+            ports: command.ports ?? {},
+            statusMsg: command.statusMsg ?? null,
+            at: command.at,
+          },
+        },
+      ];
+    }
+  }
+}
+
+export const instanceDecider = { initialState, evolve, decide };
+export const instanceStreamId = (instanceId: number): string => `instance-${instanceId}`;

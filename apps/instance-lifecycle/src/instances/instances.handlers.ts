@@ -1,0 +1,361 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata, type InstanceIntendedStatus } from '@rigmarket/contracts';
+import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
+import { hashKey } from '@rigmarket/http-kit';
+import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
+import type { HostDriver } from '../host/host-driver';
+import { OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { type CreateRequest, instanceConfig } from './create-request';
+import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
+import { encodeToken, parseListQuery } from './instance-list';
+import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
+
+type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
+
+async function runInstanceCommand(runtime: ContextRuntime, instanceId: number, command: InstanceCommandBody, metadata: EventMetadata, options?: HandleOptions) {
+  return runtime.runner.handle(
+    instanceStreamId(instanceId),
+    instanceDecider,
+    (state, now) => instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, state),
+    metadata,
+    options,
+  );
+}
+
+/** Offer id = machine_id * 1000 + num_gpus (docs/marketplace.md). */
+export const offerParts = (offerId: number) => ({ machineId: Math.floor(offerId / 1000), numGpus: offerId % 1000 });
+
+export interface CreatedInstance {
+  instanceId: number;
+  instanceApiKey: string;
+}
+
+export class CreateInstanceCommand extends Command<CreatedInstance> {
+  constructor(
+    readonly renter: number,
+    readonly offerId: number,
+    readonly request: CreateRequest,
+    readonly metadata: EventMetadata,
+    /** The Idempotency-Key header, if any. */
+    readonly idempotencyKey: string | null = null,
+  ) {
+    super();
+  }
+}
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+const requestHash = (offerId: number, request: CreateRequest): string => createHash('sha256').update(JSON.stringify([offerId, request])).digest('hex');
+
+/** The first answer for (renter, key) within 24 hours; 422 when the key came with another body. */
+async function priorAnswer(runtime: ContextRuntime, renter: number, key: string, hash: string): Promise<CreatedInstance | null> {
+  const since = new Date(runtime.runner.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
+  const rows = await runtime.db.query<{ request_hash: string; instance_id: number; instance_api_key: string }>(
+    `SELECT request_hash, instance_id, instance_api_key FROM ${SCHEMA}.create_idempotency WHERE owner_id = $1 AND idem_key = $2 AND created_at > $3`,
+    [renter, key, since],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  if (row.request_hash !== hash) {
+    throw new ApiError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new instance');
+  }
+  return { instanceId: Number(row.instance_id), instanceApiKey: row.instance_api_key };
+}
+
+/**
+ * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models,
+ * merge, allocate the GPUs on the machine's allocation stream (refused when taken), then create the
+ * instance with its instance key in one transaction, and hand it to the host driver.
+ */
+@CommandHandler(CreateInstanceCommand)
+export class CreateInstanceHandler implements ICommandHandler<CreateInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ renter, offerId, request, metadata, idempotencyKey }: CreateInstanceCommand): Promise<CreatedInstance> {
+    const hash = requestHash(offerId, request);
+    if (idempotencyKey !== null) {
+      const prior = await priorAnswer(this.runtime, renter, idempotencyKey, hash);
+      if (prior) return prior;
+      // an expired record gives way to the new request
+      await this.runtime.db.execute(`DELETE FROM ${SCHEMA}.create_idempotency WHERE owner_id = $1 AND idem_key = $2`, [renter, idempotencyKey]);
+    }
+    const { machineId, numGpus } = offerParts(offerId);
+    const machine = await findMachine(this.runtime.db, machineId);
+    if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
+    if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    const ask = machine.ask;
+    if (request.price !== null && request.price < ask.minBid * numGpus) {
+      throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
+    }
+    let template = null;
+    if (request.templateHashId !== null) {
+      const found = await findTemplate(this.runtime.db, request.templateHashId);
+      if (!found || (found.content.private && found.creatorId !== renter)) throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
+      template = { ...found.content, hashId: found.hashId };
+    }
+    const config = instanceConfig(request, template);
+    const dphTotal = request.price ?? ask.priceGpu * numGpus + (ask.priceDisk * config.disk) / 720;
+    const instanceId = await this.runtime.nextId('instance_ids');
+
+    await allocateGpus(this.runtime, this.host, { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price }, metadata);
+
+    const instanceApiKey = randomBytes(32).toString('hex');
+    try {
+      await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        {
+          type: 'CreateInstance',
+          instanceId,
+          renter,
+          machineId,
+          hostId: machine.ownerId,
+          offerId,
+          numGpus,
+          gpuName: machine.gpuName,
+          dphTotal,
+          bidPrice: request.price,
+          label: request.label,
+          targetState: request.targetState,
+          config,
+        },
+        metadata,
+        {
+          // The instance key exists exactly when the instance does.
+          alsoInTransaction: async (sql, events) => {
+            await sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]);
+            if (idempotencyKey === null) return;
+            // The value is kept (24 h) so a retry gets the same answer; a concurrent twin fails here on the key.
+            await sql.execute(
+              `INSERT INTO ${SCHEMA}.create_idempotency (owner_id, idem_key, request_hash, instance_id, instance_api_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+              [renter, idempotencyKey, hash, instanceId, instanceApiKey, events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString()],
+            );
+          },
+        },
+      );
+    } catch (error) {
+      await releaseGpus(this.runtime, machineId, instanceId, metadata);
+      if (idempotencyKey !== null) {
+        const twin = await priorAnswer(this.runtime, renter, idempotencyKey, hash);
+        if (twin) return twin;
+      }
+      throw error;
+    }
+    this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });
+    return { instanceId, instanceApiKey };
+  }
+}
+
+/** Allocates on the machine's stream; instances outbid by it are stopped (their hosts are told). */
+async function allocateGpus(
+  runtime: ContextRuntime,
+  host: HostDriver,
+  a: { machineId: number; instanceId: number; numGpus: number; machineGpus: number; bid: number | null },
+  metadata: EventMetadata,
+): Promise<void> {
+  const result = await runtime.runner.handle(
+    allocationStreamId(a.machineId),
+    allocationDecider,
+    (state, now) => allocationDecider.decide({ type: 'AllocateGpus', at: now.toISOString(), ...a }, state),
+    metadata,
+    { maxAttempts: 100 },
+  );
+  for (const event of result.events) {
+    const data = event.data as { instanceId: number; outbid?: boolean };
+    if (event.type !== 'GpusReleased' || !data.outbid) continue;
+    const marked = await runInstanceCommand(runtime, data.instanceId, { type: 'MarkOutbid' }, metadata);
+    if (marked.events.length > 0) host.stop(data.instanceId, OUTBID_MSG);
+  }
+}
+
+async function releaseGpus(runtime: ContextRuntime, machineId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
+  await runtime.runner.handle(
+    allocationStreamId(machineId),
+    allocationDecider,
+    (state, now) => allocationDecider.decide({ type: 'ReleaseGpus', at: now.toISOString(), machineId, instanceId }, state),
+    metadata,
+    { maxAttempts: 100 },
+  );
+}
+
+export interface InstanceChanges {
+  state?: InstanceIntendedStatus;
+  label?: string;
+}
+
+export class ChangeInstanceCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly changes: InstanceChanges, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+@CommandHandler(ChangeInstanceCommand)
+export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ requesterId, instanceId, changes, metadata }: ChangeInstanceCommand): Promise<void> {
+    if (changes.label !== undefined) {
+      await runInstanceCommand(this.runtime, instanceId, { type: 'LabelInstance', requesterId, label: changes.label }, metadata);
+    }
+    if (changes.state === 'running') await this.reallocateIfOutbid(requesterId, instanceId, metadata);
+    if (changes.state !== undefined) {
+      const result = await runInstanceCommand(this.runtime, instanceId, { type: 'SetIntendedState', requesterId, state: changes.state }, metadata);
+      if (result.events.length > 0) {
+        if (changes.state === 'stopped') this.host.stop(instanceId);
+        else this.host.start(instanceId);
+      }
+    }
+  }
+
+  /** An outbid instance holds no GPUs: starting it takes them again at its bid (which may outbid others). */
+  private async reallocateIfOutbid(requesterId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
+    const { state } = await this.runtime.runner.load(instanceStreamId(instanceId), instanceDecider);
+    if (state.status !== 'active' || state.renter !== requesterId || !state.outbid) return;
+    const machine = await findMachine(this.runtime.db, state.machineId);
+    if (!machine) throw ApiError.conflict('The machine is gone; destroy the instance and rent another offer', 'offer_unavailable');
+    await allocateGpus(this.runtime, this.host, { machineId: state.machineId, instanceId, numGpus: state.numGpus, machineGpus: machine.numGpus, bid: state.bidPrice }, metadata);
+  }
+}
+
+export class RestartInstanceCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly recycle: boolean, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/** Reboot and recycle (client-compat.md 2.5): the host restarts or recreates the container. */
+@CommandHandler(RestartInstanceCommand)
+export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ requesterId, instanceId, recycle, metadata }: RestartInstanceCommand): Promise<void> {
+    await runInstanceCommand(this.runtime, instanceId, { type: 'RestartInstance', requesterId, recycle }, metadata);
+    if (recycle) this.host.recycle(instanceId);
+    else this.host.reboot(instanceId);
+  }
+}
+
+export class ChangeBidCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly price: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/** PUT /api/v0/instances/bid_price/{id}/: at least the machine's min bid; a held allocation takes the new bid. */
+@CommandHandler(ChangeBidCommand)
+export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute({ requesterId, instanceId, price, metadata }: ChangeBidCommand): Promise<void> {
+    const { state } = await this.runtime.runner.load(instanceStreamId(instanceId), instanceDecider);
+    if (state.status === 'active' && state.renter === requesterId) {
+      const machine = await findMachine(this.runtime.db, state.machineId);
+      const minimum = (machine?.ask?.minBid ?? 0) * state.numGpus;
+      if (price < minimum) throw ApiError.badRequest(`price ${price} is below this machine's minimum bid of ${minimum} $/hour`);
+    }
+    await runInstanceCommand(this.runtime, instanceId, { type: 'ChangeBid', requesterId, price }, metadata);
+    if (state.status === 'active' && !state.outbid) {
+      await this.runtime.runner.handle(
+        allocationStreamId(state.machineId),
+        allocationDecider,
+        (s, now) => allocationDecider.decide({ type: 'ChangeBid', at: now.toISOString(), machineId: state.machineId, instanceId, bid: price }, s),
+        metadata,
+        { maxAttempts: 100 },
+      );
+    }
+  }
+}
+
+export class DestroyInstanceCommand extends Command<void> {
+  constructor(readonly requesterId: number, readonly instanceId: number, readonly metadata: EventMetadata) {
+    super();
+  }
+}
+
+/** Idempotent: destroying a destroyed instance of one's own succeeds again (the CLI repeats it). */
+@CommandHandler(DestroyInstanceCommand)
+export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async execute({ requesterId, instanceId, metadata }: DestroyInstanceCommand): Promise<void> {
+    const result = await runInstanceCommand(this.runtime, instanceId, { type: 'DestroyInstance', requesterId }, metadata);
+    const state: InstanceState = result.state;
+    if (state.status !== 'destroyed') return;
+    this.host.destroy(instanceId);
+    await releaseGpus(this.runtime, state.machineId, instanceId, metadata);
+  }
+}
+
+/** The owner of the instance an instance key opens, or null. */
+export async function instanceKeyOwner(runtime: ContextRuntime, keyValue: string): Promise<{ instanceId: number; ownerId: number } | null> {
+  const rows = await runtime.db.query<{ instance_id: number; owner_id: number }>(`SELECT instance_id, owner_id FROM ${SCHEMA}.instance_keys WHERE key_hash = $1`, [hashKey(keyValue)]);
+  return rows[0] ? { instanceId: Number(rows[0].instance_id), ownerId: Number(rows[0].owner_id) } : null;
+}
+
+export class GetInstanceQuery extends Query<InstanceView | null> {
+  constructor(readonly ownerId: number, readonly instanceId: number) {
+    super();
+  }
+}
+
+@QueryHandler(GetInstanceQuery)
+export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
+    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT * FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
+    return rows[0] ? instanceView(rows[0]) : null;
+  }
+}
+
+export interface InstancePage {
+  instances: InstanceView[];
+  next_token: string | null;
+  total_instances: number;
+  label_counts: Record<string, number>;
+}
+
+export class ListInstancesQuery extends Query<InstancePage> {
+  constructor(readonly ownerId: number, readonly query: Record<string, unknown>) {
+    super();
+  }
+}
+
+@QueryHandler(ListInstancesQuery)
+export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute({ ownerId, query }: ListInstancesQuery): Promise<InstancePage> {
+    const q = parseListQuery(query, ownerId);
+    const where = q.where.join(' AND ');
+    const rows = await this.runtime.db.query<InstanceRowRecord>(
+      `SELECT * FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
+      q.params,
+    );
+    const [{ n }] = (await this.runtime.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.instances WHERE ${where}`, q.params)) as [{ n: string }];
+    const labels = await this.runtime.db.query<{ label: string; n: string }>(
+      `SELECT label, count(*)::text AS n FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed AND label IS NOT NULL GROUP BY label`,
+      [ownerId],
+    );
+    const page = rows.slice(0, q.limit);
+    return {
+      instances: page.map(instanceView),
+      next_token: rows.length > q.limit ? encodeToken(q.offset + q.limit) : null,
+      total_instances: Number(n),
+      label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),
+    };
+  }
+}

@@ -1,0 +1,200 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query as QueryParam, Req, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type AuthenticatedKey, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import { parseCreateRequest } from './create-request';
+import { INSTANCE_KEY_FORBIDDEN, InstanceBearerGuard, InstanceKeyAllowed, type InstanceKeyRequest } from './instance-key.guard';
+import { ChangeBidDto, CreateInstanceDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
+import {
+  ChangeBidCommand,
+  ChangeInstanceCommand,
+  CreateInstanceCommand,
+  DestroyInstanceCommand,
+  GetInstanceQuery,
+  type InstanceChanges,
+  type InstancePage,
+  ListInstancesQuery,
+  RestartInstanceCommand,
+} from './instances.handlers';
+
+function positiveId(raw: unknown, what: string): number {
+  const id = Number(raw);
+  if (raw === '' || raw === null || !Number.isInteger(id) || id < 1) throw ApiError.badRequest(`${what} must be a positive integer id`, { error: 'invalid_id' });
+  return id;
+}
+
+function idList(raw: unknown[] | undefined, name: string): number[] {
+  if (!raw || raw.length === 0) throw ApiError.badRequest(`${name} must be a non-empty list of instance ids`);
+  return raw.map((v) => positiveId(v, name));
+}
+
+/** An instance key opens one instance only. */
+function checkInstanceKey(request: InstanceKeyRequest, instanceId: number): void {
+  if (request.instanceKeyFor !== undefined && request.instanceKeyFor !== instanceId) throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
+}
+
+/** Creating an instance: PUT (and POST, as one description names it) /api/v0/asks/{offer_id}/. */
+@Controller('api/v0/asks')
+@UseGuards(InstanceBearerGuard)
+export class AsksController {
+  constructor(private readonly commands: CommandBus) {}
+
+  @Put(':offerId')
+  @RequirePermission('instance_write')
+  put(
+    @Param('offerId') offerId: string,
+    @Body() body: CreateInstanceDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    return this.create(offerId, body, principal, metadata, idempotencyKey);
+  }
+
+  @Post(':offerId')
+  @HttpCode(200)
+  @RequirePermission('instance_write')
+  post(
+    @Param('offerId') offerId: string,
+    @Body() body: CreateInstanceDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    return this.create(offerId, body, principal, metadata, idempotencyKey);
+  }
+
+  private async create(offerIdRaw: string, body: CreateInstanceDto, principal: AuthenticatedKey, metadata: EventMetadata, idempotencyKey: string | undefined) {
+    const offerId = positiveId(offerIdRaw, 'offer_id');
+    const request = parseCreateRequest({ ...body });
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) throw ApiError.badRequest('Idempotency-Key must be 1 to 255 characters');
+    const created = await this.commands.execute(new CreateInstanceCommand(principal.userId, offerId, request, metadata, idempotencyKey ?? null));
+    return { success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey };
+  }
+}
+
+@Controller('api/v0/instances')
+@UseGuards(InstanceBearerGuard)
+export class InstancesV0Controller {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  /** Older clients: `?owner=me`; every row is the caller's own anyway. */
+  @Get()
+  @RequirePermission('instance_read')
+  async list(@Principal() principal: AuthenticatedKey) {
+    const instances: InstancePage['instances'] = [];
+    let token: string | null = null;
+    do {
+      const page: InstancePage = await this.queries.execute(new ListInstancesQuery(principal.userId, token ? { after_token: token } : {}));
+      instances.push(...page.instances);
+      token = page.next_token;
+    } while (token);
+    return { success: true, instances_found: instances.length, instances };
+  }
+
+  @Get(':id')
+  @RequirePermission('instance_read')
+  async one(@Param('id') id: string, @Principal() principal: AuthenticatedKey) {
+    return { instances: await this.queries.execute(new GetInstanceQuery(principal.userId, positiveId(id, 'instance id'))) };
+  }
+
+  @Put()
+  @RequirePermission('instance_write')
+  async bulkUpdate(@Body() body: UpdateInstanceDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const ids = idList(body.ids, 'ids');
+    const results = await this.each(ids, (id) => this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changesOf(body), metadata)));
+    return { success: results.every((r) => r.success), results };
+  }
+
+  @Put('bid_price/:id')
+  @RequirePermission('instance_write')
+  async changeBid(@Param('id') idRaw: string, @Body() body: ChangeBidDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    const price = Number(body.price);
+    if (body.price === undefined || body.price === null || body.price === '' || !Number.isFinite(price) || price <= 0) throw ApiError.badRequest('price must be a positive bid in $/hour');
+    await this.commands.execute(new ChangeBidCommand(principal.userId, id, price, metadata));
+    return { success: true, msg: `Bid of instance ${id} is now ${price} $/hour` };
+  }
+
+  @Put('reboot/:id')
+  @RequirePermission('instance_write')
+  async reboot(@Param('id') idRaw: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    await this.commands.execute(new RestartInstanceCommand(principal.userId, id, false, metadata));
+    return { success: true, msg: `Instance ${id} is rebooting` };
+  }
+
+  @Put('recycle/:id')
+  @RequirePermission('instance_write')
+  async recycle(@Param('id') idRaw: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    await this.commands.execute(new RestartInstanceCommand(principal.userId, id, true, metadata));
+    return { success: true, msg: `Instance ${id} is being recycled` };
+  }
+
+  @Put(':id')
+  @InstanceKeyAllowed()
+  @RequirePermission('instance_write')
+  async update(@Param('id') idRaw: string, @Body() body: UpdateInstanceDto, @Req() request: InstanceKeyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    checkInstanceKey(request, id);
+    if (request.instanceKeyFor !== undefined && body.label !== undefined) throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
+    const changes = changesOf(body);
+    if (changes.state === undefined && changes.label === undefined) throw ApiError.badRequest('Give state (running or stopped) and/or label');
+    await this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changes, metadata));
+    return { success: true, msg: changes.state ? `Instance ${id} is going to ${changes.state}` : `Instance ${id} labelled` };
+  }
+
+  @Delete()
+  @RequirePermission('instance_write')
+  async bulkDestroy(@Body() body: DestroyInstancesDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const ids = idList(body.instance_ids, 'instance_ids');
+    const results = await this.each(ids, (id) => this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata)));
+    return { success: results.every((r) => r.success), results };
+  }
+
+  @Delete(':id')
+  @InstanceKeyAllowed()
+  @RequirePermission('instance_write')
+  async destroy(@Param('id') idRaw: string, @Req() request: InstanceKeyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const id = positiveId(idRaw, 'instance id');
+    checkInstanceKey(request, id);
+    await this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata));
+    return { success: true, msg: `Instance ${id} destroyed` };
+  }
+
+  private async each(ids: number[], run: (id: number) => Promise<unknown>) {
+    const results: { id: number; success: boolean; error?: string; msg?: string }[] = [];
+    for (const id of ids) {
+      try {
+        await run(id);
+        results.push({ id, success: true });
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        results.push({ id, success: false, error: error.code, msg: error.message });
+      }
+    }
+    return results;
+  }
+}
+
+function changesOf(body: UpdateInstanceDto): InstanceChanges {
+  return { ...(body.state !== undefined ? { state: body.state } : {}), ...(body.label !== undefined ? { label: body.label } : {}) };
+}
+
+/** What current clients list with (client-compat.md 2.3): keyset-style pages of at most 25. */
+@Controller('api/v1/instances')
+@UseGuards(InstanceBearerGuard)
+export class InstancesV1Controller {
+  constructor(private readonly queries: QueryBus) {}
+
+  @Get()
+  @RequirePermission('instance_read')
+  async list(@QueryParam() query: Record<string, unknown>, @Principal() principal: AuthenticatedKey) {
+    const page = await this.queries.execute(new ListInstancesQuery(principal.userId, query));
+    return { success: true, ...page, instances_found: page.instances.length };
+  }
+}

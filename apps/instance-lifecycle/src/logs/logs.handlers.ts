@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { ApiError } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { HostDriver } from '../host/host-driver';
+import { SCHEMA } from '../instance-lifecycle.read-models';
+import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE } from '../instance-lifecycle.tokens';
+import { type LogStore, selectLines } from './log-store';
+
+export class RequestLogsCommand extends Command<{ file: string }> {
+  constructor(
+    readonly requesterId: number,
+    readonly instanceId: number,
+    readonly tail: number | null,
+    readonly filter: string | null,
+    readonly daemon: boolean,
+  ) {
+    super();
+  }
+}
+
+/** Collects the instance's (or its daemon's) logs from the host, applies tail/filter and uploads them. */
+@CommandHandler(RequestLogsCommand)
+export class RequestLogsHandler implements ICommandHandler<RequestLogsCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+    @Inject(LOG_STORE) private readonly store: LogStore,
+  ) {}
+
+  async execute({ requesterId, instanceId, tail, filter, daemon }: RequestLogsCommand): Promise<{ file: string }> {
+    const rows = await this.runtime.db.query<{ owner_id: number }>(`SELECT owner_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`, [instanceId]);
+    if (!rows[0]) throw new ApiError(404, 'invalid_id', 'invalid instance id');
+    if (Number(rows[0].owner_id) !== requesterId) throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
+    const lines = selectLines(await this.host.logs(instanceId, daemon), tail, filter);
+    const file = `${randomBytes(16).toString('hex')}.log`;
+    await this.store.put(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+    return { file };
+  }
+}

@@ -1,0 +1,70 @@
+import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
+import type { Migration, Projection } from '@rigmarket/event-sourcing';
+import { SCHEMA, refreshOffers } from '../marketplace.read-models';
+
+/**
+ * Offers show free GPUs only: instance-lifecycle's public InstanceCreated/InstanceDestroyed (and
+ * InstanceOutbid / a later start), over the transport, keep one row per live instance here and machines.gpus_allocated as their sum. Eventually
+ * consistent: instance-lifecycle's allocation stream stays the authority (a just-taken offer is refused
+ * there with offer_unavailable).
+ */
+export const instanceAllocationsMigration: Migration = {
+  id: '0006-instance-allocations',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.instance_allocations (
+        instance_id INTEGER PRIMARY KEY,
+        machine_id INTEGER NOT NULL,
+        num_gpus INTEGER NOT NULL,
+        held BOOLEAN NOT NULL DEFAULT TRUE
+      )`);
+    await sql.execute(`CREATE INDEX instance_allocations_by_machine ON ${s}.instance_allocations (machine_id)`);
+  },
+};
+
+export const instanceAllocationsProjection: Projection = {
+  name: 'instance_allocations',
+  version: 1,
+  sources: [{ context: 'instance', streamType: 'instance' }],
+  tables: [`${SCHEMA}.instance_allocations`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
+    let machineId: number;
+    switch (event.type) {
+      case 'InstanceCreated':
+        machineId = event.data.machineId;
+        await sql.execute(`INSERT INTO ${SCHEMA}.instance_allocations (instance_id, machine_id, num_gpus) VALUES ($1, $2, $3) ON CONFLICT (instance_id) DO NOTHING`, [
+          event.data.instanceId,
+          machineId,
+          event.data.numGpus,
+        ]);
+        break;
+      case 'InstanceDestroyed':
+        machineId = event.data.machineId;
+        await sql.execute(`DELETE FROM ${SCHEMA}.instance_allocations WHERE instance_id = $1`, [event.data.instanceId]);
+        break;
+      case 'InstanceOutbid':
+        // an outbid instance holds no GPUs until it is started again
+        machineId = event.data.machineId;
+        await sql.execute(`UPDATE ${SCHEMA}.instance_allocations SET held = FALSE WHERE instance_id = $1`, [event.data.instanceId]);
+        break;
+      case 'InstanceIntentChanged': {
+        if (event.data.intendedStatus !== 'running') return;
+        const rows = await sql.query<{ machine_id: number }>(
+          `UPDATE ${SCHEMA}.instance_allocations SET held = TRUE WHERE instance_id = $1 AND NOT held RETURNING machine_id`,
+          [event.data.instanceId],
+        );
+        if (!rows[0]) return;
+        machineId = Number(rows[0].machine_id);
+        break;
+      }
+      default:
+        return;
+    }
+    await sql.execute(
+      `UPDATE ${SCHEMA}.machines SET gpus_allocated = (SELECT COALESCE(SUM(num_gpus), 0) FROM ${SCHEMA}.instance_allocations WHERE machine_id = $1 AND held) WHERE machine_id = $1`,
+      [machineId],
+    );
+    await refreshOffers(sql, machineId);
+  },
+};

@@ -1,0 +1,468 @@
+import type { INestApplication } from '@nestjs/common';
+import { Database, type Transport } from '@rigmarket/event-sourcing';
+import { createPlatformApp } from '@rigmarket/http-kit';
+import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
+import { InstanceLifecycleModule, SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
+import { MarketplaceModule } from '@rigmarket/marketplace-api';
+import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
+import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import request from 'supertest';
+
+/**
+ * instance-lifecycle over HTTP with identity (keys) and marketplace (machines, offers, templates): the
+ * marketplace's events reach instance-lifecycle over the transport; hosts are simulated with short timings.
+ */
+const ADMIN_KEY = 'admin-instance-key-0123456789';
+
+interface Harness {
+  app: INestApplication;
+  mailer: RecordingMailer;
+  close(): Promise<void>;
+}
+
+async function embedded(): Promise<Harness> {
+  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  return start(db, new InProcessTransport(), async () => undefined);
+}
+
+async function distributed(): Promise<Harness> {
+  const database = await createTestDatabase();
+  const db = await Database.connect({ kind: 'postgres', url: database.url });
+  const transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'instances-e2e', namespace: `${uniqueName('e2e')}.` });
+  await transport.ensureTopics();
+  return start(db, transport, database.drop);
+}
+
+async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+  const mailer = new RecordingMailer();
+  const app = await createPlatformApp({
+    db,
+    transport,
+    modules: [
+      IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
+      MarketplaceModule.forRoot(),
+      InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
+    ],
+  });
+  await app.init();
+  return {
+    app,
+    mailer,
+    close: async () => {
+      await app.close();
+      await transport.close();
+      await db.close();
+      await drop();
+    },
+  };
+}
+
+const HARDWARE = {
+  gpu_name: 'RTX 4090',
+  num_gpus: 4,
+  gpu_ram: 24564,
+  cuda_max_good: 12.4,
+  driver_version: '550.54.15',
+  compute_cap: 890,
+  cpu_name: 'AMD EPYC 7543',
+  cpu_cores: 32,
+  cpu_ghz: 2.8,
+  cpu_ram: 128000,
+  disk_space: 2000,
+  disk_bw: 3000,
+  inet_up: 900,
+  inet_down: 950,
+  direct_port_count: 100,
+  public_ipaddr: '203.0.113.7',
+  geolocation: 'US',
+  pci_gen: 4,
+  pcie_bw: 24.5,
+  hostname: 'rig-1',
+};
+
+const ASK = {
+  price_gpu: 0.5,
+  price_disk: 0.15,
+  price_inetu: 0.01,
+  price_inetd: 0.01,
+  price_min_bid: 0.3,
+  min_chunk: 1,
+  end_date: 4102444800.0,
+  credit_discount_max: 0.4,
+  duration: null,
+  vol_size: 100,
+  vol_price: 0.2,
+};
+
+/** What `vastai create instance <id> --image pytorch/pytorch --disk 40 --ssh --direct --env ...` sends. */
+const CLI_CREATE = {
+  client_id: 'me',
+  image: 'pytorch/pytorch',
+  env: { TZ: 'UTC', '-p 8080:8080': '1', A: 'b=c' },
+  price: null,
+  disk: 40.0,
+  label: 'mylabel',
+  extra: null,
+  onstart: 'echo hi',
+  image_login: null,
+  python_utf8: false,
+  lang_utf8: false,
+  use_jupyter_lab: false,
+  jupyter_dir: null,
+  force: false,
+  cancel_unavail: false,
+  template_hash_id: null,
+  user: null,
+  runtype: 'ssh_direc ssh_proxy',
+};
+
+/** The CLI's `show instances --raw` query (client-compat.md 2.3). */
+const V1_QUERY = `select_filters=${encodeURIComponent('{}')}&order_by=${encodeURIComponent('[{"col": "id", "dir": "asc"}]')}&limit=25`;
+
+interface Row {
+  id: number;
+  actual_status: string | null;
+  intended_status: string;
+  label: string | null;
+  [key: string]: unknown;
+}
+
+describe.each([
+  ['embedded (PGlite, in-process transport)', embedded],
+  ['distributed (PostgreSQL, Kafka)', distributed],
+])('instances over HTTP, %s', (mode, makeHarness) => {
+  let h: Harness;
+  const http = () => request(h.app.getHttpServer());
+  const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+  let renterKey: string;
+  let otherKey: string;
+  let machineId: number;
+
+  async function user(): Promise<string> {
+    const email = `${uniqueName('renter')}@example.com`;
+    await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
+    const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
+    await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
+    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
+    const key = login.body.session_key as string;
+    await eventually(async () => ((await http().get('/api/v0/instances/').set(as(key))).status === 200 ? true : undefined), 60_000, 'the key in instance-lifecycle');
+    return key;
+  }
+
+  /** The first accept after a machine change waits for the machine to reach instance-lifecycle. */
+  async function accept(offerId: number, body: object, key = renterKey) {
+    return eventually(async () => {
+      const res = await http().put(`/api/v0/asks/${offerId}/`).set(as(key)).send(body);
+      return res.status === 404 && res.body.error === 'no_such_offer' ? undefined : res;
+    }, 60_000, `offer ${offerId} in instance-lifecycle`);
+  }
+
+  const show = async (id: number, key = renterKey): Promise<Row | null> => (await http().get(`/api/v0/instances/${id}/?owner=me`).set(as(key)).expect(200)).body.instances;
+  const until = (id: number, status: string) =>
+    eventually(async () => {
+      const row = await show(id);
+      return row?.actual_status === status ? row : undefined;
+    }, 30_000, `instance ${id} ${status}`);
+
+  beforeAll(async () => {
+    h = await makeHarness();
+    await eventually(async () => ((await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined), 60_000, 'the admin key in marketplace');
+    await eventually(
+      async () => ((await http().put('/api/v0/machines/999999/verification/').set(as(ADMIN_KEY)).send({ verification: 'verified' })).status === 404 ? true : undefined),
+      60_000,
+      'the admin user in marketplace',
+    );
+    renterKey = await user();
+    otherKey = await user();
+    const reg = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send(HARDWARE).expect(201);
+    machineId = reg.body.machine_id;
+    await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: machineId, ...ASK }).expect(200);
+    await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
+  }, 180_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('rents a searched offer, reads it at once, and polls it to running with an SSH endpoint', async () => {
+    const search = await http().post('/api/v0/bundles/').set(as(renterKey)).send({ machine_id: { eq: machineId }, num_gpus: { eq: 4 } }).expect(200);
+    const offer = search.body.offers[0] as { id: number };
+    const created = await accept(offer.id, CLI_CREATE);
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({ success: true, new_contract: expect.any(Number), instance_api_key: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const id = created.body.new_contract as number;
+
+    // read-your-writes: never a 404 right after creation
+    const first = await show(id);
+    expect(first).toMatchObject({ id, intended_status: 'running', label: 'mylabel', image: 'pytorch/pytorch', machine_id: machineId, num_gpus: 4, gpu_name: 'RTX 4090', disk_space: 40 });
+    expect([null, 'loading', 'running']).toContain(first?.actual_status);
+
+    const running = await until(id, 'running');
+    expect(running).toMatchObject({
+      cur_state: 'running',
+      ssh_host: '203.0.113.7',
+      ssh_port: expect.any(Number),
+      public_ipaddr: '203.0.113.7',
+      start_date: expect.any(Number),
+      extra_env: expect.arrayContaining([
+        ['TZ', 'UTC'],
+        ['A', 'b=c'],
+      ]),
+      image_runtype: 'ssh_direct',
+      actions: ['stop', 'label', 'destroy'],
+      status_msg: expect.any(String),
+    });
+    expect((running.ports as Record<string, { HostPort: string }[]>)['22/tcp']?.[0]?.HostPort).toBe(String(running.ssh_port));
+    expect((running.ports as Record<string, unknown>)['8080/tcp']).toBeDefined();
+    expect(running.dph_total).toBeCloseTo(4 * 0.5 + (0.15 * 40) / 720);
+
+    // the marketplace hears of it: the machine has no free GPUs left to offer
+    await eventually(async () => {
+      const after = await http().post('/api/v0/bundles/').set(as(renterKey)).send({ machine_id: { eq: machineId } }).expect(200);
+      return after.body.offers.length === 0 ? true : undefined;
+    }, 60_000, 'the offers gone from search');
+
+    // the same GPUs cannot be rented twice; another renter sees none of it
+    const taken = await http().put(`/api/v0/asks/${offer.id}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(409);
+    expect(taken.body).toMatchObject({ success: false, error: 'offer_unavailable', msg: expect.stringContaining('no longer available') });
+    expect(await show(id, otherKey)).toBeNull();
+    await http().put(`/api/v0/instances/${id}/`).set(as(otherKey)).send({ state: 'stopped' }).expect(404);
+    await http().delete(`/api/v0/instances/${id}/`).set(as(otherKey)).send({}).expect(404);
+    expect((await http().get(`/api/v1/instances/?${V1_QUERY}`).set(as(otherKey)).expect(200)).body).toMatchObject({ instances: [], total_instances: 0 });
+
+    // stop, start, label
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
+    expect(await show(id)).toMatchObject({ intended_status: 'stopped' });
+    const stopped = await until(id, 'stopped');
+    expect(stopped).toMatchObject({ cur_state: 'stopped', actions: ['start', 'label', 'destroy'], billing: { compute: false, storage: true } });
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
+    await until(id, 'running');
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ label: 'my label_x' }).expect(200);
+    expect(await show(id)).toMatchObject({ label: 'my label_x' });
+
+    // lists: v1 (current clients) and v0 ?owner=me (older ones)
+    const v1 = await http().get(`/api/v1/instances/?${V1_QUERY}`).set(as(renterKey)).expect(200);
+    expect(v1.body).toMatchObject({ next_token: null, total_instances: 1, label_counts: { 'my label_x': 1 } });
+    expect(v1.body.instances.map((r: Row) => r.id)).toEqual([id]);
+    const filtered = await http()
+      .get(`/api/v1/instances/?select_filters=${encodeURIComponent('{"actual_status":{"in":["stopped"]}}')}`)
+      .set(as(renterKey))
+      .expect(200);
+    expect(filtered.body.instances).toEqual([]);
+    const v0 = await http().get('/api/v0/instances?owner=me').set(as(renterKey)).expect(200);
+    expect(v0.body).toMatchObject({ instances_found: 1, instances: [expect.objectContaining({ id })] });
+
+    // destroy: gone, idempotent, and the GPUs are free again
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    expect(await show(id)).toBeNull();
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => {
+      const after = await http().post('/api/v0/bundles/').set(as(renterKey)).send({ machine_id: { eq: machineId } }).expect(200);
+      return after.body.offers.some((o: { id: number }) => o.id === offer.id) ? true : undefined;
+    }, 60_000, 'the offer back in search');
+    const again = await http().put(`/api/v0/asks/${offer.id}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(200);
+    await http().delete(`/api/v0/instances/${again.body.new_contract}/`).set(as(otherKey)).send({}).expect(200);
+  });
+
+  it('lets the instance key start, stop and destroy its own instance only', async () => {
+    const a = await accept(machineId * 1000 + 1, { image: 'busybox' });
+    const b = await accept(machineId * 1000 + 1, { image: 'busybox', target_state: 'stopped' });
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    const key = a.body.instance_api_key as string;
+    const idA = a.body.new_contract as number;
+    const idB = b.body.new_contract as number;
+    await until(idB, 'stopped');
+    await http().put(`/api/v0/instances/${idA}/`).set(as(key)).send({ state: 'stopped' }).expect(200);
+    await http().put(`/api/v0/instances/${idA}/`).set(as(key)).send({ label: 'nope' }).expect(403);
+    await http().put(`/api/v0/instances/${idB}/`).set(as(key)).send({ state: 'running' }).expect(403);
+    await http().delete(`/api/v0/instances/${idB}/`).set(as(key)).send({}).expect(403);
+    const list = await http().get('/api/v0/instances/').set(as(key)).expect(403);
+    expect(list.body).toMatchObject({ success: false, error: 'forbidden', msg: expect.stringContaining('instance API key') });
+    await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(as(key)).send({ image: 'busybox' }).expect(403);
+    await http().delete(`/api/v0/instances/${idA}/`).set(as(key)).send({}).expect(200);
+    // a destroyed instance's key opens nothing
+    await http().delete(`/api/v0/instances/${idA}/`).set(as(key)).send({}).expect(401);
+
+    // bulk start, bulk destroy (the CLI repeats it)
+    const bulk = await http().put('/api/v0/instances/').set(as(renterKey)).send({ state: 'running', ids: [idB] }).expect(200);
+    expect(bulk.body).toMatchObject({ success: true });
+    await until(idB, 'running');
+    for (let i = 0; i < 2; i += 1) {
+      const res = await http().delete('/api/v0/instances/').set(as(renterKey)).send({ instance_ids: [idB] }).expect(200);
+      expect(res.body).toMatchObject({ success: true });
+    }
+    expect(await show(idB)).toBeNull();
+  });
+
+  it('reboots and recycles; a crashed container is exited for good, with a status_msg saying what to do', async () => {
+    const created = await accept(machineId * 1000 + 1, { image: 'busybox', runtype: 'jupyter_direc ssh_direc ssh_proxy' });
+    expect(created.status).toBe(200);
+    const id = created.body.new_contract as number;
+    const running = await until(id, 'running');
+    expect(running.image_runtype).toBe('jupyter_direct');
+    expect(Object.keys(running.ports as object).sort()).toEqual(['22/tcp', '8080/tcp']);
+    await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await until(id, 'running');
+    await http().put(`/api/v0/instances/recycle/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await until(id, 'running');
+    await http().put(`/api/v0/instances/reboot/${id}/`).set(as(otherKey)).send({}).expect(404);
+
+    h.app.get(SimulatedHostDriver, { strict: false }).fail(id, 'exited');
+    const exited = await until(id, 'exited');
+    expect(exited).toMatchObject({ actions: ['label', 'destroy'], status_msg: expect.stringContaining('Destroy the instance'), ssh_host: null });
+    const start = await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(400);
+    expect(start.body).toMatchObject({ success: false, error: 'instance_cannot_start' });
+    await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey)).send({}).expect(400);
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
+  it('uploads logs with tail and filter to a result_url served without auth', async () => {
+    const created = await accept(machineId * 1000 + 1, { image: 'busybox', onstart: 'echo hello', runtype: 'ssh' });
+    const id = created.body.new_contract as number;
+    await until(id, 'running');
+    const fetchLogs = async (body: object) => {
+      const res = await http().put(`/api/v0/instances/request_logs/${id}/`).set(as(renterKey)).send(body).expect(200);
+      expect(res.body).toMatchObject({ success: true, result_url: expect.stringMatching(/^http:\/\/.+\/logs\/[0-9a-f]{32}\.log$/), msg: expect.any(String) });
+      const text = await http().get(new URL(res.body.result_url).pathname).expect(200);
+      expect(text.headers['content-type']).toContain('text/plain');
+      return text.text;
+    };
+    const all = await fetchLogs({ tail: '100' });
+    expect(all).toContain('onstart: echo hello');
+    expect(all).toContain('sshd');
+    expect(await fetchLogs({ tail: 1 })).toBe('container ready\n');
+    expect(await fetchLogs({ filter: 'sshd' })).toBe('Starting OpenBSD Secure Shell server: sshd.\n');
+    expect(await fetchLogs({ daemon_logs: 'true' })).toContain('[rigmarket-daemon] instance');
+    const denied = await http().put(`/api/v0/instances/request_logs/${id}/`).set(as(otherKey)).send({}).expect(403);
+    expect(denied.body).toMatchObject({ success: false, error: 'not_authorized', msg: 'not authorized to view logs for this instance' });
+    expect((await http().put('/api/v0/instances/request_logs/987654/').set(as(renterKey)).send({}).expect(404)).body).toMatchObject({ error: 'invalid_id', msg: 'invalid instance id' });
+    await http().get('/logs/00000000000000000000000000000000.log').expect(404);
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
+  it('creates from a template, merged per the precedence table', async () => {
+    const template = await http()
+      .post('/api/v0/template/')
+      .set(as(renterKey))
+      .send({ name: 't', image: 'vastai/base', tag: 'cuda-12', env: '-e A=template -e B=2', runtype: 'ssh', ssh_direct: true, recommended_disk_space: 30, onstart: 'from template' })
+      .expect(200);
+    const hashId = template.body.template.hash_id as string;
+    const created = await eventually(async () => {
+      const res = await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(as(renterKey)).send({ image: null, env: { A: 'request' }, template_hash_id: hashId });
+      return res.status === 404 ? undefined : res;
+    }, 60_000, 'the template in instance-lifecycle');
+    expect(created.status).toBe(200);
+    const row = await show(created.body.new_contract);
+    expect(row).toMatchObject({ image: 'vastai/base:cuda-12', image_runtype: 'ssh_direct', disk_space: 30, onstart: 'from template', template_hash_id: hashId });
+    expect(row?.extra_env).toEqual(
+      expect.arrayContaining([
+        ['A', 'request'],
+        ['B', '2'],
+      ]),
+    );
+    expect(row?.extra_env).toHaveLength(2);
+    await http().delete(`/api/v0/instances/${created.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
+  it('returns the first answer for a retried create with the same Idempotency-Key', async () => {
+    const offer = machineId * 1000 + 1;
+    const key = uniqueName('idem');
+    const first = await accept(offer, { image: 'busybox', label: 'idem' });
+    expect(first.status).toBe(200);
+    await http().delete(`/api/v0/instances/${first.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
+    const [a, b] = await Promise.all([
+      http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'idem' }),
+      http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'idem' }),
+    ]);
+    expect(a.status).toBe(200);
+    expect(b.body).toEqual(a.body);
+    const retried = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'idem' }).expect(200);
+    expect(retried.body).toEqual(a.body);
+    const other = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).set('Idempotency-Key', key).send({ image: 'busybox', label: 'different' }).expect(422);
+    expect(other.body).toMatchObject({ success: false, error: 'idempotency_key_reused' });
+    const v1 = await http().get(`/api/v1/instances/?select_filters=${encodeURIComponent('{"label":{"eq":"idem"}}')}`).set(as(renterKey)).expect(200);
+    expect(v1.body.total_instances).toBe(1);
+    await http().delete(`/api/v0/instances/${a.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
+  it('answers bad requests, unknown offers and missing keys with the Error object', async () => {
+    const offer = machineId * 1000 + 1;
+    const envString = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', env: '-e TZ=UTC' }).expect(400);
+    expect(envString.body).toMatchObject({ success: false, error: 'bad_request', msg: expect.stringContaining('env must be an object') });
+    expect((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ template_id: 5 }).expect(400)).body.msg).toContain('template_hash_id');
+    expect((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ env: {} }).expect(400)).body.msg).toContain('image is required');
+    expect((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', onstart: 'x'.repeat(4049) }).expect(400)).body.msg).toContain('4048');
+    expect((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', price: 0.01 }).expect(400)).body.msg).toContain('minimum bid');
+    expect((await http().put('/api/v0/asks/999999001/').set(as(renterKey)).send({ image: 'x' }).expect(404)).body).toMatchObject({ error: 'no_such_offer' });
+    expect((await http().put(`/api/v0/instances/1/`).set(as(renterKey)).send({ state: 'paused' }).expect(400)).body.msg).toContain('state must be running or stopped');
+    await http().put(`/api/v0/asks/${offer}/`).send({ image: 'x' }).expect(401);
+    await http().get('/api/v1/instances/').set(as('not-a-key')).expect(401);
+    expect((await http().get('/api/v0/instances/424242/').set(as(renterKey)).expect(200)).body).toEqual({ instances: null });
+    await http().get('/api/v1/instances/?limit=26').set(as(renterKey)).expect(400);
+
+    // a key without instance permissions
+    const scoped = await http().post('/api/v0/auth/apikeys/').set(as(renterKey)).send({ name: 'ro', permissions: { api: { instance_read: {} } } }).expect(201);
+    const readOnly = scoped.body.key as string;
+    await eventually(async () => ((await http().get('/api/v1/instances/').set(as(readOnly))).status === 200 ? true : undefined), 60_000, 'the scoped key');
+    const refused = await http().put(`/api/v0/asks/${offer}/`).set(as(readOnly)).send({ image: 'x' }).expect(403);
+    expect(refused.body).toMatchObject({ success: false, error: 'forbidden', msg: expect.stringContaining('instance_write') });
+  });
+
+  it('lets a higher bid or an on-demand rental outbid an interruptible instance; bid_price raises it back', async () => {
+    const reg = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'bid-rig', num_gpus: 2 }).expect(201);
+    const bidMachine = reg.body.machine_id as number;
+    await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: bidMachine, ...ASK }).expect(200);
+    const offer = bidMachine * 1000 + 2;
+    await eventually(async () => ((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', price: 0.01 })).status === 400 ? true : undefined), 60_000, 'the bid machine');
+
+    const a = (await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox', price: 1.0 }).expect(200)).body.new_contract as number;
+    await until(a, 'running');
+    expect(await show(a)).toMatchObject({ is_bid: true, dph_total: 1.0 });
+    // a lower bid does not take the GPUs
+    await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox', price: 0.7 }).expect(409);
+    const b = (await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox', price: 1.5 }).expect(200)).body.new_contract as number;
+    expect(await show(a)).toMatchObject({ intended_status: 'stopped', status_msg: expect.stringContaining('Outbid') });
+    expect(await until(a, 'stopped')).toMatchObject({ status_msg: expect.stringContaining('Outbid'), billing: { compute: false, storage: true } });
+    // starting again needs a bid above the holder's
+    expect((await http().put(`/api/v0/instances/${a}/`).set(as(renterKey)).send({ state: 'running' }).expect(409)).body.error).toBe('offer_unavailable');
+    await http().put(`/api/v0/instances/bid_price/${a}/`).set(as(renterKey)).send({ client_id: 'me', price: 0.1 }).expect(400);
+    await http().put(`/api/v0/instances/bid_price/${a}/`).set(as(renterKey)).send({ client_id: 'me', price: '2.0' }).expect(200);
+    await http().put(`/api/v0/instances/${a}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
+    await until(a, 'running');
+    expect((await eventually(async () => {
+      const row = (await http().get(`/api/v0/instances/${b}/`).set(as(otherKey)).expect(200)).body.instances as Row;
+      return row.actual_status === 'stopped' ? row : undefined;
+    }, 30_000, 'b outbid')).status_msg).toContain('Outbid');
+    // search shows no free GPUs on the machine while a holds them (b, outbid, holds none)
+    await eventually(async () => {
+      const found = await http().post('/api/v0/bundles/').send({ machine_id: { eq: bidMachine } }).expect(200);
+      return found.body.offers.length === 0 ? true : undefined;
+    }, 60_000, 'the bid machine full');
+    // an on-demand rental outbids any bid
+    const c = (await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send({ image: 'busybox' }).expect(200)).body.new_contract as number;
+    await until(a, 'stopped');
+    expect((await http().put(`/api/v0/instances/bid_price/${c}/`).set(as(otherKey)).send({ price: 5 }).expect(400)).body.error).toBe('not_a_bid');
+    await http().delete('/api/v0/instances/').set(as(otherKey)).send({ instance_ids: [b, c] }).expect(200);
+    await http().delete(`/api/v0/instances/${a}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => {
+      const found = await http().post('/api/v0/bundles/').send({ machine_id: { eq: bidMachine } }).expect(200);
+      return found.body.offers.some((o: { num_gpus: number }) => o.num_gpus === 2) ? true : undefined;
+    }, 60_000, 'the bid machine free again');
+  });
+
+  it(`gives exactly one of 50 parallel accepts of one offer the instance (${mode})`, async () => {
+    const reg = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'race-rig', num_gpus: 2 }).expect(201);
+    const raceMachine = reg.body.machine_id as number;
+    await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: raceMachine, ...ASK }).expect(200);
+    const offer = raceMachine * 1000 + 2;
+    // wait until instance-lifecycle knows the machine (a too-low bid is refused only once it does)
+    await eventually(async () => ((await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', price: 0.01 })).status === 400 ? true : undefined), 60_000, 'the race machine');
+    const keys = [renterKey, otherKey];
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => http().put(`/api/v0/asks/${offer}/`).set(as(keys[i % 2]!)).send({ image: 'busybox' })));
+    const won = results.filter((r) => r.status === 200);
+    const lost = results.filter((r) => r.status !== 200);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(49);
+    for (const res of lost) expect(res.body).toMatchObject({ success: false, error: 'offer_unavailable' });
+  }, 120_000);
+});

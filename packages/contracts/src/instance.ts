@@ -1,0 +1,101 @@
+import type { DomainEvent } from './envelope';
+
+/**
+ * Public (integration) events of the instance-lifecycle context (`instance-<id>` streams). Billing and
+ * the marketplace's free-GPU counts can follow them; GPU allocation itself is private to the context.
+ */
+
+/** The spec's actual_status values; null = being provisioned. `stopped` is the confirmed stop. */
+export type InstanceActualStatus = null | 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline';
+export type InstanceIntendedStatus = 'running' | 'stopped';
+/** Canonical launch modes (the CLI's "ssh_direc ssh_proxy" forms are normalized to these). */
+export type InstanceRuntype = 'ssh_direct' | 'ssh_proxy' | 'jupyter_direct' | 'jupyter_proxy' | 'args';
+
+/** What the instance runs, after the template merge (precedence table of the spec). */
+export interface InstanceConfig {
+  image: string;
+  runtype: InstanceRuntype;
+  /** Variables and `-p host:container` port keys (value "1"). */
+  env: Record<string, string>;
+  disk: number;
+  onstart: string | null;
+  argsStr: string | null;
+  args: string[] | null;
+  useJupyterLab: boolean;
+  jupyterDir: string | null;
+  pythonUtf8: boolean;
+  langUtf8: boolean;
+  /** `-u <user> -p <token> <registry>`; carried over from the template's docker_login_* when absent. */
+  imageLogin: string | null;
+  extraFilters: Record<string, unknown>;
+  templateHashId: string | null;
+}
+
+export type InstanceCreated = DomainEvent<
+  'InstanceCreated',
+  {
+    instanceId: number;
+    /** The renter. */
+    renter: number;
+    machineId: number;
+    hostId: number;
+    offerId: number;
+    numGpus: number;
+    gpuName: string;
+    /** $/hour as accepted (the bid price for interruptible rentals). */
+    dphTotal: number;
+    /** null = on-demand. */
+    bidPrice: number | null;
+    label: string | null;
+    targetState: InstanceIntendedStatus;
+    config: InstanceConfig;
+    createdAt: string;
+  }
+>;
+/** The host's report of a real transition (null -> loading -> running, stopped, exited...). */
+export type InstanceStateChanged = DomainEvent<
+  'InstanceStateChanged',
+  {
+    instanceId: number;
+    actualStatus: InstanceActualStatus;
+    sshHost: string | null;
+    sshPort: number | null;
+    /** container port -> host port, once running */
+    ports: Record<string, number>;
+    statusMsg: string | null;
+    at: string;
+  }
+>;
+/** The renter asked for running or stopped; the host confirms with InstanceStateChanged. */
+export type InstanceIntentChanged = DomainEvent<'InstanceIntentChanged', { instanceId: number; intendedStatus: InstanceIntendedStatus; at: string }>;
+export type InstanceLabelled = DomainEvent<'InstanceLabelled', { instanceId: number; label: string; at: string }>;
+export type InstanceDestroyed = DomainEvent<'InstanceDestroyed', { instanceId: number; renter: number; machineId: number; numGpus: number; at: string }>;
+
+/** Reboot (restart the container) or recycle (recreate it from a fresh pull), keeping the GPUs. */
+export type InstanceRestarted = DomainEvent<'InstanceRestarted', { instanceId: number; recycle: boolean; at: string }>;
+
+/** An interruptible instance lost its GPUs to a higher bid or an on-demand rental: it is stopped. */
+export type InstanceOutbid = DomainEvent<'InstanceOutbid', { instanceId: number; machineId: number; numGpus: number; at: string }>;
+/** The renter changed the bid ($/hour) of an interruptible instance. */
+export type InstanceBidChanged = DomainEvent<'InstanceBidChanged', { instanceId: number; price: number; at: string }>;
+
+export type InstanceEvent =
+  | InstanceCreated
+  | InstanceStateChanged
+  | InstanceIntentChanged
+  | InstanceLabelled
+  | InstanceRestarted
+  | InstanceOutbid
+  | InstanceBidChanged
+  | InstanceDestroyed;
+
+export const InstancePublicEvents = {
+  InstanceCreated: { schemaVersion: 1, streamType: 'instance' },
+  InstanceStateChanged: { schemaVersion: 1, streamType: 'instance' },
+  InstanceIntentChanged: { schemaVersion: 1, streamType: 'instance' },
+  InstanceLabelled: { schemaVersion: 1, streamType: 'instance' },
+  InstanceRestarted: { schemaVersion: 1, streamType: 'instance' },
+  InstanceOutbid: { schemaVersion: 1, streamType: 'instance' },
+  InstanceBidChanged: { schemaVersion: 1, streamType: 'instance' },
+  InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
+} as const;
