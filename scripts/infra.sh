@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Real services for the test suite and distributed mode, on loopback, data under .infra/ (gitignored).
-#   scripts/infra.sh up          PostgreSQL (127.0.0.1:55432) + Kafka (127.0.0.1:19092); writes .infra/env
-#   scripts/infra.sh down        stop Kafka, PostgreSQL and the edge (data is kept)
-#   scripts/infra.sh status      what runs (exit 0 only when PostgreSQL and Kafka both answer)
+#   scripts/infra.sh up          PostgreSQL (127.0.0.1:55432) + Kafka (127.0.0.1:19092) + Docker Engine
+#                                (standard socket, machine-wide; test image rigmarket/busybox); writes .infra/env
+#   scripts/infra.sh down        stop Kafka, PostgreSQL, the edge and a dockerd we started (data is kept)
+#   scripts/infra.sh status      what runs (exit 0 only when PostgreSQL, Kafka and Docker all answer)
 #   scripts/infra.sh env         print the export lines (eval "$(scripts/infra.sh env)")
 #   scripts/infra.sh nginx-up    the nginx edge on 127.0.0.1:8080 (distributed mode)
 #   scripts/infra.sh nginx-down
@@ -20,6 +21,8 @@ I=$REPO/infra
 . "$I/postgres/common.sh"
 # shellcheck source=../infra/kafka/common.sh
 . "$I/kafka/common.sh"
+# shellcheck source=../infra/docker/common.sh
+. "$I/docker/common.sh"
 # shellcheck source=../infra/nginx/common.sh
 . "$I/nginx/common.sh"
 T=infra
@@ -27,6 +30,11 @@ T=infra
 env_lines() {
   echo "export DATABASE_URL=postgres://rigmarket:rigmarket@127.0.0.1:$PG_PORT/rigmarket"
   echo "export KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
+  echo "export DOCKER_HOST=$DOCKER_HOST"
+}
+docker_status() {
+  if docker_answers; then echo "running on $DOCKER_HOST (engine $(docker version --format '{{.Server.Version}}' 2>/dev/null))"; return 0; fi
+  echo "down ($DOCKER_HOST)"; return 1
 }
 
 pg_status() {
@@ -60,10 +68,11 @@ cmd=${1:-}
 case "$cmd" in
   up)
     t0=$SECONDS
-    say "$T" "up: PostgreSQL + Kafka (data in $INFRA_DIR)"
+    say "$T" "up: PostgreSQL + Kafka + Docker Engine (data in $INFRA_DIR)"
     mkdir -p "$INFRA_DIR"
     bash "$I/postgres/start.sh" || die "$T" "PostgreSQL did not start (see the lines above)"
     bash "$I/kafka/start.sh" || die "$T" "Kafka did not start (see the lines above)"
+    bash "$I/docker/start.sh" || die "$T" "the Docker Engine did not start (see the lines above)"
     env_lines > "$INFRA_DIR/env"
     say "$T" "up in $((SECONDS - t0))s; wrote $INFRA_DIR/env:"
     sed 's/^/    /' "$INFRA_DIR/env" >&2
@@ -73,16 +82,20 @@ case "$cmd" in
     bash "$I/nginx/stop.sh" || rc=1
     bash "$I/kafka/stop.sh" || rc=1
     bash "$I/postgres/stop.sh" || rc=1
+    bash "$I/docker/stop.sh" || rc=1
     [ "$rc" -eq 0 ] || die "$T" "some service did not stop (see above)"
     ;;
   status)
     rc=0
     s=$(pg_status) || rc=1;    printf '%-9s %s\n' postgres "$s"
     s=$(kafka_status) || rc=1; printf '%-9s %s\n' kafka "$s"
+    s=$(docker_status) || rc=1; printf '%-9s %s\n' docker "$s"
     s=$(nginx_status) || true; printf '%-9s %s\n' nginx "$s"
     exit "$rc"
     ;;
   env)        env_lines ;;
+  docker-up)  bash "$I/docker/start.sh" ;;
+  docker-down) bash "$I/docker/stop.sh" ;;
   nginx-up)   bash "$I/nginx/start.sh" ;;
   nginx-down) bash "$I/nginx/stop.sh" ;;
   smoke)      shift; bash "$I/kafka/smoke.sh" "$@" ;;
