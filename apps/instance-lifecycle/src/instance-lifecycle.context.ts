@@ -8,6 +8,7 @@ import {
   marketMachinesProjection,
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
+import { sealIdempotencyMigration } from './instances/idempotency';
 
 export { SCHEMA };
 
@@ -17,7 +18,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration],
   inlineProjections: [instancesProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
 };

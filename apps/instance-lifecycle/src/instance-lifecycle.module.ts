@@ -4,6 +4,7 @@ import { HostReporter } from './host/host-reporter';
 import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
 import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
+import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
@@ -50,6 +51,7 @@ export class InstanceLifecycleModule {
         ListInstancesHandler,
         RestartInstanceHandler,
         ChangeBidHandler,
+        CreditExhaustedReactor,
       ],
     });
   }

@@ -4,6 +4,9 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 
+// Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+const NO_BILLING_TIMER = { billingIntervalMs: 0 };
+
 const ADMIN_KEY = 'embedded-admin-key';
 
 /** Embedded mode: four contexts, one process; every context sees a key change before the answer is sent. */
@@ -14,7 +17,7 @@ describe('the embedded platform', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY } });
+    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, marketplace: NO_BILLING_TIMER });
     await app.init();
   });
   afterAll(async () => {

@@ -40,7 +40,8 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
     transport,
     modules: [
       IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-      MarketplaceModule.forRoot(),
+      // Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+      MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
       InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
     ],
   });
