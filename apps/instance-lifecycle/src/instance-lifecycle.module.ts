@@ -6,6 +6,7 @@ import { instanceLifecycleContext } from './instance-lifecycle.context';
 import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
+import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
 import { AsksController, InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
@@ -24,7 +25,7 @@ export { INSTANCE_RUNTIME };
 export interface InstanceLifecycleOptions {
   /** Timings of the simulated host driver (short in tests). */
   simulatedHost?: Partial<SimulatedHostTimings>;
-  /** Where uploaded logs go (default: a local directory, RIGMARKET_LOG_DIR or the temp dir). */
+  /** Where uploaded logs go (default: S3 when RIGMARKET_LOG_S3_BUCKET is set, else a local directory, RIGMARKET_LOG_DIR or the temp dir). */
   logStore?: LogStore;
 }
 
@@ -39,7 +40,7 @@ export class InstanceLifecycleModule {
       controllers: [AsksController, LogsController, InstancesV0Controller, InstancesV1Controller],
       providers: [
         { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
-        { provide: LOG_STORE, useValue: options.logStore ?? new DirectoryLogStore() },
+        { provide: LOG_STORE, useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore() },
         RequestLogsHandler,
         HostReporter,
         SimulatedHostDriver,
