@@ -1,11 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database, type Transport } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
 import { createPlatformApp } from '@rigmarket/http-kit';
-import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { InstanceLifecycleModule, SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
-import { MarketplaceModule } from '@rigmarket/marketplace-api';
+import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
+import { INSTANCE_RUNTIME, InstanceLifecycleModule, SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
+import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 
 /**
@@ -465,5 +465,17 @@ describe.each([
     expect(won).toHaveLength(1);
     expect(lost).toHaveLength(49);
     for (const res of lost) expect(res.body).toMatchObject({ success: false, error: 'offer_unavailable' });
+  }, 120_000);
+
+  it('rebuilds every read model from the events of all this renting to the same rows', async () => {
+    for (const token of [IDENTITY_RUNTIME, MARKETPLACE_RUNTIME, INSTANCE_RUNTIME]) {
+      const runtime = h.app.get<ContextRuntime>(token, { strict: false });
+      // Retried while the last host reports may still be on their way over the transport.
+      const mismatches = await eventually(async () => {
+        const found = await rebuildMismatches(runtime);
+        return found.length === 0 ? found : undefined;
+      }, 30_000, `${runtime.schema} read models equal after rebuild`).catch(() => rebuildMismatches(runtime));
+      expect(mismatches).toEqual([]);
+    }
   }, 120_000);
 });
