@@ -3,6 +3,7 @@ import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
   createIdempotencyMigration,
+  marketMachinesVerificationMigration,
   instanceReadModelsMigration,
   instancesProjection,
   marketMachinesProjection,
@@ -18,7 +19,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration],
   inlineProjections: [instancesProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
 };

@@ -16,6 +16,7 @@ import {
   CreateInstanceHandler,
   DestroyInstanceHandler,
   GetInstanceHandler,
+  InstanceFiltersHandler,
   ListInstancesHandler,
   RestartInstanceHandler,
 } from './instances/instances.handlers';
@@ -49,6 +50,7 @@ export class InstanceLifecycleModule {
         ChangeInstanceHandler,
         DestroyInstanceHandler,
         GetInstanceHandler,
+        InstanceFiltersHandler,
         ListInstancesHandler,
         RestartInstanceHandler,
         ChangeBidHandler,

@@ -467,6 +467,24 @@ describe.each([
     for (const res of lost) expect(res.body).toMatchObject({ success: false, error: 'offer_unavailable' });
   }, 120_000);
 
+  it('lists the filter values of the caller\'s own instances and filters by machine verification', async () => {
+    const created = await accept(machineId * 1000 + 1, { image: 'busybox', disk: 10 });
+    const id = created.body.new_contract as number;
+    await until(id, 'running');
+    const filters = (await http().get('/api/v0/instances/filters/').set(as(renterKey)).expect(200)).body.filters;
+    expect(filters).toContainEqual({ actual_status: 'running', verification: 'verified', gpu_name: 'RTX 4090' });
+    const others = (await http().get('/api/v0/instances/filters/').set(as(otherKey)).expect(200)).body.filters as Array<{ actual_status: string }>;
+    expect(others.filter((f) => f.actual_status === 'running')).toEqual([]);
+    const page = async (verification: string[]) => {
+      const q = `select_filters=${encodeURIComponent(JSON.stringify({ verification: { in: verification } }))}`;
+      return ((await http().get(`/api/v1/instances/?${q}`).set(as(renterKey)).expect(200)).body.instances as Row[]).map((r) => r.id);
+    };
+    expect(await page(['verified'])).toContain(id);
+    expect(await page(['unverified', 'deverified'])).not.toContain(id);
+    expect((await show(id))?.verification).toBe('verified');
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
+  });
+
   it('rebuilds every read model from the events of all this renting to the same rows', async () => {
     for (const token of [IDENTITY_RUNTIME, MARKETPLACE_RUNTIME, INSTANCE_RUNTIME]) {
       const runtime = h.app.get<ContextRuntime>(token, { strict: false });

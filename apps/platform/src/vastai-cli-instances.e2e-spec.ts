@@ -80,7 +80,14 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     expect(running).toMatchObject({ ssh_host: '203.0.113.9', image_runtype: 'ssh_direct' });
     const listed = JSON.parse((await vastai('show', 'instances', '--raw')).stdout) as { id: number }[];
     expect(listed.map((r) => r.id)).toContain(id);
-    expect((await vastai('show', 'instances')).out).toContain(String(id));
+    const table = (await vastai('show', 'instances')).out;
+    expect(table).toContain(String(id));
+    // Table mode asks GET /instances/filters/ first and shows the values its filters can take.
+    expect(table).toMatch(/--status:\s+.*running/);
+    const ids = async (...filters: string[]) => (JSON.parse((await vastai('show', 'instances', ...filters, '--raw')).stdout) as { id: number }[]).map((r) => r.id);
+    expect(await ids('--status', 'running', '--gpu-name', 'RTX 4090')).toContain(id);
+    expect(await ids('--status', 'exited')).not.toContain(id);
+    expect(await ids('--verification', 'unverified', 'verified', 'deverified')).toContain(id);
     expect((await vastai('ssh-url', String(id))).out).toContain(`ssh://root@203.0.113.9:${String(running.ssh_port)}`);
 
     expect((await vastai('stop', 'instance', String(id))).out).toMatch(/stopping|success/i);

@@ -15,6 +15,8 @@ export interface InstanceRowRecord {
   start_date: number;
   destroyed: boolean;
   details: InstanceDetails | string;
+  /** The machine's verification (joined from market_machines). */
+  verification?: string;
 }
 
 /** Transitions the caller may ask for now (PUT state, label, DELETE). */
@@ -69,6 +71,7 @@ export function instanceView(row: InstanceRowRecord) {
     host_id: details.hostId,
     num_gpus: Number(row.num_gpus),
     gpu_name: row.gpu_name,
+    verification: row.verification ?? 'unverified',
     gpu_ram: details.gpuRam,
     gpu_totalram: details.gpuRam * Number(row.num_gpus),
     gpu_util: null,

@@ -6,7 +6,7 @@ import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import type { HostDriver } from '../host/host-driver';
-import { OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import { INSTANCE_VERIFICATION, OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { type CreateRequest, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
@@ -299,7 +299,7 @@ export class GetInstanceQuery extends Query<InstanceView | null> {
 export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
-    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT * FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
+    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
     return rows[0] ? instanceView(rows[0]) : null;
   }
 }
@@ -324,7 +324,7 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
     const q = parseListQuery(query, ownerId);
     const where = q.where.join(' AND ');
     const rows = await this.runtime.db.query<InstanceRowRecord>(
-      `SELECT * FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
+      `SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
       q.params,
     );
     const [{ n }] = (await this.runtime.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.instances WHERE ${where}`, q.params)) as [{ n: string }];
@@ -339,5 +339,30 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
       total_instances: Number(n),
       label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),
     };
+  }
+}
+
+export interface InstanceFilterValues {
+  actual_status: string | null;
+  verification: string;
+  gpu_name: string;
+}
+
+/** `show instances` (table mode): the distinct values its --status, --verification and --gpu-name filters can take. */
+export class InstanceFiltersQuery extends Query<InstanceFilterValues[]> {
+  constructor(readonly ownerId: number) {
+    super();
+  }
+}
+
+@QueryHandler(InstanceFiltersQuery)
+export class InstanceFiltersHandler implements IQueryHandler<InstanceFiltersQuery> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute({ ownerId }: InstanceFiltersQuery): Promise<InstanceFilterValues[]> {
+    return this.runtime.db.query<InstanceFilterValues>(
+      `SELECT DISTINCT actual_status, ${INSTANCE_VERIFICATION} AS verification, gpu_name FROM ${SCHEMA}.instances
+        WHERE owner_id = $1 AND NOT destroyed ORDER BY 1, 2, 3`,
+      [ownerId],
+    );
   }
 }
