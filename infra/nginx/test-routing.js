@@ -50,6 +50,8 @@ const CASES = [
   ['DELETE', '/api/v0/ssh/12', 'identity', '{"id":12}'],
   // instance-lifecycle
   ['PUT', '/api/v0/asks/4242/', 'instance', '{"image":"x"}'],
+  ['PUT', '/api/v0/launch_instance/', 'instance', '{"image":"x","q":{}}'],
+  ['POST', '/api/v0/asks/bulk/', 'instance', '{"ids":[1]}'],
   ['GET', '/api/v0/instances?owner=me', 'instance'],
   ['GET', '/api/v0/instances/', 'instance'],
   ['DELETE', '/api/v0/instances/99/', 'instance', '{}'],

@@ -10,7 +10,7 @@ import {
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
 import { sealIdempotencyMigration } from './instances/idempotency';
-import { marketVolumesMigration, marketVolumesProjection } from './instances/market-volumes.read-model';
+import { marketMachinesGeolocationMigration, marketVolumesMigration, marketVolumesProjection } from './instances/market-volumes.read-model';
 
 export { SCHEMA };
 
@@ -20,7 +20,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration, marketVolumesMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration, marketVolumesMigration, marketMachinesGeolocationMigration],
   inlineProjections: [instancesProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection, marketVolumesProjection],
 };

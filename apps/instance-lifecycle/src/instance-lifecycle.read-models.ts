@@ -156,10 +156,10 @@ export const marketMachinesProjection: Projection = {
       case 'MachineRegistered': {
         const hw = event.data.hardware;
         await sql.execute(
-          `INSERT INTO ${table} (machine_id, owner_id, gpu_name, num_gpus, gpu_ram, public_ipaddr, vms_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7)
+          `INSERT INTO ${table} (machine_id, owner_id, gpu_name, num_gpus, gpu_ram, public_ipaddr, vms_enabled, geolocation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            ON CONFLICT (machine_id) DO UPDATE SET gpu_name = EXCLUDED.gpu_name, num_gpus = EXCLUDED.num_gpus, gpu_ram = EXCLUDED.gpu_ram,
-             public_ipaddr = EXCLUDED.public_ipaddr, vms_enabled = EXCLUDED.vms_enabled`,
-          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, hw.gpuRamMb, hw.publicIpaddr, hw.vmsEnabled ?? false],
+             public_ipaddr = EXCLUDED.public_ipaddr, vms_enabled = EXCLUDED.vms_enabled, geolocation = EXCLUDED.geolocation`,
+          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, hw.gpuRamMb, hw.publicIpaddr, hw.vmsEnabled ?? false, hw.geolocation],
         );
         return;
       }

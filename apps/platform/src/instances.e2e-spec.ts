@@ -523,6 +523,33 @@ describe.each([
     await http().delete(`/api/v0/instances/${vmRental.body.new_contract as number}/`).set(as(renterKey)).expect(200);
   });
 
+  it('creates several instances in one bulk request, each on its own, and launches the cheapest matching offer', async () => {
+    const bulk = await http().post('/api/v0/asks/bulk/').set(as(renterKey)).send({ image: 'busybox', disk: 10, ids: [machineId * 1000 + 1, 999999001, machineId * 1000 + 1] }).expect(200);
+    expect(bulk.body.success).toBe(false);
+    expect(bulk.body.results).toEqual([
+      expect.objectContaining({ ask_id: machineId * 1000 + 1, success: true, new_contract: expect.any(Number) }),
+      expect.objectContaining({ ask_id: 999999001, success: false, error: 'no_such_offer' }),
+      expect.objectContaining({ ask_id: machineId * 1000 + 1, success: true }),
+    ]);
+    expect(bulk.body.new_contracts).toHaveLength(2);
+    await http().post('/api/v0/asks/bulk/').set(as(renterKey)).send({ image: 'busybox' }).expect(400);
+
+    // What `vastai launch instance -g RTX_4090 -n 1 -i busybox -r North_America` sends.
+    const launch = await http()
+      .put('/api/v0/launch_instance/')
+      .set(as(renterKey))
+      .send({ image: 'busybox', disk: 16.0, env: {}, q: { gpu_name: { eq: 'RTX 4090' }, num_gpus: { eq: '1' }, geolocation: { in: ['US', 'CA'] }, order: [['score', 'desc']], limit: 3 } })
+      .expect(200);
+    expect(launch.body).toMatchObject({ success: true, new_contract: expect.any(Number), ask_id: expect.any(Number) });
+    expect((await show(launch.body.new_contract as number))?.gpu_name).toBe('RTX 4090');
+    const none = await http().put('/api/v0/launch_instance/').set(as(renterKey)).send({ image: 'busybox', q: { gpu_name: { eq: 'H200' }, num_gpus: { eq: '1' } } });
+    expect(none.status).toBe(409);
+    expect(none.body).toMatchObject({ success: false, error: 'no_offer_available' });
+    for (const id of [...(bulk.body.new_contracts as number[]), launch.body.new_contract as number]) {
+      await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
+    }
+  });
+
   it('rebuilds every read model from the events of all this renting to the same rows', async () => {
     for (const token of [IDENTITY_RUNTIME, MARKETPLACE_RUNTIME, INSTANCE_RUNTIME]) {
       const runtime = h.app.get<ContextRuntime>(token, { strict: false });

@@ -23,6 +23,14 @@ export const marketVolumesMigration: Migration = {
   },
 };
 
+/** Where a machine is (MachineRegistered's geolocation), for `launch instance -r REGION`. */
+export const marketMachinesGeolocationMigration: Migration = {
+  id: '0007-market-machines-geolocation',
+  async up(sql, s) {
+    await sql.execute(`ALTER TABLE ${s}.market_machines ADD COLUMN geolocation TEXT`);
+  },
+};
+
 export const marketVolumesProjection: Projection = {
   name: 'market_volumes',
   version: 1,
