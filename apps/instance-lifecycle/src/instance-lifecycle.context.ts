@@ -8,6 +8,7 @@ import {
   marketMachinesProjection,
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
+import { instanceSyncsProjection, machineMaintenanceProjection, syncMaintenanceNoticesMigration } from './instances/sync-maintenance-notices';
 
 export { SCHEMA };
 
@@ -17,7 +18,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, syncMaintenanceNoticesMigration],
   inlineProjections: [instancesProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection, machineMaintenanceProjection, instanceSyncsProjection],
 };

@@ -9,6 +9,7 @@ import {
 } from './marketplace.read-models';
 import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
 import { instanceAllocationsMigration, instanceAllocationsProjection } from './offers/instance-allocations.read-model';
+import { maintenanceWindowsMigration, maintenanceWindowsProjection } from './offers/maintenance-windows.read-model';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
@@ -32,7 +33,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration, instanceAllocationsMigration],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration, instanceAllocationsMigration, maintenanceWindowsMigration],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection, maintenanceWindowsProjection],
 };

@@ -12,6 +12,7 @@ import { type CreateRequest, instanceConfig } from './create-request';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
+import { withSyncAndMaintenance } from './sync-maintenance-notices';
 
 type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
 
@@ -318,7 +319,7 @@ export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
     const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT * FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
-    return rows[0] ? instanceView(rows[0]) : null;
+    return rows[0] ? ((await withSyncAndMaintenance(this.runtime.db, [instanceView(rows[0])], this.runtime.infra.clock.now()))[0] ?? null) : null;
   }
 }
 
@@ -352,7 +353,7 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
     );
     const page = rows.slice(0, q.limit);
     return {
-      instances: page.map(instanceView),
+      instances: await withSyncAndMaintenance(this.runtime.db, page.map(instanceView), this.runtime.infra.clock.now()),
       next_token: rows.length > q.limit ? encodeToken(q.offset + q.limit) : null,
       total_instances: Number(n),
       label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),

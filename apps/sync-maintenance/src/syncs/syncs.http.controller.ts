@@ -41,6 +41,16 @@ function requiredPath(raw: unknown, name: string): string {
   return raw.trim();
 }
 
+/** copy_direct locations: an instance id, or `C.<id>` (the CLI's container form); volumes and clouds are not served. */
+function copyLocationOf(raw: unknown, name: string): number {
+  if (raw === 'local' || raw === null || raw === undefined) {
+    throw new ApiError(400, 'invalid_args', 'Copies to or from the local machine go through rsync over SSH, which this platform does not serve yet');
+  }
+  const text = typeof raw === 'string' ? raw.trim().replace(/^C\./, '') : raw;
+  if (typeof text === 'string' && /^[A-Za-z]/.test(text)) throw new ApiError(400, 'invalid_args', `${name} ${JSON.stringify(raw)}: only copies between instances are served (no volumes or cloud services)`);
+  return instanceIdOf(text, 'invalid_args', `invalid ${name}`);
+}
+
 const TRANSFERS: readonly CloudTransfer[] = ['Instance To Cloud', 'Cloud To Instance'];
 
 @Controller('api/v0/commands')
@@ -51,11 +61,8 @@ export class SyncsController {
   @Put('copy_direct')
   @RequirePermission('instance_write')
   async copyDirect(@Body() body: CopyDirectRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
-    if (body.src_id === 'local' || body.dst_id === 'local') {
-      throw new ApiError(400, 'invalid_args', 'Copies to or from the local machine go through rsync over SSH, which this platform does not serve yet');
-    }
-    const srcInstanceId = instanceIdOf(body.src_id, 'invalid_args', 'invalid src_id');
-    const instanceId = instanceIdOf(body.dst_id, 'invalid_args', 'invalid dst_id');
+    const srcInstanceId = copyLocationOf(body.src_id, 'src_id');
+    const instanceId = copyLocationOf(body.dst_id, 'dst_id');
     const srcPath = requiredPath(body.src_path, 'src_path');
     const dstPath = requiredPath(body.dst_path, 'dst_path');
     const { jobId } = await this.commands.execute(
