@@ -1,34 +1,29 @@
-import { randomBytes } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import type { INestApplication } from '@nestjs/common';
 import type { SyncEvent } from '@rigmarket/contracts';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { DockerCopyExecutor, INSTANCE_LABEL, SYNC_RUNTIME, SyncWorkflow, containerName, labelResolver } from '@rigmarket/sync-maintenance';
+import { DockerCopyExecutor, SYNC_RUNTIME, SyncWorkflow } from '@rigmarket/sync-maintenance';
 import { eventually } from '@rigmarket/testing';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { InstanceContainers } from './testing/instance-containers';
 
 /**
  * A real copy between two real containers on the test Docker Engine (DOCKER_HOST, started by
  * `scripts/infra.sh up`): 20 MB of random bytes, throttled to 4 MB/s, canceled half-way through the
  * API (the destination stays incomplete, the job canceled), then started again: a new job copies from
  * the beginning and completes; md5sum inside both containers must match.
- *
- * The containers follow the host driver's contract (name rigmarket-instance-<id>, label
- * rigmarket.instance_id=<id>) for instances rented through the platform. Other tests share the engine
- * and the embedded ids start at 1, so the names carry a suffix and the resolver also matches a label
- * unique to this run.
+ * The containers stand in for the instances rented through the platform (testing/instance-containers.ts).
  */
 const ADMIN_KEY = 'sync-docker-admin-key';
 const SIZE = 20 * 1024 * 1024;
 const RATE = 4 * 1024 * 1024;
 
 describe('remote copy between two containers on the Docker Engine', () => {
-  const docker = new Docker();
-  const tag = `sync-${randomBytes(4).toString('hex')}`;
-  const containers: Docker.Container[] = [];
+  const containers = new InstanceContainers();
+  let source: Docker.Container;
+  let destination: Docker.Container;
   let app: INestApplication;
   let db: Database;
   let src: number;
@@ -36,33 +31,8 @@ describe('remote copy between two containers on the Docker Engine', () => {
   const http = () => request(app.getHttpServer());
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
 
-  /** Runs a command in a container and returns its stdout. */
-  async function sh(container: Docker.Container, script: string): Promise<string> {
-    const exec = await container.exec({ Cmd: ['sh', '-c', script], AttachStdout: true, AttachStderr: true });
-    const stream = await exec.start({ hijack: true, stdin: false });
-    const out = new PassThrough();
-    const chunks: Buffer[] = [];
-    out.on('data', (c: Buffer) => chunks.push(c));
-    docker.modem.demuxStream(stream, out, new PassThrough());
-    await new Promise<void>((resolve) => stream.on('end', () => resolve()));
-    return Buffer.concat(chunks).toString('utf8').trim();
-  }
-
-  async function containerFor(instanceId: number): Promise<Docker.Container> {
-    const container = await docker.createContainer({
-      Image: 'rigmarket/busybox:latest',
-      name: `${containerName(instanceId)}-${tag}`,
-      Cmd: ['sleep', '600'],
-      Labels: { [INSTANCE_LABEL]: String(instanceId), 'rigmarket.test': tag },
-      HostConfig: { NetworkMode: 'none' },
-    });
-    containers.push(container);
-    await container.start();
-    return container;
-  }
-
   const show = async (id: number) => (await http().get(`/api/v0/instances/${id}/?owner=me`).set(admin).expect(200)).body.instances as { status_msg: string | null; remote_sync: { job_id: number; status: string; bytes_copied: number } | null };
-  const fileSize = async (container: Docker.Container) => Number((await sh(container, 'wc -c < /data/big.bin 2>/dev/null || echo 0')) || '0');
+  const fileSize = (container: Docker.Container) => containers.size(container, '/data/big.bin');
   const startCopy = () =>
     eventually(async () => {
       const res = await http()
@@ -74,7 +44,7 @@ describe('remote copy between two containers on the Docker Engine', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    const executor = new DockerCopyExecutor({ docker, bytesPerSecond: RATE, progressIntervalMs: 200, resolve: labelResolver({ 'rigmarket.test': tag }) });
+    const executor = new DockerCopyExecutor({ docker: containers.docker, bytesPerSecond: RATE, progressIntervalMs: 200, resolve: containers.resolver });
     app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, sync: { copyExecutor: executor } });
     await app.init();
     const machineId = (
@@ -94,20 +64,19 @@ describe('remote copy between two containers on the Docker Engine', () => {
       ids.push(res.body.new_contract as number);
     }
     [src, dst] = ids as [number, number];
-    const source = await containerFor(src);
-    await containerFor(dst);
-    await sh(source, `mkdir -p /data && head -c ${SIZE} /dev/urandom > /data/big.bin`);
+    source = await containers.start(src);
+    destination = await containers.start(dst);
+    await containers.sh(source, `mkdir -p /data && head -c ${SIZE} /dev/urandom > /data/big.bin`);
   }, 120_000);
 
   afterAll(async () => {
     await app?.close();
     await db?.close();
-    await Promise.allSettled(containers.map((c) => c.remove({ force: true })));
+    await containers.removeAll();
   });
 
   it('cancels half-way (destination incomplete, job canceled), then a new start copies from the beginning to identical bytes', async () => {
-    const [source, destination] = containers as [Docker.Container, Docker.Container];
-    const sourceMd5 = (await sh(source, 'md5sum /data/big.bin')).split(/\s+/)[0];
+    const sourceMd5 = await containers.md5(source, '/data/big.bin');
     expect(await fileSize(source)).toBe(SIZE);
 
     const first = await startCopy();
@@ -135,7 +104,7 @@ describe('remote copy between two containers on the Docker Engine', () => {
     expect(partial).toBeLessThan(SIZE);
     await new Promise((r) => setTimeout(r, 1000));
     expect(await fileSize(destination)).toBe(partial); // nothing keeps copying after the cancel
-    if (partial > 0) expect((await sh(destination, 'md5sum /data/big.bin')).split(/\s+/)[0]).not.toBe(sourceMd5);
+    if (partial > 0) expect((await containers.md5(destination, '/data/big.bin'))).not.toBe(sourceMd5);
 
     // a canceled copy does not resume: a new job starts from zero bytes and completes
     const second = await startCopy();
@@ -147,7 +116,7 @@ describe('remote copy between two containers on the Docker Engine', () => {
     expect(done.remote_sync?.bytes_copied).toBe(SIZE);
     expect(done.status_msg).toBe(`Remote copy from instance ${src}: complete, 21.0 MB copied`);
     expect(await fileSize(destination)).toBe(SIZE);
-    expect((await sh(destination, 'md5sum /data/big.bin')).split(/\s+/)[0]).toBe(sourceMd5);
+    expect((await containers.md5(destination, '/data/big.bin'))).toBe(sourceMd5);
 
     // the history shows it: job 1 canceled part-way, job 2's progress started again below where job 1 stopped
     const sync = app.get<ContextRuntime>(SYNC_RUNTIME, { strict: false });
