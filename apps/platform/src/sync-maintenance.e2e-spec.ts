@@ -214,6 +214,13 @@ describe.each([
       const all = await search({ rentable: 'any' });
       expect(all.length).toBeGreaterThan(0);
       expect(all.every((o) => o.rentable === false)).toBe(true);
+      // accepting the offer by id is refused too, once instance-lifecycle has the window
+      const refused = await eventually(async () => {
+        const res = await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(as(renterKey)).send({ image: 'busybox', disk: 10 });
+        return res.status === 409 ? res : undefined;
+      }, 60_000, 'the window in instance-lifecycle');
+      expect(refused.body).toMatchObject({ success: false, error: 'offer_unavailable' });
+      expect(refused.body.msg).toContain('in maintenance until');
       const canceled = await http().put(`/api/v0/machines/${machineId}/cancel_maint`).set(admin).expect(200);
       expect(canceled.body.msg).toBe(`deleted 2 scheduled maintenance windows on machine ${machineId}`);
       await eventually(async () => ((await search({ rentable: { eq: true } })).length > 0 ? true : undefined), 60_000, 'offers rentable again');

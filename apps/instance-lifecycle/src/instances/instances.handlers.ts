@@ -12,7 +12,7 @@ import { type CreateRequest, instanceConfig } from './create-request';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
-import { withSyncAndMaintenance } from './sync-maintenance-notices';
+import { refuseDuringMaintenance, withSyncAndMaintenance } from './sync-maintenance-notices';
 
 type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
 
@@ -90,6 +90,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
     if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
     const ask = machine.ask;
     if (request.price !== null && request.price < ask.minBid * numGpus) {
       throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
