@@ -19,7 +19,7 @@ const SIZE = 8 * 1024 * 1024;
 /**
  * Acceptance: the real `vastai` CLI (answering its y/n prompts on stdin) against the embedded platform:
  * schedule maint, show maints, cancel maint, copy (a real copy between two containers on the test
- * Docker Engine) and cancel sync. The CLI exits 0 on HTTP errors, so output is asserted.
+ * Docker Engine), cancel sync, cancel copy and cloud copy. The CLI exits 0 on HTTP errors, so output is asserted.
  */
 describe('the vastai CLI for remote syncs and maintenance windows', () => {
   const containers = new InstanceContainers();
@@ -139,5 +139,14 @@ describe('the vastai CLI for remote syncs and maintenance windows', () => {
     expect((await vastai(['cancel', 'sync', '999999'])).out).toContain('Failed with error 404: no such instance');
     expect((await vastai(['cancel', 'sync', 'abc'])).out).toContain('invalid dst_id');
     expect((await vastai(['cancel', 'copy', String(dst)])).out).not.toContain('Failed with error');
+
+    // cloud copy: recorded, then failed clearly (no cloud connection is reachable from the platform)
+    const cloud = await vastai(['cloud', 'copy', '--src', '/folder', '--dst', '/workspace', '--instance', String(dst), '--connection', '1001', '--transfer', 'Cloud To Instance']);
+    expect(cloud.out).toContain('Cloud Copy Started');
+    const failed = await eventually(async () => {
+      const row = await show(dst);
+      return row.remote_sync?.status === 'failed' ? row : undefined;
+    }, 10_000, 'the cloud copy failed');
+    expect(failed.status_msg).toContain('no cloud connections');
   }, 120_000);
 });
