@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { SyncEvent } from '@rigmarket/contracts';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { DockerCopyExecutor, SYNC_RUNTIME, SyncWorkflow } from '@rigmarket/sync-maintenance';
+import { DockerCopyExecutor, SYNC_RUNTIME, SyncWorkflow, runSyncCommand } from '@rigmarket/sync-maintenance';
 import { eventually } from '@rigmarket/testing';
 import type Docker from 'dockerode';
 import request from 'supertest';
@@ -128,4 +128,23 @@ describe('remote copy between two containers on the Docker Engine', () => {
     expect(secondProgress[0]).toBeLessThan(firstProgress[firstProgress.length - 1]!);
     expect(history.filter((e) => e.type === 'SyncCanceled').map((e) => e.data.jobId)).toEqual([first.job_id]);
   }, 120_000);
+
+  it('a cancel recorded elsewhere (another replica) stops the copy at its next progress report', async () => {
+    const job = await startCopy();
+    await eventually(async () => {
+      const row = await show(dst);
+      return row.remote_sync?.job_id === job.job_id && row.remote_sync.status === 'running' && row.remote_sync.bytes_copied > 0 ? true : undefined;
+    }, 30_000, 'the copy running');
+    // straight to the stream, as another process would: this process's workflow gets no abort call
+    const sync = app.get<ContextRuntime>(SYNC_RUNTIME, { strict: false });
+    await runSyncCommand(sync, { type: 'CancelSync', instanceId: dst, requesterId: 1 }, { correlationId: 'elsewhere', causationId: 'elsewhere' });
+    const started = Date.now();
+    await app.get(SyncWorkflow, { strict: false }).settled(job.job_id);
+    expect(Date.now() - started).toBeLessThan(2000); // progress is reported every 200 ms here
+    const history = (await sync.db.transaction((sql) => sync.store.readStream(sql, `sync-${dst}`))).map((e) => ({ type: e.type, data: e.data }) as SyncEvent);
+    const ofJob = history.filter((e) => e.data.jobId === job.job_id).map((e) => e.type);
+    expect(ofJob[ofJob.length - 1]).toBe('SyncCanceled');
+    expect(ofJob).not.toContain('SyncFailed');
+    expect(ofJob).not.toContain('SyncCompleted');
+  }, 60_000);
 });

@@ -2,4 +2,4 @@ export { SyncMaintenanceModule, SYNC_RUNTIME, type SyncMaintenanceOptions, copyE
 export { syncMaintenanceContext } from './sync-maintenance.context';
 export { type CopyExecutor, type CopyJob, type CopyReporter, CopyFailure, UnavailableCopyExecutor } from './syncs/executor/copy-executor';
 export { DockerCopyExecutor, type DockerCopyOptions, type ContainerResolver, labelResolver, containerName, INSTANCE_LABEL } from './syncs/executor/docker-copy.executor';
-export { SyncWorkflow } from './syncs/sync-workflow';
+export { SyncWorkflow, runSyncCommand } from './syncs/sync-workflow';

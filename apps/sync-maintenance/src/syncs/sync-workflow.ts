@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import type { EventMetadata } from '@rigmarket/contracts';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { COPY_EXECUTOR, SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { type CopyExecutor, CopyFailure, type CopyJob } from './executor/copy-executor';
-import { type SyncCommand, syncDecider, syncStreamId } from './sync.decider';
+import { type SyncCommand, SyncErrors, syncDecider, syncStreamId } from './sync.decider';
 
 const SHUTDOWN = new Error('shutting down');
 
@@ -67,6 +67,8 @@ export class SyncWorkflow implements OnApplicationShutdown {
       await command({ type: 'CompleteSync', instanceId, jobId, bytesCopied });
     } catch (error) {
       if (abort.signal.aborted && abort.signal.reason !== SHUTDOWN) return;
+      // A report refused because the job was canceled (maybe through another replica): the copy stopped, as it should.
+      if (error instanceof ApiError && error.code === SyncErrors.notActive) return;
       const reason =
         abort.signal.reason === SHUTDOWN
           ? 'Interrupted: the sync service stopped during the copy; start the copy again'
