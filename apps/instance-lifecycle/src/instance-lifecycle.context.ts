@@ -11,6 +11,7 @@ import {
 } from './instance-lifecycle.read-models';
 import { sealIdempotencyMigration } from './instances/idempotency';
 import { marketMachinesGeolocationMigration, marketVolumesMigration, marketVolumesProjection } from './instances/market-volumes.read-model';
+import { instanceSyncsProjection, machineMaintenanceProjection, syncMaintenanceNoticesMigration } from './instances/sync-maintenance-notices';
 
 export { SCHEMA };
 
@@ -20,7 +21,23 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration, marketVolumesMigration, marketMachinesGeolocationMigration],
+  migrations: [
+    authKeysMigration(),
+    instanceReadModelsMigration,
+    createIdempotencyMigration,
+    sealIdempotencyMigration,
+    marketMachinesVerificationMigration,
+    marketVolumesMigration,
+    marketMachinesGeolocationMigration,
+    syncMaintenanceNoticesMigration,
+  ],
   inlineProjections: [instancesProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection, marketVolumesProjection],
+  subscribedProjections: [
+    authKeysProjection(SCHEMA),
+    marketMachinesProjection,
+    marketTemplatesProjection,
+    marketVolumesProjection,
+    machineMaintenanceProjection,
+    instanceSyncsProjection,
+  ],
 };

@@ -14,6 +14,7 @@ import { findVolume } from './market-volumes.read-model';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
+import { refuseDuringMaintenance, withSyncAndMaintenance } from './sync-maintenance-notices';
 
 type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
 
@@ -72,6 +73,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
     if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
     const ask = machine.ask;
     if (request.price !== null && request.price < ask.minBid * numGpus) {
       throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
@@ -324,7 +326,7 @@ export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
     const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
-    return rows[0] ? instanceView(rows[0]) : null;
+    return rows[0] ? ((await withSyncAndMaintenance(this.runtime.db, [instanceView(rows[0])], this.runtime.infra.clock.now()))[0] ?? null) : null;
   }
 }
 
@@ -358,7 +360,7 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
     );
     const page = rows.slice(0, q.limit);
     return {
-      instances: page.map(instanceView),
+      instances: await withSyncAndMaintenance(this.runtime.db, page.map(instanceView), this.runtime.infra.clock.now()),
       next_token: rows.length > q.limit ? encodeToken(q.offset + q.limit) : null,
       total_instances: Number(n),
       label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),
