@@ -5,7 +5,7 @@ import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/id
 import { INSTANCE_RUNTIME, InstanceLifecycleModule, SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { VASTAI_CREATE_INSTANCE, createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
@@ -61,27 +61,7 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
 
 
 
-/** What `vastai create instance <id> --image pytorch/pytorch --disk 40 --ssh --direct --env ...` sends. */
-const CLI_CREATE = {
-  client_id: 'me',
-  image: 'pytorch/pytorch',
-  env: { TZ: 'UTC', '-p 8080:8080': '1', A: 'b=c' },
-  price: null,
-  disk: 40.0,
-  label: 'mylabel',
-  extra: null,
-  onstart: 'echo hi',
-  image_login: null,
-  python_utf8: false,
-  lang_utf8: false,
-  use_jupyter_lab: false,
-  jupyter_dir: null,
-  force: false,
-  cancel_unavail: false,
-  template_hash_id: null,
-  user: null,
-  runtype: 'ssh_direc ssh_proxy',
-};
+const CLI_CREATE = VASTAI_CREATE_INSTANCE;
 
 /** The CLI's `show instances --raw` query (client-compat.md 2.3). */
 const V1_QUERY = `select_filters=${encodeURIComponent('{}')}&order_by=${encodeURIComponent('[{"col": "id", "dir": "asc"}]')}&limit=25`;

@@ -2,3 +2,4 @@ export * from './decider-spec';
 export * from './services';
 export * from './platform-harness';
 export * from './rebuild-check';
+export * from './client-bodies';

@@ -1,27 +1,8 @@
 import type { TemplateContent } from '@rigmarket/contracts';
+import { VASTAI_CREATE_INSTANCE } from '@rigmarket/testing';
 import { containerPorts, envStringToObject, instanceConfig, parseCreateRequest, parseRuntype } from './create-request';
 
-/** Exactly what `vastai create instance` sends (client-compat.md 2.2). */
-const CLI_BODY = {
-  client_id: 'me',
-  image: 'pytorch/pytorch',
-  env: { TZ: 'UTC', '-p 8080:8080': '1', A: 'b=c' },
-  price: null,
-  disk: 40.0,
-  label: 'mylabel',
-  extra: null,
-  onstart: 'echo hi',
-  image_login: null,
-  python_utf8: false,
-  lang_utf8: false,
-  use_jupyter_lab: false,
-  jupyter_dir: null,
-  force: false,
-  cancel_unavail: false,
-  template_hash_id: null,
-  user: null,
-  runtype: 'ssh_direc ssh_proxy',
-};
+const CLI_BODY = VASTAI_CREATE_INSTANCE;
 
 const TEMPLATE: TemplateContent & { hashId: string } = {
   hashId: 'h1',
