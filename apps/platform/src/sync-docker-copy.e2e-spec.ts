@@ -7,7 +7,7 @@ import { eventually } from '@rigmarket/testing';
 import type Docker from 'dockerode';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
-import { InstanceContainers } from './testing/instance-containers';
+import { InstanceContainers, rentContainerPair } from './testing/instance-containers';
 
 /**
  * A real copy between two real containers on the test Docker Engine (DOCKER_HOST, started by
@@ -47,26 +47,7 @@ describe('remote copy between two containers on the Docker Engine', () => {
     const executor = new DockerCopyExecutor({ docker: containers.docker, bytesPerSecond: RATE, progressIntervalMs: 200, resolve: containers.resolver });
     app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, sync: { copyExecutor: executor } });
     await app.init();
-    const machineId = (
-      await http()
-        .post('/api/v0/machines/')
-        .set(admin)
-        .send({ gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, cuda_max_good: 12.4, driver_version: '550.54.15', cpu_cores: 16, cpu_ram: 64000, disk_space: 500, inet_up: 900, inet_down: 900 })
-        .expect(201)
-    ).body.machine_id as number;
-    await http().put('/api/v0/machines/create_asks/').set(admin).send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 }).expect(200);
-    const ids: number[] = [];
-    for (let i = 0; i < 2; i += 1) {
-      const res = await eventually(async () => {
-        const r = await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(admin).send({ image: 'rigmarket/busybox', disk: 10 });
-        return r.status === 200 ? r : undefined;
-      }, 30_000, 'an instance');
-      ids.push(res.body.new_contract as number);
-    }
-    [src, dst] = ids as [number, number];
-    source = await containers.start(src);
-    destination = await containers.start(dst);
-    await containers.sh(source, `mkdir -p /data && head -c ${SIZE} /dev/urandom > /data/big.bin`);
+    ({ src, dst, source, destination } = await rentContainerPair(app.getHttpServer(), admin, containers, SIZE));
   }, 120_000);
 
   afterAll(async () => {
