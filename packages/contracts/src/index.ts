@@ -6,3 +6,4 @@ export * from './identity';
 export * from './marketplace';
 export * from './instance';
 export * from './schema-registry';
+export * from './agent-channel';
