@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { AGENT_CHANNEL_PATH } from '@rigmarket/contracts';
 import Docker from 'dockerode';
 import { ChannelClient } from './channel/channel-client';
@@ -69,6 +70,7 @@ export class HostAgent {
     if (!gpus) throw new Error('No NVIDIA GPU found (nvidia-smi); pass --simulate-gpus N[:NAME] to offer simulated GPUs');
     const publicAddress = options.publicAddress ?? defaultPublicAddress();
     const marketplace = new MarketplaceClient(options.apiUrl, options.apiKey);
+    await mkdir(options.stateDir, { recursive: true });
 
     let state = await loadAgentState(options.stateDir, options.apiUrl);
     if (state) {

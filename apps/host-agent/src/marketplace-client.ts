@@ -21,11 +21,15 @@ export class MarketplaceClient {
   }
 
   private async call(method: string, path: string, payload: unknown): Promise<Record<string, unknown>> {
-    const response = await fetch(new URL(path, this.apiUrl), {
+    const url = new URL(path, this.apiUrl);
+    const response = await fetch(url, {
       method,
       headers: { Authorization: `Bearer ${this.apiKey}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(payload),
       signal: AbortSignal.timeout(15_000),
+    }).catch((error: unknown) => {
+      const cause = (error as { cause?: { message?: string } }).cause?.message;
+      throw new Error(`${method} ${url.toString()} failed: ${error instanceof Error ? error.message : String(error)}${cause ? ` (${cause})` : ''}`);
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);

@@ -132,6 +132,9 @@ export class ChannelClient {
   private run(instanceId: number, what: string, work: () => Promise<void>): void {
     const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((error: unknown) => this.options.log(`${what} of instance ${instanceId} failed: ${String(error)}`));
     this.queues.set(instanceId, next);
+    void next.then(() => {
+      if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
+    });
   }
 
   private startHeartbeat(intervalMs: number): void {

@@ -30,12 +30,13 @@ export class DaemonLog {
   ) {}
 
   line(instanceId: number, text: string): void {
-    const entry = `${new Date().toISOString()} [rigmarket-agent] instance ${instanceId}: ${text}`;
+    const line = `[rigmarket-agent] instance ${instanceId}: ${text}`;
+    const entry = `${new Date().toISOString()} ${line}`;
     const list = this.lines.get(instanceId) ?? [];
     list.push(entry);
     if (list.length > this.keep) list.splice(0, list.length - this.keep);
     this.lines.set(instanceId, list);
-    this.echo(entry);
+    this.echo(line);
   }
 
   of(instanceId: number): string[] {
