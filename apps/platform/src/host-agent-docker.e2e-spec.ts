@@ -216,6 +216,34 @@ describe.each([
       'the container restarted and running',
     );
 
+    // recycle: a new container from the same settings (the image is local: no registry here)
+    const before = (await containerState(id))?.Id;
+    await http().put(`/api/v0/instances/recycle/${id}/`).set(as(renterKey)).send({}).expect(200);
+    const recycled = await eventually(
+      async () => {
+        const info = await containerState(id);
+        return info && info.Id !== before && info.State.Running && (await show(id))?.actual_status === 'running' ? info : undefined;
+      },
+      60_000,
+      'a recycled container running',
+    );
+    expect(recycled.Config.Labels).toMatchObject({ 'rigmarket.instance_id': String(id), 'rigmarket.machine_id': String(machineId) });
+    expect(recycled.Config.Env).toEqual(expect.arrayContaining([`CONTAINER_API_KEY=${apiKey}`]));
+
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+  });
+
+  it('target_state stopped creates the container without starting it; a start runs it', async () => {
+    const created = await accept({ image: IMAGE, runtype: 'args', args: ['sleep', '600'], target_state: 'stopped' });
+    expect(created.status).toBe(200);
+    const id = created.body.new_contract as number;
+    await until(id, 'stopped');
+    expect((await containerState(id))?.State.Status).toBe('created');
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
+    const running = await until(id, 'running');
+    expect(running.ssh_port).toBeNull(); // args: no SSH
+    expect((await containerState(id))?.Config.Cmd).toEqual(['sleep', '600']);
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
     await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
   });
