@@ -262,7 +262,7 @@ describe.each([
     await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
   });
 
-  it('when the agent disconnects and does not come back, its instances become offline', async () => {
+  it('when the agent disconnects and does not come back, its instances become offline; back, it removes what was destroyed meanwhile', async () => {
     const created = await accept({ image: IMAGE, runtype: 'ssh' });
     const id = created.body.new_contract as number;
     await until(id, 'running');
@@ -271,5 +271,10 @@ describe.each([
     const offline = await until(id, 'offline');
     expect(offline.status_msg).toContain('agent disconnected');
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    expect((await containerState(id))?.State.Running).toBe(true); // nobody told the host
+
+    agent = await HostAgent.start({ apiUrl: h.baseUrl, apiKey: hostKey, stateDir, driver: 'docker', simulateGpus: '2:RTX_4090', publicAddress: '127.0.0.1', docker, log: () => undefined });
+    expect(agent.machineId).toBe(machineId);
+    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the destroyed instance container removed');
   });
 });

@@ -31,7 +31,8 @@ export interface AgentHostReport {
 
 /** instance-lifecycle -> agent. */
 export type LifecycleToAgent =
-  | { type: 'welcome'; version: number; machineId: number; heartbeatIntervalMs: number }
+  /** liveInstanceIds: the machine's instances not destroyed; the host removes containers of any other. */
+  | { type: 'welcome'; version: number; machineId: number; heartbeatIntervalMs: number; liveInstanceIds: number[] }
   | { type: 'refused'; reason: string }
   | { type: 'provision'; spec: AgentProvisionSpec }
   | { type: 'start'; instanceId: number }

@@ -100,6 +100,7 @@ export class ChannelClient {
         this.backoffMs = 500;
         this.options.log(`agent channel open for machine ${message.machineId}`);
         this.startHeartbeat(message.heartbeatIntervalMs);
+        void driver.forgetAllBut(message.liveInstanceIds ?? []).catch((error: unknown) => this.options.log(`cleanup of destroyed instances failed: ${String(error)}`));
         for (const queued of this.outbox.splice(0)) this.send(queued);
         this.onWelcome?.();
         return;

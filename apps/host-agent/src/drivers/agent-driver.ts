@@ -13,6 +13,8 @@ export interface AgentDriver {
   reboot(instanceId: number): Promise<void>;
   recycle(instanceId: number): Promise<void>;
   destroy(instanceId: number): Promise<void>;
+  /** Removes what the host still runs for instances that are no longer live (destroyed while the agent was away). */
+  forgetAllBut(liveInstanceIds: number[]): Promise<void>;
   /** The container's output, or the agent's own lines about this instance (daemon). */
   logs(instanceId: number, daemon: boolean): Promise<string[]>;
   close(): Promise<void>;

@@ -49,6 +49,8 @@ export class DockerDriver implements AgentDriver {
   private diskQuota = false;
   private readonly intents = new Map<number, Intent>();
   private readonly stopMessages = new Map<number, string>();
+  /** Instances provisioned since this agent started (never taken for leftovers). */
+  private readonly provisioned = new Set<number>();
   private closed = false;
 
   constructor(
@@ -94,6 +96,7 @@ export class DockerDriver implements AgentDriver {
 
   async provision(spec: AgentProvisionSpec): Promise<void> {
     const id = spec.instanceId;
+    this.provisioned.add(id);
     this.intents.set(id, spec.targetState === 'running' ? 'run' : 'stop');
     this.log.line(id, `provision ${spec.config.image} (${spec.config.runtype}, ${spec.numGpus} GPU)`);
     this.send(id, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
@@ -182,6 +185,19 @@ export class DockerDriver implements AgentDriver {
     await this.removeContainer(instanceId);
     this.intents.delete(instanceId);
     this.stopMessages.delete(instanceId);
+    this.provisioned.delete(instanceId);
+  }
+
+  /** Containers of this machine whose instance is gone (and that this agent did not just provision) are removed. */
+  async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
+    const live = new Set(liveInstanceIds);
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    for (const c of containers) {
+      const instanceId = Number(c.Labels[INSTANCE_LABEL]);
+      if (!Number.isInteger(instanceId) || live.has(instanceId) || this.provisioned.has(instanceId)) continue;
+      this.log.line(instanceId, 'the instance was destroyed while the agent was away: remove its container');
+      await this.removeContainer(instanceId);
+    }
   }
 
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {

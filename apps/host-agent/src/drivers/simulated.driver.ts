@@ -49,6 +49,10 @@ export class SimulatedAgentDriver implements AgentDriver {
     this.specs.delete(instanceId);
   }
 
+  async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
+    for (const id of this.specs.keys()) if (!liveInstanceIds.includes(id)) this.specs.delete(id);
+  }
+
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {
     return daemon ? this.options.daemonLog.of(instanceId) : this.specs.has(instanceId) ? ['simulated container: no output'] : [];
   }

@@ -140,7 +140,14 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const pending = this.offlineTimers.get(message.machineId);
     if (pending) clearTimeout(pending);
     this.offlineTimers.delete(message.machineId);
-    send({ type: 'welcome', version: AGENT_CHANNEL_VERSION, machineId: message.machineId, heartbeatIntervalMs: this.options.heartbeatIntervalMs });
+    const live = await this.runtime.db.query<{ instance_id: number }>(`SELECT instance_id FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`, [message.machineId]);
+    send({
+      type: 'welcome',
+      version: AGENT_CHANNEL_VERSION,
+      machineId: message.machineId,
+      heartbeatIntervalMs: this.options.heartbeatIntervalMs,
+      liveInstanceIds: live.map((row) => Number(row.instance_id)),
+    });
     this.logger.log(`machine ${message.machineId}: host agent connected (${message.driver} driver)`);
     return session;
   }
