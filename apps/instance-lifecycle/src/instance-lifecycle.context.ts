@@ -3,11 +3,13 @@ import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
   createIdempotencyMigration,
+  marketMachinesVerificationMigration,
   instanceReadModelsMigration,
   instancesProjection,
   marketMachinesProjection,
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
+import { sealIdempotencyMigration } from './instances/idempotency';
 
 export { SCHEMA };
 
@@ -17,7 +19,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration],
   inlineProjections: [instancesProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
 };

@@ -8,7 +8,9 @@ import { HostReporter } from './host/host-reporter';
 import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
 import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
+import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
+import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
 import { AsksController, InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
@@ -18,6 +20,7 @@ import {
   CreateInstanceHandler,
   DestroyInstanceHandler,
   GetInstanceHandler,
+  InstanceFiltersHandler,
   ListInstancesHandler,
   RestartInstanceHandler,
 } from './instances/instances.handlers';
@@ -27,7 +30,7 @@ export { INSTANCE_RUNTIME };
 export interface InstanceLifecycleOptions {
   /** Timings of the simulated host driver (short in tests). */
   simulatedHost?: Partial<SimulatedHostTimings>;
-  /** Where uploaded logs go (default: a local directory, RIGMARKET_LOG_DIR or the temp dir). */
+  /** Where uploaded logs go (default: S3 when RIGMARKET_LOG_S3_BUCKET is set, else a local directory, RIGMARKET_LOG_DIR or the temp dir). */
   logStore?: LogStore;
   /** Heartbeat and disconnection limits of the host-agent channel (defaults: agent-channel.options.ts). */
   agentChannel?: Partial<AgentChannelOptions>;
@@ -44,7 +47,7 @@ export class InstanceLifecycleModule {
       controllers: [AsksController, LogsController, InstancesV0Controller, InstancesV1Controller],
       providers: [
         { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
-        { provide: LOG_STORE, useValue: options.logStore ?? new DirectoryLogStore() },
+        { provide: LOG_STORE, useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore() },
         RequestLogsHandler,
         HostReporter,
         SimulatedHostDriver,
@@ -58,9 +61,11 @@ export class InstanceLifecycleModule {
         ChangeInstanceHandler,
         DestroyInstanceHandler,
         GetInstanceHandler,
+        InstanceFiltersHandler,
         ListInstancesHandler,
         RestartInstanceHandler,
         ChangeBidHandler,
+        CreditExhaustedReactor,
       ],
     });
   }

@@ -82,6 +82,17 @@ export const createIdempotencyMigration: Migration = {
   },
 };
 
+/** The machine's verification, which the real CLI filters instances by (`show instances --verification`). */
+export const marketMachinesVerificationMigration: Migration = {
+  id: '0005-market-machines-verification',
+  async up(sql, s) {
+    await sql.execute(`ALTER TABLE ${s}.market_machines ADD COLUMN verification TEXT NOT NULL DEFAULT 'unverified'`);
+  },
+};
+
+/** An instance's machine verification, as a column expression over `instances` (no alias). */
+export const INSTANCE_VERIFICATION = `COALESCE((SELECT mm.verification FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id), 'unverified')`;
+
 export interface MachineRecord {
   machineId: number;
   ownerId: number;
@@ -160,6 +171,9 @@ export const marketMachinesProjection: Projection = {
           event.data.machineId,
           event.data.minBid,
         ]);
+        return;
+      case 'MachineVerificationChanged':
+        await sql.execute(`UPDATE ${table} SET verification = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.verification]);
         return;
       default:
         return;

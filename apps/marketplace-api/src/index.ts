@@ -1,4 +1,5 @@
-export { MarketplaceModule } from './marketplace.module';
+export { MarketplaceModule, type MarketplaceOptions } from './marketplace.module';
+export { BillingMeter, type DueCharge } from './ledger/billing-meter';
 export { marketplaceContext } from './marketplace.context';
 export { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 export { parseOfferQuery, offerSearchSql, type OfferQuery } from './offers/offer-query';
@@ -7,4 +8,4 @@ export { insertOfferRows, SCHEMA as MARKETPLACE_SCHEMA } from './marketplace.rea
 export { syntheticOfferRows } from './offers/synthetic-offers';
 export type { OfferRow } from './offers/offer-rows';
 export { ChargeUsageCommand } from './ledger/ledger.handlers';
-export { usageCharge } from './ledger/ledger.decider';
+export { chargeFor } from './ledger/ledger.decider';

@@ -7,6 +7,7 @@ import {
   marketplaceReadModelsMigration,
   templatesProjection,
 } from './marketplace.read-models';
+import { billingPeriodsMigration, billingPeriodsProjection } from './ledger/billing-periods.read-model';
 import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
 import { instanceAllocationsMigration, instanceAllocationsProjection } from './offers/instance-allocations.read-model';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
@@ -32,7 +33,7 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration, instanceAllocationsMigration],
+  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration, instanceAllocationsMigration, billingPeriodsMigration],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection, billingPeriodsProjection],
 };

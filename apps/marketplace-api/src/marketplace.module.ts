@@ -16,6 +16,7 @@ import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
 import { LedgerController } from './ledger/ledger.http.controller';
+import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
 import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
@@ -40,9 +41,20 @@ const machineHandlers = [
   GpuNamesHandler,
 ];
 
+export interface MarketplaceOptions {
+  /** How often the billing meter charges running and stopped instances (ms; 0 = only when asked). */
+  billingIntervalMs?: number;
+}
+
+function billingInterval(options: MarketplaceOptions): number {
+  if (options.billingIntervalMs !== undefined) return options.billingIntervalMs;
+  const fromEnv = Number(process.env.RIGMARKET_BILLING_INTERVAL_MS);
+  return process.env.RIGMARKET_BILLING_INTERVAL_MS !== undefined && Number.isFinite(fromEnv) ? fromEnv : DEFAULT_BILLING_INTERVAL_MS;
+}
+
 @Module({})
 export class MarketplaceModule {
-  static forRoot(): DynamicModule {
+  static forRoot(options: MarketplaceOptions = {}): DynamicModule {
     return contextModule({
       module: MarketplaceModule,
       definition: marketplaceContext,
@@ -59,6 +71,8 @@ export class MarketplaceModule {
         GrantCreditHandler,
         ChargeUsageHandler,
         LedgerEntriesHandler,
+        { provide: BILLING_INTERVAL_MS, useValue: billingInterval(options) },
+        BillingMeter,
       ],
     });
   }

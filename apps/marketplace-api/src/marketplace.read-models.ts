@@ -214,12 +214,19 @@ export const machinesProjection: Projection = {
   },
 };
 
-/** Replaces one machine's offer rows (free GPUs will come from instance-lifecycle's allocation events). */
+/**
+ * GPUs held by live instances, from the instance_allocations read model. Computed when read (the stored
+ * machines.gpus_allocated column of 0003 is no longer used), so rebuilding the machines projection alone
+ * keeps the allocations: each read model is fed by its own events only.
+ */
+export const GPUS_ALLOCATED = `(SELECT COALESCE(SUM(ia.num_gpus), 0) FROM ${SCHEMA}.instance_allocations ia WHERE ia.machine_id = m.machine_id AND ia.held) AS gpus_allocated`;
+
+/** Replaces one machine's offer rows; free GPUs = num_gpus - GPUS_ALLOCATED. */
 export async function refreshOffers(sql: Sql, machineId: number): Promise<void> {
   await sql.execute(`DELETE FROM ${SCHEMA}.offers WHERE machine_id = $1`, [machineId]);
   const rows = await sql.query<MachineRow>(
-    `SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, gpus_allocated
-       FROM ${SCHEMA}.machines WHERE machine_id = $1`,
+    `SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, ${GPUS_ALLOCATED}
+       FROM ${SCHEMA}.machines m WHERE machine_id = $1`,
     [machineId],
   );
   const machine = rows[0] ? machineForOffers(rows[0]) : null;

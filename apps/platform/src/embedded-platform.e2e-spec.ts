@@ -2,7 +2,11 @@ import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
+import { DEMO_CREDIT, DEMO_HOSTS, seedDemoHosts } from './demo-hosts';
 import { createEmbeddedApp } from './platform';
+
+// Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+const NO_BILLING_TIMER = { billingIntervalMs: 0 };
 
 const ADMIN_KEY = 'embedded-admin-key';
 
@@ -14,7 +18,7 @@ describe('the embedded platform', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY } });
+    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, marketplace: NO_BILLING_TIMER });
     await app.init();
   });
   afterAll(async () => {
@@ -42,5 +46,19 @@ describe('the embedded platform', () => {
 
   it('serves the public GPU name list without a key', async () => {
     await request(app.getHttpServer()).get('/api/v0/gpu_names/unique/').expect(200, { success: true, gpu_names: [] });
+  });
+
+  it('lists the demo hosts of `npm start` so a newcomer can rent at once', async () => {
+    await app.listen(0, '127.0.0.1');
+    const address = app.getHttpServer().address() as { port: number };
+    const machines = await seedDemoHosts(`http://127.0.0.1:${address.port}`, ADMIN_KEY);
+    expect(machines).toHaveLength(DEMO_HOSTS.length);
+    const server = app.getHttpServer();
+    const { body } = await request(server).post('/api/v0/bundles/').set(as(ADMIN_KEY)).send({ verified: { eq: true }, rentable: { eq: true } }).expect(200);
+    const offered = new Set((body.offers as Array<{ machine_id: number; gpu_name: string }>).map((o) => o.machine_id));
+    expect([...offered].sort()).toEqual([...machines].sort());
+    expect((await request(server).get('/api/v0/users/me/credit').set(as(ADMIN_KEY)).expect(200)).body.credit).toBe(DEMO_CREDIT);
+    const rented = await request(server).put(`/api/v0/asks/${machines[0]! * 1000 + 1}/`).set(as(ADMIN_KEY)).send({ image: 'busybox', disk: 10 }).expect(200);
+    expect(rented.body).toMatchObject({ success: true, new_contract: expect.any(Number) });
   });
 });

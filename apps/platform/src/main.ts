@@ -1,30 +1,46 @@
 import 'reflect-metadata';
-import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Database } from '@rigmarket/event-sourcing';
 import { servePlatform } from '@rigmarket/http-kit';
 import { InProcessTransport } from '@rigmarket/messaging';
+import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
 import { allContextModules } from './platform';
 
 /**
  * Embedded mode (`npm start`): all four contexts in one process, PGlite on disk under ./data
- * (RIGMARKET_DATA_DIR), the in-process transport, on 127.0.0.1:8080 (PORT, HOST).
+ * (RIGMARKET_DATA_DIR), the in-process transport, on 127.0.0.1:8080 (PORT, HOST). On an empty data
+ * folder it also lists demo hosts (simulated) and grants the admin demo credit, unless RIGMARKET_DEMO_HOSTS=0.
  */
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.RIGMARKET_DATA_DIR ?? 'data');
+  const firstStart = !existsSync(dataDir) || readdirSync(dataDir).length === 0;
   mkdirSync(dataDir, { recursive: true });
+  const demo = firstStart && process.env.RIGMARKET_DEMO_HOSTS !== '0';
+  // The demo needs the admin key to list its hosts: generated here (and printed once) when not given.
+  const generatedKey = demo && !process.env.RIGMARKET_ADMIN_KEY ? randomBytes(32).toString('hex') : undefined;
+  const adminKey = process.env.RIGMARKET_ADMIN_KEY || generatedKey;
   const db = await Database.connect({ kind: 'pglite', dataDir });
   const transport = new InProcessTransport();
   const port = Number(process.env.PORT ?? 8080);
   const host = process.env.HOST ?? '127.0.0.1';
   await servePlatform({
-    modules: allContextModules({ adminKey: process.env.RIGMARKET_ADMIN_KEY, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL }),
+    modules: allContextModules({ adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL }),
     db,
     transport,
     port,
     host,
   });
   process.stdout.write(`Rigmarket (embedded) listening on http://${host}:${port}/api/v0/ with data in ${dataDir}\n`);
+  if (generatedKey) process.stdout.write(`\nRigmarket admin API key (shown once, keep it safe): ${generatedKey}\n\n`);
+  if (demo && adminKey) {
+    const machines = await seedDemoHosts(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminKey);
+    process.stdout.write(
+      `Demo: simulated hosts listed as machines ${machines.join(', ')}; the admin account has $${DEMO_CREDIT} of credit. ` +
+        `Try: VAST_URL=http://${host}:${port} vastai --api-key <admin key> search offers\n`,
+    );
+  }
 }
 
 main().catch((error: unknown) => {

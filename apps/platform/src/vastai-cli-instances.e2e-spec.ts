@@ -10,6 +10,9 @@ import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 
+// Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+const NO_BILLING_TIMER = { billingIntervalMs: 0 };
+
 const run = promisify(execFile);
 const CLI = join(__dirname, '../../../.infra/vastai-venv/bin/vastai');
 const ADMIN_KEY = 'cli-instances-admin-key';
@@ -41,7 +44,7 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY } });
+    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, marketplace: NO_BILLING_TIMER });
     await app.listen(0, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
     env = { PATH: process.env.PATH, HOME: home, VAST_URL: `http://127.0.0.1:${port}`, VASTAI_NO_UPDATE_CHECK: '1', VAST_API_KEY: ADMIN_KEY, PYTHONDONTWRITEBYTECODE: '1' };
@@ -77,7 +80,14 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     expect(running).toMatchObject({ ssh_host: '203.0.113.9', image_runtype: 'ssh_direct' });
     const listed = JSON.parse((await vastai('show', 'instances', '--raw')).stdout) as { id: number }[];
     expect(listed.map((r) => r.id)).toContain(id);
-    expect((await vastai('show', 'instances')).out).toContain(String(id));
+    const table = (await vastai('show', 'instances')).out;
+    expect(table).toContain(String(id));
+    // Table mode asks GET /instances/filters/ first and shows the values its filters can take.
+    expect(table).toMatch(/--status:\s+.*running/);
+    const ids = async (...filters: string[]) => (JSON.parse((await vastai('show', 'instances', ...filters, '--raw')).stdout) as { id: number }[]).map((r) => r.id);
+    expect(await ids('--status', 'running', '--gpu-name', 'RTX 4090')).toContain(id);
+    expect(await ids('--status', 'exited')).not.toContain(id);
+    expect(await ids('--verification', 'unverified', 'verified', 'deverified')).toContain(id);
     expect((await vastai('ssh-url', String(id))).out).toContain(`ssh://root@203.0.113.9:${String(running.ssh_port)}`);
 
     expect((await vastai('stop', 'instance', String(id))).out).toMatch(/stopping|success/i);

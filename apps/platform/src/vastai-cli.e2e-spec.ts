@@ -9,6 +9,9 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 
+// Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+const NO_BILLING_TIMER = { billingIntervalMs: 0 };
+
 const run = promisify(execFile);
 const CLI = join(__dirname, '../../../.infra/vastai-venv/bin/vastai');
 const ADMIN_KEY = 'cli-admin-key';
@@ -30,7 +33,7 @@ describe('the vastai CLI against the embedded platform', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY } });
+    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, marketplace: NO_BILLING_TIMER });
     await app.listen(0, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
     env = { PATH: process.env.PATH, HOME: home, VAST_URL: `http://127.0.0.1:${port}`, VASTAI_NO_UPDATE_CHECK: '1', VAST_API_KEY: ADMIN_KEY };

@@ -44,6 +44,8 @@ export type InstanceCreated = DomainEvent<
     gpuName: string;
     /** $/hour as accepted (the bid price for interruptible rentals). */
     dphTotal: number;
+    /** $/hour of the disk alone, billed while the instance is stopped (absent in events before billing). */
+    storageDph?: number;
     /** null = on-demand. */
     bidPrice: number | null;
     label: string | null;
@@ -79,8 +81,20 @@ export type InstanceOutbid = DomainEvent<'InstanceOutbid', { instanceId: number;
 /** The renter changed the bid ($/hour) of an interruptible instance. */
 export type InstanceBidChanged = DomainEvent<'InstanceBidChanged', { instanceId: number; price: number; at: string }>;
 
+/**
+ * What the instance costs from now on: compute (dph_total) while it is meant to run and the host is
+ * provisioning or running it, storage (the disk alone) while it is stopped or dead, none once destroyed.
+ * marketplace's billing meter charges the renter per period from these events.
+ */
+export type InstanceBillingClass = 'compute' | 'storage' | 'none';
+export type InstanceBillingChanged = DomainEvent<
+  'InstanceBillingChanged',
+  { instanceId: number; renter: number; hostId: number; machineId: number; billing: InstanceBillingClass; ratePerHour: number; at: string }
+>;
+
 export type InstanceEvent =
   | InstanceCreated
+  | InstanceBillingChanged
   | InstanceStateChanged
   | InstanceIntentChanged
   | InstanceLabelled
@@ -98,4 +112,5 @@ export const InstancePublicEvents = {
   InstanceOutbid: { schemaVersion: 1, streamType: 'instance' },
   InstanceBidChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
+  InstanceBillingChanged: { schemaVersion: 1, streamType: 'instance' },
 } as const;

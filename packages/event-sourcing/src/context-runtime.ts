@@ -6,6 +6,7 @@ import { EventStore } from './event-store';
 import { type Migration, eventStoreMigration, runMigrations } from './migrations';
 import { OutboxRelay, type RelayOptions } from './outbox-relay';
 import { type Projection, rebuildProjection, subscribeProjections } from './projections';
+import { type Reactor, ReactorWorker, type ReactorWorkerOptions, reactorQueueMigration } from './reactors';
 import type { Transport } from './transport';
 
 /** What a bounded context declares about its storage and read models. */
@@ -36,6 +37,7 @@ export class ContextRuntime {
   readonly store: EventStore;
   readonly relay: OutboxRelay;
   readonly runner: CommandRunner;
+  private readonly workers: ReactorWorker[] = [];
 
   private constructor(
     readonly definition: ContextDefinition,
@@ -63,6 +65,18 @@ export class ContextRuntime {
     return runtime;
   }
 
+  /**
+   * Subscribes reactors (policies that run commands) and starts their worker. Called by the
+   * context's module once the services the reactors use exist.
+   */
+  async startReactors(reactors: readonly Reactor[], options: ReactorWorkerOptions = {}): Promise<ReactorWorker> {
+    const worker = new ReactorWorker(this.infra.db, this.schema, reactors, options);
+    await worker.subscribe(this.infra.transport, this.infra.groupPrefix ?? `rigmarket.${this.definition.context}`);
+    worker.start();
+    this.workers.push(worker);
+    return worker;
+  }
+
   get db(): Database {
     return this.infra.db;
   }
@@ -78,7 +92,7 @@ export class ContextRuntime {
   }
 
   migrate(): Promise<string[]> {
-    return runMigrations(this.infra.db, this.schema, [eventStoreMigration, ...this.definition.migrations]);
+    return runMigrations(this.infra.db, this.schema, [eventStoreMigration, reactorQueueMigration, ...this.definition.migrations]);
   }
 
   rebuild(projectionName: string): Promise<number> {
@@ -88,6 +102,7 @@ export class ContextRuntime {
   }
 
   async stop(): Promise<void> {
+    for (const worker of this.workers) await worker.stop();
     await this.relay.stop();
   }
 }

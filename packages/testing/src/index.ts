@@ -1,3 +1,4 @@
 export * from './decider-spec';
 export * from './services';
 export * from './platform-harness';
+export * from './rebuild-check';

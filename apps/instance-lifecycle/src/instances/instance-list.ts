@@ -1,4 +1,5 @@
 import { ApiError } from '@rigmarket/contracts';
+import { INSTANCE_VERIFICATION } from '../instance-lifecycle.read-models';
 
 /** Columns of the v1 list that select_filters and order_by may name. */
 const COLUMNS: Record<string, string> = {
@@ -12,7 +13,10 @@ const COLUMNS: Record<string, string> = {
   num_gpus: 'num_gpus',
   dph_total: 'dph_total',
   start_date: 'start_date',
+  verification: INSTANCE_VERIFICATION,
 };
+
+const TEXT_COLUMNS = new Set(['actual_status', 'intended_status', 'label', 'gpu_name', INSTANCE_VERIFICATION]);
 
 const OPS: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
@@ -42,7 +46,7 @@ function column(name: string): string {
   return col;
 }
 
-const scalar = (col: string, value: unknown): unknown => (col === 'label' || col.endsWith('status') || col === 'gpu_name' ? (value === null ? null : String(value)) : Number(value));
+const scalar = (col: string, value: unknown): unknown => (TEXT_COLUMNS.has(col) ? (value === null ? null : String(value)) : Number(value));
 
 /** after_token: an opaque, signed-free offset cursor (base64url JSON). */
 export const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');

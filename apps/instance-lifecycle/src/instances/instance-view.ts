@@ -1,5 +1,6 @@
 import type { InstanceActualStatus, InstanceIntendedStatus } from '@rigmarket/contracts';
 import type { InstanceDetails } from '../instance-lifecycle.read-models';
+import { billingClassOf } from './instance.decider';
 
 export interface InstanceRowRecord {
   instance_id: number;
@@ -14,6 +15,8 @@ export interface InstanceRowRecord {
   start_date: number;
   destroyed: boolean;
   details: InstanceDetails | string;
+  /** The machine's verification (joined from market_machines). */
+  verification?: string;
 }
 
 /** Transitions the caller may ask for now (PUT state, label, DELETE). */
@@ -28,10 +31,9 @@ const DEAD_MESSAGES: Record<string, string> = {
   offline: 'The host is disconnected; the instance will not reach running again. Destroy it and rent another offer.',
 };
 
-/** Billing per state: compute while provisioning/running, storage only when stopped or dead. */
+/** Billing per state (the decider's rule): compute while provisioning/running, storage only when stopped or dead. */
 export function billingFor(actual: InstanceActualStatus, intended: InstanceIntendedStatus): { compute: boolean; storage: boolean } {
-  const compute = intended === 'running' && (actual === null || actual === 'loading' || actual === 'running');
-  return { compute, storage: true };
+  return { compute: billingClassOf(actual, intended, false) === 'compute', storage: true };
 }
 
 /** One instance row as the CLI's tables read it (client-compat.md 2.3/2.4: start_date number, extra_env pairs). */
@@ -69,6 +71,7 @@ export function instanceView(row: InstanceRowRecord) {
     host_id: details.hostId,
     num_gpus: Number(row.num_gpus),
     gpu_name: row.gpu_name,
+    verification: row.verification ?? 'unverified',
     gpu_ram: details.gpuRam,
     gpu_totalram: details.gpuRam * Number(row.num_gpus),
     gpu_util: null,

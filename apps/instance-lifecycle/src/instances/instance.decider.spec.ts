@@ -28,6 +28,7 @@ const data: CreateInstanceData = {
   numGpus: 4,
   gpuName: 'RTX 4090',
   dphTotal: 2,
+  storageDph: 0.5,
   bidPrice: null,
   label: null,
   targetState: 'running',
@@ -38,45 +39,60 @@ const state = (actualStatus: 'loading' | 'running' | 'stopped' | 'exited' | 'unk
   type: 'InstanceStateChanged',
   data: { instanceId: 7, actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg: null, at: AT },
 });
+const billing = (kind: 'compute' | 'storage' | 'none', ratePerHour: number): InstanceEvent => ({
+  type: 'InstanceBillingChanged',
+  data: { instanceId: 7, renter: 2, hostId: 1, machineId: 3, billing: kind, ratePerHour, at: AT },
+});
+/** What creation appends: the instance, billed for compute from now on. */
+const opened: InstanceEvent[] = [created, billing('compute', 2)];
 const destroyed: InstanceEvent = { type: 'InstanceDestroyed', data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 4, at: AT } };
 const spec = deciderSpec(instanceDecider);
 
 describe('instance decider', () => {
   it('creates an instance, provisioning (actual_status null)', () => {
-    spec.given([]).when({ type: 'CreateInstance', at: AT, ...data }).then([created]);
+    spec.given([]).when({ type: 'CreateInstance', at: AT, ...data }).then(opened);
     expect(instanceDecider.evolve(instanceDecider.initialState(), created)).toMatchObject({ status: 'active', actual: null, intended: 'running' });
     spec.given([created]).when({ type: 'CreateInstance', at: AT, ...data }).thenThrows(InstanceErrors.exists);
   });
 
   it('moves null -> loading -> running on host reports, with the SSH endpoint', () => {
-    spec.given([created]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).then([state('loading')]);
+    spec.given(opened).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).then([state('loading')]);
     spec
-      .given([created, state('loading')])
+      .given([...opened, state('loading')])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'running', sshHost: 'h', sshPort: 2222, ports: { '22/tcp': 2222 } })
       .then([{ type: 'InstanceStateChanged', data: { instanceId: 7, actualStatus: 'running', sshHost: 'h', sshPort: 2222, ports: { '22/tcp': 2222 }, statusMsg: null, at: AT } }]);
-    spec.given([created, state('loading')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).thenNothingHappened();
+    spec.given([...opened, state('loading')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).thenNothingHappened();
   });
 
-  it('stops and starts again by intent; the same intent twice changes nothing', () => {
-    const running = [created, state('loading'), state('running')];
+  it('stops (compute billing ends, storage goes on) and starts again by intent; the same intent twice changes nothing', () => {
+    const running = [...opened, state('loading'), state('running')];
     const stop: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'stopped', at: AT } };
-    spec.given(running).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).then([stop]);
-    spec.given([...running, stop]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenNothingHappened();
-    spec.given([...running, stop, state('stopped')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).then([state('running')]);
+    const stopped = [...running, stop, billing('storage', 0.5)];
+    spec.given(running).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).then([stop, billing('storage', 0.5)]);
+    spec.given(stopped).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenNothingHappened();
+    spec.given([...stopped, state('stopped')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).then([state('running')]);
+    // Compute billing resumes when the host really loads or runs it again, not at the request.
+    const start: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'running', at: AT } };
+    spec.given([...stopped, state('stopped')]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).then([start]);
     spec
-      .given([...running, stop, state('stopped')])
-      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' })
-      .then([{ type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'running', at: AT } }]);
+      .given([...stopped, state('stopped'), start])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' })
+      .then([state('loading'), billing('compute', 2)]);
+  });
+
+  it('bills storage only once the container exits, and nothing once destroyed', () => {
+    spec.given([...opened, state('running')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'exited' }).then([state('exited'), billing('storage', 0.5)]);
+    spec.given([...opened, state('running')]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).then([destroyed, billing('none', 0)]);
   });
 
   it.each(['exited', 'unknown', 'offline'] as const)('never reaches running from %s', (dead) => {
-    spec.given([created, state(dead)]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenThrows(InstanceErrors.invalidReport);
-    spec.given([created, state(dead)]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).thenThrows(InstanceErrors.cannotStart);
+    spec.given([...opened, state(dead)]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenThrows(InstanceErrors.invalidReport);
+    spec.given([...opened, state(dead)]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).thenThrows(InstanceErrors.cannotStart);
   });
 
   it('reboots and recycles a running instance only', () => {
     spec
-      .given([created, state('running')])
+      .given([...opened, state('running')])
       .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: true })
       .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } }]);
     spec.given([created, state('exited')]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.cannotStart);
@@ -86,21 +102,26 @@ describe('instance decider', () => {
   });
 
   it('marks an interruptible instance outbid (stopped, once) and changes its bid', () => {
-    const bid: InstanceEvent = { type: 'InstanceCreated', data: { ...data, bidPrice: 1, createdAt: AT } };
+    const bid: InstanceEvent = { type: 'InstanceCreated', data: { ...data, dphTotal: 1, bidPrice: 1, createdAt: AT } };
     const outbid: InstanceEvent = { type: 'InstanceOutbid', data: { instanceId: 7, machineId: 3, numGpus: 4, at: AT } };
-    spec.given([bid, state('running')]).when({ type: 'MarkOutbid', at: AT }).then([outbid]);
-    spec.given([bid, state('running'), outbid]).when({ type: 'MarkOutbid', at: AT }).thenNothingHappened();
+    const bidRunning = [bid, billing('compute', 1), state('running')];
+    spec.given(bidRunning).when({ type: 'MarkOutbid', at: AT }).then([outbid, billing('storage', 0.5)]);
+    spec.given([...bidRunning, outbid, billing('storage', 0.5)]).when({ type: 'MarkOutbid', at: AT }).thenNothingHappened();
     expect(instanceDecider.evolve(instanceDecider.evolve(instanceDecider.initialState(), bid), outbid)).toMatchObject({ intended: 'stopped', outbid: true });
-    spec.given([bid]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).then([{ type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } }]);
+    // A running bid is billed at its new price from the change on.
+    spec
+      .given(bidRunning)
+      .when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 })
+      .then([{ type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } }, billing('compute', 1.5)]);
     spec.given([created]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).thenThrows(InstanceErrors.notABid);
   });
 
   it('labels', () => {
-    spec.given([created]).when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' }).then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
+    spec.given(opened).when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' }).then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
   });
 
   it('destroys once, then succeeds again with nothing new (idempotent)', () => {
-    spec.given([created, state('running')]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).then([destroyed]);
+    spec.given([...opened, state('running')]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).then([destroyed, billing('none', 0)]);
     spec.given([created, destroyed]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).thenNothingHappened();
     spec.given([created, destroyed]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenNothingHappened();
     spec.given([created, destroyed]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenThrows(InstanceErrors.notFound);

@@ -1,6 +1,7 @@
 import {
   ApiError,
   type InstanceActualStatus,
+  type InstanceBillingClass,
   type InstanceConfig,
   type InstanceEvent,
   type InstanceIntendedStatus,
@@ -26,6 +27,12 @@ export type InstanceState =
       bidPrice: number | null;
       /** stopped by a higher bid; its GPUs must be allocated again to start */
       outbid: boolean;
+      hostId: number;
+      /** $/hour while computing (the bid for interruptible instances) and while only storing. */
+      dphTotal: number;
+      storageDph: number;
+      /** What the last InstanceBillingChanged said (class and rate), so only changes are emitted. */
+      billed: { billing: InstanceBillingClass; ratePerHour: number };
     };
 
 export interface CreateInstanceData {
@@ -37,6 +44,7 @@ export interface CreateInstanceData {
   numGpus: number;
   gpuName: string;
   dphTotal: number;
+  storageDph: number;
   bidPrice: number | null;
   label: string | null;
   targetState: InstanceIntendedStatus;
@@ -90,7 +98,13 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
         label: event.data.label,
         bidPrice: event.data.bidPrice,
         outbid: false,
+        hostId: event.data.hostId,
+        dphTotal: event.data.dphTotal,
+        storageDph: event.data.storageDph ?? 0,
+        billed: { billing: 'none', ratePerHour: 0 },
       };
+    case 'InstanceBillingChanged':
+      return state.status === 'none' ? state : { ...state, billed: { billing: event.data.billing, ratePerHour: event.data.ratePerHour } };
     case 'InstanceStateChanged':
       return state.status === 'none' ? state : { ...state, actual: event.data.actualStatus };
     case 'InstanceIntentChanged':
@@ -98,7 +112,7 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
     case 'InstanceOutbid':
       return state.status === 'none' ? state : { ...state, intended: 'stopped', outbid: true };
     case 'InstanceBidChanged':
-      return state.status === 'none' ? state : { ...state, bidPrice: event.data.price };
+      return state.status === 'none' ? state : { ...state, bidPrice: event.data.price, dphTotal: event.data.price };
     case 'InstanceLabelled':
       return state.status === 'none' ? state : { ...state, label: event.data.label };
     case 'InstanceRestarted':
@@ -114,7 +128,26 @@ function owned(state: InstanceState, requesterId: number) {
   return state;
 }
 
+/** Billing per state (documented in docs/instances.md): compute while meant to run and provisioning/loading/running. */
+export function billingClassOf(actual: InstanceActualStatus, intended: InstanceIntendedStatus, destroyed: boolean): InstanceBillingClass {
+  if (destroyed) return 'none';
+  return intended === 'running' && (actual === null || actual === 'loading' || actual === 'running') ? 'compute' : 'storage';
+}
+
+/** The decision, followed by an InstanceBillingChanged whenever it changes what the instance costs. */
 export function decide(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
+  const events = decideChange(command, state);
+  const after = events.reduce(evolve, state);
+  if (after.status === 'none') return events;
+  const billing = billingClassOf(after.actual, after.intended, after.status === 'destroyed');
+  const ratePerHour = billing === 'compute' ? after.dphTotal : billing === 'storage' ? after.storageDph : 0;
+  if (billing === after.billed.billing && ratePerHour === after.billed.ratePerHour) return events;
+  const at = command.at;
+  const data = { instanceId: after.instanceId, renter: after.renter, hostId: after.hostId, machineId: after.machineId, billing, ratePerHour, at };
+  return [...events, { type: 'InstanceBillingChanged', data }];
+}
+
+function decideChange(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
   switch (command.type) {
     case 'CreateInstance': {
       if (state.status !== 'none') throw ApiError.conflict('This instance id is taken', InstanceErrors.exists);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type InstanceIntendedStatus } from '@rigmarket/contracts';
@@ -6,16 +6,17 @@ import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import type { HostDriver } from '../host/host-driver';
-import { OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import { INSTANCE_VERIFICATION, OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { type CreateRequest, instanceConfig } from './create-request';
+import { IdempotencyRecords, requestHash } from './idempotency';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
 
 type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
 
-async function runInstanceCommand(runtime: ContextRuntime, instanceId: number, command: InstanceCommandBody, metadata: EventMetadata, options?: HandleOptions) {
+export async function runInstanceCommand(runtime: ContextRuntime, instanceId: number, command: InstanceCommandBody, metadata: EventMetadata, options?: HandleOptions) {
   return runtime.runner.handle(
     instanceStreamId(instanceId),
     instanceDecider,
@@ -46,25 +47,6 @@ export class CreateInstanceCommand extends Command<CreatedInstance> {
   }
 }
 
-export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-
-const requestHash = (offerId: number, request: CreateRequest): string => createHash('sha256').update(JSON.stringify([offerId, request])).digest('hex');
-
-/** The first answer for (renter, key) within 24 hours; 422 when the key came with another body. */
-async function priorAnswer(runtime: ContextRuntime, renter: number, key: string, hash: string): Promise<CreatedInstance | null> {
-  const since = new Date(runtime.runner.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
-  const rows = await runtime.db.query<{ request_hash: string; instance_id: number; instance_api_key: string }>(
-    `SELECT request_hash, instance_id, instance_api_key FROM ${SCHEMA}.create_idempotency WHERE owner_id = $1 AND idem_key = $2 AND created_at > $3`,
-    [renter, key, since],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  if (row.request_hash !== hash) {
-    throw new ApiError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new instance');
-  }
-  return { instanceId: Number(row.instance_id), instanceApiKey: row.instance_api_key };
-}
-
 /**
  * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models,
  * merge, allocate the GPUs on the machine's allocation stream (refused when taken), then create the
@@ -79,11 +61,11 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
 
   async execute({ renter, offerId, request, metadata, idempotencyKey }: CreateInstanceCommand): Promise<CreatedInstance> {
     const hash = requestHash(offerId, request);
+    const idempotency = new IdempotencyRecords(this.runtime);
     if (idempotencyKey !== null) {
-      const prior = await priorAnswer(this.runtime, renter, idempotencyKey, hash);
+      const prior = await idempotency.prior(renter, idempotencyKey, hash);
       if (prior) return prior;
-      // an expired record gives way to the new request
-      await this.runtime.db.execute(`DELETE FROM ${SCHEMA}.create_idempotency WHERE owner_id = $1 AND idem_key = $2`, [renter, idempotencyKey]);
+      await idempotency.forget(renter, idempotencyKey);
     }
     const { machineId, numGpus } = offerParts(offerId);
     const machine = await findMachine(this.runtime.db, machineId);
@@ -100,7 +82,9 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       template = { ...found.content, hashId: found.hashId };
     }
     const config = instanceConfig(request, template);
-    const dphTotal = request.price ?? ask.priceGpu * numGpus + (ask.priceDisk * config.disk) / 720;
+    // priceDisk is $/GB/month; a month is 720 hours, as in the marketplace's offer search.
+    const storageDph = (ask.priceDisk * config.disk) / 720;
+    const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
     const instanceId = await this.runtime.nextId('instance_ids');
 
     await allocateGpus(this.runtime, this.host, { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price }, metadata);
@@ -120,6 +104,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           numGpus,
           gpuName: machine.gpuName,
           dphTotal,
+          storageDph,
           bidPrice: request.price,
           label: request.label,
           targetState: request.targetState,
@@ -131,18 +116,15 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           alsoInTransaction: async (sql, events) => {
             await sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]);
             if (idempotencyKey === null) return;
-            // The value is kept (24 h) so a retry gets the same answer; a concurrent twin fails here on the key.
-            await sql.execute(
-              `INSERT INTO ${SCHEMA}.create_idempotency (owner_id, idem_key, request_hash, instance_id, instance_api_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-              [renter, idempotencyKey, hash, instanceId, instanceApiKey, events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString()],
-            );
+            const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
+            await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);
           },
         },
       );
     } catch (error) {
       await releaseGpus(this.runtime, machineId, instanceId, metadata);
       if (idempotencyKey !== null) {
-        const twin = await priorAnswer(this.runtime, renter, idempotencyKey, hash);
+        const twin = await idempotency.prior(renter, idempotencyKey, hash);
         if (twin) return twin;
       }
       throw error;
@@ -317,7 +299,7 @@ export class GetInstanceQuery extends Query<InstanceView | null> {
 export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
-    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT * FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
+    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
     return rows[0] ? instanceView(rows[0]) : null;
   }
 }
@@ -342,7 +324,7 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
     const q = parseListQuery(query, ownerId);
     const where = q.where.join(' AND ');
     const rows = await this.runtime.db.query<InstanceRowRecord>(
-      `SELECT * FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
+      `SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
       q.params,
     );
     const [{ n }] = (await this.runtime.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.instances WHERE ${where}`, q.params)) as [{ n: string }];
@@ -357,5 +339,30 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
       total_instances: Number(n),
       label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),
     };
+  }
+}
+
+export interface InstanceFilterValues {
+  actual_status: string | null;
+  verification: string;
+  gpu_name: string;
+}
+
+/** `show instances` (table mode): the distinct values its --status, --verification and --gpu-name filters can take. */
+export class InstanceFiltersQuery extends Query<InstanceFilterValues[]> {
+  constructor(readonly ownerId: number) {
+    super();
+  }
+}
+
+@QueryHandler(InstanceFiltersQuery)
+export class InstanceFiltersHandler implements IQueryHandler<InstanceFiltersQuery> {
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute({ ownerId }: InstanceFiltersQuery): Promise<InstanceFilterValues[]> {
+    return this.runtime.db.query<InstanceFilterValues>(
+      `SELECT DISTINCT actual_status, ${INSTANCE_VERIFICATION} AS verification, gpu_name FROM ${SCHEMA}.instances
+        WHERE owner_id = $1 AND NOT destroyed ORDER BY 1, 2, 3`,
+      [ownerId],
+    );
   }
 }

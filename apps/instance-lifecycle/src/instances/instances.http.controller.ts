@@ -11,6 +11,7 @@ import {
   CreateInstanceCommand,
   DestroyInstanceCommand,
   GetInstanceQuery,
+  InstanceFiltersQuery,
   type InstanceChanges,
   type InstancePage,
   ListInstancesQuery,
@@ -93,6 +94,13 @@ export class InstancesV0Controller {
       token = page.next_token;
     } while (token);
     return { success: true, instances_found: instances.length, instances };
+  }
+
+  /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */
+  @Get('filters')
+  @RequirePermission('instance_read')
+  async filters(@Principal() principal: AuthenticatedKey) {
+    return { success: true, filters: await this.queries.execute(new InstanceFiltersQuery(principal.userId)) };
   }
 
   @Get(':id')

@@ -1,23 +1,18 @@
 import type { LedgerEvent } from '@rigmarket/contracts';
 import { deciderSpec } from '@rigmarket/testing';
-import { LedgerErrors, ledgerDecider, usageCharge } from './ledger.decider';
+import { LedgerErrors, chargeFor, ledgerDecider } from './ledger.decider';
 
 const AT = '2026-05-01T12:00:00.000Z';
 const granted = (amount: number): LedgerEvent => ({ type: 'CreditGranted', data: { userId: 2, amount, grantedBy: 1, note: null, at: AT } });
-const charge = (amount: number) => ({
-  type: 'Charge' as const,
-  at: AT,
-  userId: 2,
-  instanceId: 9,
-  machineId: 42,
-  kind: 'gpu' as const,
-  amount,
-  periodStart: '2026-05-01T11:00:00.000Z',
-  periodEnd: AT,
+/** Hour n of instance 9 (hour 0 ends at AT). */
+const hour = (n: number) => ({
+  periodStart: new Date(Date.parse(AT) + (n - 1) * 3_600_000).toISOString(),
+  periodEnd: new Date(Date.parse(AT) + n * 3_600_000).toISOString(),
 });
-const charged = (amount: number): LedgerEvent => ({
+const charge = (amount: number, n = 0) => ({ type: 'Charge' as const, at: AT, userId: 2, instanceId: 9, machineId: 42, kind: 'gpu' as const, amount, ...hour(n) });
+const charged = (amount: number, n = 0): LedgerEvent => ({
   type: 'AccountCharged',
-  data: { userId: 2, instanceId: 9, machineId: 42, kind: 'gpu', amount, periodStart: '2026-05-01T11:00:00.000Z', periodEnd: AT, at: AT },
+  data: { userId: 2, instanceId: 9, machineId: 42, kind: 'gpu', amount, ...hour(n), at: AT },
 });
 const spec = deciderSpec(ledgerDecider);
 
@@ -35,13 +30,19 @@ describe('ledger decider', () => {
     spec.given([granted(1)]).when(charge(1)).then([charged(1), { type: 'CreditExhausted', data: { userId: 2, balance: 0, at: AT } }]);
     spec
       .given([granted(1), charged(1), { type: 'CreditExhausted', data: { userId: 2, balance: 0, at: AT } }])
-      .when(charge(0.5))
-      .then([charged(0.5)]);
+      .when(charge(0.5, 1))
+      .then([charged(0.5, 1)]);
     // a grant lifts the exhaustion: the next one is announced again
     spec
       .given([granted(1), charged(1), { type: 'CreditExhausted', data: { userId: 2, balance: 0, at: AT } }, granted(1)])
-      .when(charge(2))
-      .then([charged(2), { type: 'CreditExhausted', data: { userId: 2, balance: -1, at: AT } }]);
+      .when(charge(2, 1))
+      .then([charged(2, 1), { type: 'CreditExhausted', data: { userId: 2, balance: -1, at: AT } }]);
+  });
+
+  it('never charges a period of an instance twice (a retried or concurrent billing run)', () => {
+    spec.given([granted(10), charged(1)]).when(charge(1)).thenThrows(LedgerErrors.alreadyBilled);
+    spec.given([granted(10), charged(1, 1)]).when(charge(1)).thenThrows(LedgerErrors.alreadyBilled);
+    spec.given([granted(10), charged(1)]).when(charge(1, 1)).then([charged(1, 1)]);
   });
 
   it('ignores a zero charge', () => {
@@ -49,10 +50,12 @@ describe('ledger decider', () => {
   });
 });
 
-describe('usage charges', () => {
-  it('prorates dph_total by the second while running, storage only while stopped, nothing once destroyed', () => {
-    expect(usageCharge('running', { dphTotal: 3.6, storageDph: 0.01 }, 10)).toBe(0.01);
-    expect(usageCharge('stopped', { dphTotal: 3.6, storageDph: 0.036 }, 100)).toBe(0.001);
-    expect(usageCharge('destroyed', { dphTotal: 3.6, storageDph: 0.036 }, 100)).toBe(0);
+describe('period charges', () => {
+  it('prorates the rate by the second, rounded to a millionth of a dollar', () => {
+    const at = (s: number) => new Date(Date.parse(AT) + s * 1000);
+    expect(chargeFor(3.6, at(0), at(10))).toBe(0.01);
+    expect(chargeFor(0.036, at(0), at(100))).toBe(0.001);
+    expect(chargeFor(0.75, at(0), at(3600))).toBe(0.75);
+    expect(chargeFor(3.6, at(10), at(0))).toBe(0);
   });
 });

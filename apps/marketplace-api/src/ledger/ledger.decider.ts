@@ -7,6 +7,8 @@ export interface LedgerState {
   balance: number;
   /** A CreditExhausted was emitted and no grant has lifted the balance above zero since. */
   exhausted: boolean;
+  /** Per instance, the end of its last charged period (ISO): a period is never charged twice. */
+  billedUntil: Record<number, string>;
 }
 
 export type LedgerCommand = { at: string; userId: number } & (
@@ -15,18 +17,21 @@ export type LedgerCommand = { at: string; userId: number } & (
   | { type: 'RecordEarning'; instanceId: number; machineId: number; amount: number }
 );
 
-export const LedgerErrors = { invalidAmount: 'invalid_amount' } as const;
+export const LedgerErrors = { invalidAmount: 'invalid_amount', alreadyBilled: 'already_billed' } as const;
 
-export const initialState = (): LedgerState => ({ balance: 0, exhausted: false });
+export const initialState = (): LedgerState => ({ balance: 0, exhausted: false, billedUntil: {} });
 
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
     case 'CreditGranted': {
       const balance = roundMoney(state.balance + event.data.amount);
-      return { balance, exhausted: state.exhausted && balance <= 0 };
+      return { ...state, balance, exhausted: state.exhausted && balance <= 0 };
     }
-    case 'AccountCharged':
-      return { ...state, balance: roundMoney(state.balance - event.data.amount) };
+    case 'AccountCharged': {
+      const previous = state.billedUntil[event.data.instanceId];
+      const until = previous !== undefined && previous > event.data.periodEnd ? previous : event.data.periodEnd;
+      return { ...state, balance: roundMoney(state.balance - event.data.amount), billedUntil: { ...state.billedUntil, [event.data.instanceId]: until } };
+    }
     case 'HostEarned':
       return { ...state, balance: roundMoney(state.balance + event.data.amount) };
     case 'CreditExhausted':
@@ -47,6 +52,10 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       return [{ type: 'CreditGranted', data: { userId: command.userId, amount: roundMoney(command.amount), grantedBy: command.grantedBy, note: command.note, at: command.at } }];
     case 'Charge': {
       positive(command.amount, true);
+      const billedUntil = state.billedUntil[command.instanceId];
+      if (billedUntil !== undefined && new Date(command.periodStart) < new Date(billedUntil)) {
+        throw ApiError.conflict(`instance ${command.instanceId} is already billed until ${billedUntil}`, LedgerErrors.alreadyBilled);
+      }
       const amount = roundMoney(command.amount);
       if (amount === 0) return [];
       const events: LedgerEvent[] = [
@@ -80,18 +89,8 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
 export const ledgerDecider = { initialState, evolve, decide };
 export const ledgerStreamId = (userId: number): string => `ledger-${userId}`;
 
-/**
- * What an instance costs over a period: running pays dph_total prorated by the second, stopped pays
- * storage only, destroyed nothing more.
- */
-export function usageCharge(status: 'running' | 'stopped' | 'destroyed', prices: { dphTotal: number; storageDph: number }, seconds: number): number {
-  if (seconds <= 0) return 0;
-  switch (status) {
-    case 'running':
-      return roundMoney((prices.dphTotal * seconds) / 3600);
-    case 'stopped':
-      return roundMoney((prices.storageDph * seconds) / 3600);
-    case 'destroyed':
-      return 0;
-  }
+/** What a period at a rate costs: the rate ($/hour) prorated by the second. */
+export function chargeFor(ratePerHour: number, from: Date, to: Date): number {
+  const seconds = Math.max(0, (to.getTime() - from.getTime()) / 1000);
+  return roundMoney((ratePerHour * seconds) / 3600);
 }

@@ -39,10 +39,7 @@ export class GrantCreditHandler implements ICommandHandler<GrantCreditCommand> {
   }
 }
 
-/**
- * One billing period of one instance: the renter is charged, the host earns the same amount. Called by
- * the instance-event subscriber (instance-lifecycle's events are not there yet: no HTTP route).
- */
+/** One billing period of one instance: the renter is charged, the host earns the same amount (BillingMeter). */
 export class ChargeUsageCommand extends Command<void> {
   constructor(
     readonly renterId: number,

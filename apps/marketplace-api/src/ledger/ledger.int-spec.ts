@@ -1,7 +1,7 @@
 import { ContextRuntime, Database, ManualClock } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { marketplaceContext } from '../marketplace.context';
-import { usageCharge } from './ledger.decider';
+import { chargeFor } from './ledger.decider';
 import { ChargeUsageCommand, ChargeUsageHandler, LedgerEntriesHandler, LedgerEntriesQuery } from './ledger.handlers';
 
 /** Charges through the runner and the ledger projection (embedded storage; no services needed). */
@@ -27,7 +27,7 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
       { type: 'CreditGranted', data: { userId: 2, amount: 1, grantedBy: 1, note: null, at: '2026-05-01T12:00:00.000Z' } },
     ], metadata);
     const handler = new ChargeUsageHandler(runtime);
-    const hour = usageCharge('running', { dphTotal: 0.75, storageDph: 0.01 }, 3600);
+    const hour = chargeFor(0.75, new Date('2026-05-01T11:00:00Z'), new Date('2026-05-01T12:00:00Z'));
     for (const [start, end] of [['11:00', '12:00'], ['12:00', '13:00']]) {
       await handler.execute(new ChargeUsageCommand(2, 7, 9, 42, 'gpu', hour, `2026-05-01T${start}:00.000Z`, `2026-05-01T${end}:00.000Z`, metadata));
     }

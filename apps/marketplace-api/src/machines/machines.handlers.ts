@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type MachineAsk, type MachineHardware, type MachineVerification } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import { GPUS_ALLOCATED, SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { computeScore } from './gpu-models';
 import { type MachineCommand, type MachineState, machineDecider, machineStreamId } from './machine.decider';
@@ -183,7 +183,7 @@ export function machineView(row: MachineViewRow): Record<string, unknown> {
   };
 }
 
-const MACHINE_COLUMNS = `machine_id, owner_id, gpu_name, num_gpus, listed, hardware, ask, verification, reliability, dlperf, gpus_allocated, listed_at, details`;
+const MACHINE_COLUMNS = `machine_id, owner_id, gpu_name, num_gpus, listed, hardware, ask, verification, reliability, dlperf, ${GPUS_ALLOCATED}, listed_at, details`;
 
 export class ListMachinesQuery extends Query<Record<string, unknown>[]> {
   constructor(readonly ownerId: number, readonly machineId?: number) {
@@ -197,8 +197,8 @@ export class ListMachinesHandler implements IQueryHandler<ListMachinesQuery> {
   async execute(query: ListMachinesQuery): Promise<Record<string, unknown>[]> {
     const rows =
       query.machineId === undefined
-        ? await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines WHERE owner_id = $1 ORDER BY machine_id`, [query.ownerId])
-        : await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines WHERE owner_id = $1 AND machine_id = $2`, [
+        ? await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines m WHERE owner_id = $1 ORDER BY machine_id`, [query.ownerId])
+        : await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines m WHERE owner_id = $1 AND machine_id = $2`, [
             query.ownerId,
             query.machineId,
           ]);

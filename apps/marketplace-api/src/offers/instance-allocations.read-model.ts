@@ -4,7 +4,7 @@ import { SCHEMA, refreshOffers } from '../marketplace.read-models';
 
 /**
  * Offers show free GPUs only: instance-lifecycle's public InstanceCreated/InstanceDestroyed (and
- * InstanceOutbid / a later start), over the transport, keep one row per live instance here and machines.gpus_allocated as their sum. Eventually
+ * InstanceOutbid / a later start), over the transport, keep one row per live instance here; a machine's allocated GPUs are their sum (GPUS_ALLOCATED). Eventually
  * consistent: instance-lifecycle's allocation stream stays the authority (a just-taken offer is refused
  * there with offer_unavailable).
  */
@@ -61,10 +61,6 @@ export const instanceAllocationsProjection: Projection = {
       default:
         return;
     }
-    await sql.execute(
-      `UPDATE ${SCHEMA}.machines SET gpus_allocated = (SELECT COALESCE(SUM(num_gpus), 0) FROM ${SCHEMA}.instance_allocations WHERE machine_id = $1 AND held) WHERE machine_id = $1`,
-      [machineId],
-    );
     await refreshOffers(sql, machineId);
   },
 };

@@ -1,0 +1,123 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiError } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { chargeFor } from './ledger.decider';
+import { ChargeUsageCommand } from './ledger.handlers';
+
+export const BILLING_INTERVAL_MS = Symbol('BILLING_INTERVAL_MS');
+
+/** Default: charge every minute (RIGMARKET_BILLING_INTERVAL_MS; 0 turns the timer off, runOnce still works). */
+export const DEFAULT_BILLING_INTERVAL_MS = 60_000;
+
+interface DueRow {
+  instance_id: number;
+  renter_id: number;
+  host_id: number;
+  machine_id: number;
+  kind: 'gpu' | 'storage';
+  rate_per_hour: number;
+  from_at: Date | string;
+  to_at: Date | string;
+}
+
+export interface DueCharge {
+  instanceId: number;
+  renterId: number;
+  hostId: number;
+  machineId: number;
+  kind: 'gpu' | 'storage';
+  amount: number;
+  periodStart: string;
+  periodEnd: string;
+}
+
+/**
+ * Charges renters (and credits hosts) for what their instances cost since their last charge, from the
+ * billing periods that instance-lifecycle's InstanceBillingChanged events open and close. Each charge
+ * is an AccountCharged on the renter's ledger stream with its period; the ledger refuses a period that
+ * starts before the instance's last charge ended, so two meters (or a retry) never bill twice.
+ */
+@Injectable()
+export class BillingMeter implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('BillingMeter');
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<DueCharge[]> | undefined;
+
+  constructor(
+    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
+    private readonly commands: CommandBus,
+    @Inject(BILLING_INTERVAL_MS) private readonly intervalMs: number,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.intervalMs <= 0) return;
+    this.timer = setInterval(() => {
+      this.runOnce().catch((error: unknown) => this.logger.warn(`billing run failed: ${String(error)}`));
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): Promise<unknown> | undefined {
+    if (this.timer) clearInterval(this.timer);
+    return this.running?.catch(() => undefined);
+  }
+
+  /** Charges everything due up to the runtime clock's now; returns what it charged. One run at a time. */
+  runOnce(): Promise<DueCharge[]> {
+    this.running ??= this.charge().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  async due(now: Date): Promise<DueCharge[]> {
+    const rows = await this.runtime.db.query<DueRow>(
+      `SELECT p.instance_id, p.renter_id, p.host_id, p.machine_id, p.kind, p.rate_per_hour,
+              GREATEST(p.started_at, COALESCE(b.until, p.started_at)) AS from_at,
+              LEAST(COALESCE(p.ended_at, $1::timestamptz), $1::timestamptz) AS to_at
+         FROM ${this.runtime.schema}.billing_periods p
+         LEFT JOIN (SELECT instance_id, max(period_end) AS until FROM ${this.runtime.schema}.ledger_entries
+                     WHERE instance_id IS NOT NULL AND kind LIKE 'charge_%' GROUP BY instance_id) b USING (instance_id)
+        WHERE p.rate_per_hour > 0
+          AND LEAST(COALESCE(p.ended_at, $1::timestamptz), $1::timestamptz) > GREATEST(p.started_at, COALESCE(b.until, p.started_at))
+        ORDER BY p.instance_id, p.started_at`,
+      [now.toISOString()],
+    );
+    return rows.map((r) => {
+      const from = new Date(r.from_at);
+      const to = new Date(r.to_at);
+      return {
+        instanceId: Number(r.instance_id),
+        renterId: Number(r.renter_id),
+        hostId: Number(r.host_id),
+        machineId: Number(r.machine_id),
+        kind: r.kind,
+        amount: chargeFor(Number(r.rate_per_hour), from, to),
+        periodStart: from.toISOString(),
+        periodEnd: to.toISOString(),
+      };
+    });
+  }
+
+  private async charge(): Promise<DueCharge[]> {
+    const now = this.runtime.runner.clock.now();
+    const charged: DueCharge[] = [];
+    for (const due of await this.due(now)) {
+      // Too small to show yet: left for a later run, which charges the longer period.
+      if (due.amount === 0) continue;
+      const metadata = { correlationId: `billing-${due.instanceId}-${due.periodEnd}`, causationId: `billing-${due.instanceId}` };
+      try {
+        await this.commands.execute(
+          new ChargeUsageCommand(due.renterId, due.hostId, due.instanceId, due.machineId, due.kind, due.amount, due.periodStart, due.periodEnd, metadata),
+        );
+        charged.push(due);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'already_billed') continue; // another meter was first
+        throw error;
+      }
+    }
+    return charged;
+  }
+}

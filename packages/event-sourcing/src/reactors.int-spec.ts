@@ -1,0 +1,79 @@
+import type { EventEnvelope } from '@rigmarket/contracts';
+import { createTestDatabase, eventually } from '@rigmarket/testing';
+import { Database } from './database';
+import { runMigrations } from './migrations';
+import { type Reactor, ReactorWorker, reactorQueueMigration } from './reactors';
+
+const envelope = (eventId: string, type: string, userId: number): EventEnvelope => ({
+  eventId,
+  type,
+  schemaVersion: 1,
+  context: 'marketplace',
+  streamType: 'ledger',
+  streamId: `ledger-${userId}`,
+  streamPosition: 1,
+  globalPosition: '1',
+  data: { userId },
+  metadata: { correlationId: 'c', causationId: 'c' },
+  occurredAt: '2026-01-01T00:00:00.000Z',
+});
+const delivery = { topic: 't', partition: 0, offset: '0' };
+
+describe('reactors on PostgreSQL', () => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  let worker: ReactorWorker;
+  const done: number[] = [];
+  let failuresLeft = 0;
+  const reactor: Reactor = {
+    name: 'stop_on_exhaustion',
+    sources: [{ context: 'marketplace', streamType: 'ledger' }],
+    wants: (e) => e.type === 'CreditExhausted',
+    async react(e) {
+      if (failuresLeft > 0) {
+        failuresLeft -= 1;
+        throw new Error('host unreachable');
+      }
+      done.push((e.data as { userId: number }).userId);
+    },
+  };
+
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    drop = database.drop;
+    db = await Database.connect({ kind: 'postgres', url: database.url });
+    await runMigrations(db, 'marketplace', [reactorQueueMigration]);
+    worker = new ReactorWorker(db, 'marketplace', [reactor], { pollIntervalMs: 50 });
+    worker.start();
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await db.close();
+    await drop();
+  });
+
+  it('runs the work once per event, after the delivery, even when the event is delivered twice', async () => {
+    const [subscription] = worker.subscriptions('test');
+    await subscription!.handle(envelope('e1', 'CreditExhausted', 7), delivery);
+    await subscription!.handle(envelope('e1', 'CreditExhausted', 7), delivery);
+    await subscription!.handle(envelope('e2', 'CreditGranted', 8), delivery);
+    await eventually(async () => (done.includes(7) ? true : undefined), 10_000, 'the work ran');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(done).toEqual([7]);
+    const rows = await db.query<{ event_id: string; done: boolean }>(`SELECT event_id, done_at IS NOT NULL AS done FROM marketplace.reactor_queue`);
+    expect(rows).toEqual([{ event_id: 'e1', done: true }]);
+  });
+
+  it('retries failed work with backoff until it succeeds, and keeps the last error meanwhile', async () => {
+    failuresLeft = 2;
+    const [subscription] = worker.subscriptions('test');
+    await subscription!.handle(envelope('e3', 'CreditExhausted', 9), delivery);
+    await eventually(async () => {
+      const rows = await db.query<{ last_error: string | null }>(`SELECT last_error FROM marketplace.reactor_queue WHERE event_id = 'e3'`);
+      return rows[0]?.last_error?.includes('host unreachable') ? true : undefined;
+    }, 10_000, 'the failure recorded');
+    await eventually(async () => (done.includes(9) ? true : undefined), 15_000, 'the retried work ran');
+    const rows = await db.query<{ attempts: number; last_error: string | null }>(`SELECT attempts, last_error FROM marketplace.reactor_queue WHERE event_id = 'e3'`);
+    expect(rows).toEqual([{ attempts: 3, last_error: null }]);
+  });
+});

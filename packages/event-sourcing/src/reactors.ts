@@ -1,0 +1,173 @@
+import { type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
+import type { Database } from './database';
+import type { Migration } from './migrations';
+import type { StreamSource } from './projections';
+import type { Subscription, Transport } from './transport';
+
+/**
+ * A policy that turns some events into work with side effects, typically a command on another
+ * stream ("credit exhausted -> stop the account's instances"). Work never runs inside a delivery: the
+ * event is queued durably first and a worker runs it afterwards. Running a command inside the
+ * delivery would deadlock the in-process transport (the command's relay publishes into the delivery
+ * chain that is waiting for this handler) and would hold Kafka's partition while it runs.
+ */
+export interface Reactor {
+  name: string;
+  sources: readonly StreamSource[];
+  /** Which events call for work; the others are not queued. */
+  wants(event: EventEnvelope): boolean;
+  /** The work. At least once: after a crash it can run again, so it must be idempotent. */
+  react(event: EventEnvelope): Promise<void>;
+}
+
+export const reactorQueueMigration: Migration = {
+  id: '0001-reactor-queue',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.reactor_queue (
+        reactor TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        envelope JSONB NOT NULL,
+        queued_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claimed_until TIMESTAMPTZ NOT NULL DEFAULT 'epoch',
+        last_error TEXT,
+        done_at TIMESTAMPTZ,
+        PRIMARY KEY (reactor, event_id)
+      )`);
+    await sql.execute(`CREATE INDEX reactor_queue_pending ON ${s}.reactor_queue (claimed_until) WHERE done_at IS NULL`);
+  },
+};
+
+export interface ReactorWorkerOptions {
+  pollIntervalMs?: number;
+  /** How long a claimed item is hidden from other workers while it runs. */
+  claimMs?: number;
+  /** After this many failures an item is left with its last error for an operator. */
+  maxAttempts?: number;
+  onError?: (reactor: string, error: unknown, event?: EventEnvelope) => void;
+}
+
+interface QueueRow {
+  reactor: string;
+  event_id: string;
+  envelope: EventEnvelope | string;
+  attempts: number;
+}
+
+/**
+ * Queues wanted events of each reactor and runs their work outside the delivery, in queue order; a
+ * failing item is retried later with backoff and does not hold back the items behind it.
+ */
+export class ReactorWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    private readonly db: Database,
+    private readonly schema: string,
+    private readonly reactors: readonly Reactor[],
+    private readonly options: ReactorWorkerOptions = {},
+  ) {}
+
+  subscriptions(groupPrefix: string): Subscription[] {
+    return this.reactors.map((reactor) => ({
+      groupId: `${groupPrefix}.reactor.${reactor.name}`,
+      topics: [...new Set(reactor.sources.map((s) => topicFor(s.context, s.streamType)))],
+      handle: async (raw: EventEnvelope) => {
+        const isSource = reactor.sources.some((s) => s.context === raw.context && s.streamType === raw.streamType);
+        if (!isSource) return;
+        const event = upcast(raw);
+        if (!reactor.wants(event)) return;
+        await this.db.execute(
+          `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope) VALUES ($1, $2, $3)
+           ON CONFLICT (reactor, event_id) DO NOTHING`,
+          [reactor.name, event.eventId, JSON.stringify(event)],
+        );
+        // After the delivery resolves, not inside it.
+        setImmediate(() => void this.drain());
+      },
+    }));
+  }
+
+  async subscribe(transport: Transport, groupPrefix: string): Promise<void> {
+    for (const subscription of this.subscriptions(groupPrefix)) await transport.subscribe(subscription);
+  }
+
+  start(): void {
+    if (this.reactors.length === 0) return;
+    this.stopped = false;
+    const tick = (): void => {
+      if (this.stopped) return;
+      void this.drain().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, this.options.pollIntervalMs ?? 1000);
+      });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Runs every item due now. Concurrent calls share one run (and one more after it). */
+  drain(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          while (!this.stopped && (await this.runBatch()) > 0);
+        } while (this.again && !this.stopped);
+      } catch (error) {
+        // The database is away (shutdown, restart): the next tick tries again.
+        this.options.onError?.('reactor-worker', error);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private async runBatch(): Promise<number> {
+    // Claimed in autocommit, run outside any transaction: the work opens its own.
+    const rows = await this.db.query<QueueRow>(
+      `UPDATE ${this.schema}.reactor_queue q SET claimed_until = now() + ($1 || ' milliseconds')::interval, attempts = attempts + 1
+        WHERE (q.reactor, q.event_id) IN (
+          SELECT reactor, event_id FROM ${this.schema}.reactor_queue
+           WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2
+           ORDER BY queued_at, event_id LIMIT 20 FOR UPDATE SKIP LOCKED)
+        RETURNING q.reactor, q.event_id, q.envelope, q.attempts`,
+      [String(this.options.claimMs ?? 30_000), this.options.maxAttempts ?? 10],
+    );
+    for (const row of rows) {
+      const reactor = this.reactors.find((r) => r.name === row.reactor);
+      const event = typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
+      if (!reactor) continue;
+      try {
+        await reactor.react(event);
+        await this.db.execute(`UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`, [
+          row.reactor,
+          row.event_id,
+        ]);
+      } catch (error) {
+        this.options.onError?.(reactor.name, error, event);
+        // Retry later with a growing delay.
+        await this.db.execute(
+          `UPDATE ${this.schema}.reactor_queue SET last_error = $3, claimed_until = now() + ($4 || ' milliseconds')::interval
+            WHERE reactor = $1 AND event_id = $2`,
+          [row.reactor, row.event_id, String(error).slice(0, 2000), String(Math.min(60_000, 250 * 2 ** row.attempts))],
+        );
+      }
+    }
+    return rows.length;
+  }
+}
