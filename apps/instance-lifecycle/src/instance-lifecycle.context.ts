@@ -9,6 +9,7 @@ import {
   marketMachinesProjection,
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
+import { agentMachinesMigration } from './agent/agent-machines';
 import { sealIdempotencyMigration } from './instances/idempotency';
 
 export { SCHEMA };
@@ -19,7 +20,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration],
+  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration, agentMachinesMigration],
   inlineProjections: [instancesProjection],
   subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
 };

@@ -108,8 +108,7 @@ describe('the agent channel protocol (embedded)', () => {
       return res.status === 404 ? undefined : res;
     }, 60_000, 'the offer in instance-lifecycle');
 
-  beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  async function startApp(): Promise<void> {
     app = await createPlatformApp({
       db,
       transport: new InProcessTransport(),
@@ -121,6 +120,11 @@ describe('the agent channel protocol (embedded)', () => {
     });
     await app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  }
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    await startApp();
     hostKey = await user('host');
     renterKey = await user('renter');
     machineA = await machine();
@@ -189,5 +193,15 @@ describe('the agent channel protocol (embedded)', () => {
     agent.send({ type: 'heartbeat', machineId: machineA });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await show(id))?.actual_status).toBe('unknown');
+  });
+
+  it('after a restart of instance-lifecycle, a machine an agent served is never simulated: without its agent, a new instance is offline', async () => {
+    for (const agent of agents.splice(0)) agent.socket.terminate();
+    await app.close();
+    await startApp();
+    const created = await accept(machineA);
+    expect(created.status).toBe(200);
+    const offline = await until(created.body.new_contract as number, 'offline');
+    expect(offline.status_msg).toContain('agent is not connected');
   });
 });

@@ -18,6 +18,7 @@ import { HostReporter } from '../host/host-reporter';
 import { SCHEMA, findMachine } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
+import { rememberAgentMachine } from './agent-machines';
 import { type AgentSession, AgentSessions } from './agent-sessions';
 
 /** The bearer of an upgrade request: `Authorization: Bearer <key>` or `?api_key=`. */
@@ -136,6 +137,7 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       lastHeartbeatAt: Date.now(),
       silent: false,
     };
+    await rememberAgentMachine(this.runtime.db, message.machineId);
     this.sessions.attach(session);
     const pending = this.offlineTimers.get(message.machineId);
     if (pending) clearTimeout(pending);

@@ -14,8 +14,8 @@ export interface AgentSession {
 }
 
 /**
- * Which machines a connected host agent serves, in this process. A machine an agent served once stays
- * agent-served (its commands never fall back to the simulated host) until the process restarts.
+ * Which machines a connected host agent serves, in this process, and which ones an agent ever served
+ * (their commands never fall back to the simulated host).
  */
 @Injectable()
 export class AgentSessions {
@@ -45,9 +45,13 @@ export class AgentSessions {
     return [...this.sessions.values()];
   }
 
-  /** An agent serves (or served) this machine: never drive it with the simulated host. */
-  isAgentMachine(machineId: number): boolean {
+  /** An agent served this machine since this process started (agent-machines.ts keeps it across restarts). */
+  servedHere(machineId: number): boolean {
     return this.everServed.has(machineId);
+  }
+
+  markServed(machineId: number): void {
+    this.everServed.add(machineId);
   }
 
   send(machineId: number, message: LifecycleToAgent): boolean {

@@ -7,6 +7,7 @@ import { SimulatedHostDriver } from '../host/simulated-host.driver';
 import { SCHEMA } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
+import { isAgentMachine } from './agent-machines';
 import { AgentSessions } from './agent-sessions';
 
 const AGENT_GONE_MSG = 'Host offline: its agent is not connected';
@@ -33,7 +34,7 @@ export class RoutingHostDriver implements HostDriver {
   provision(spec: ProvisionSpec): void {
     this.machineOf.set(spec.instanceId, spec.machineId);
     this.enqueue(spec.instanceId, async () => {
-      if (!this.sessions.isAgentMachine(spec.machineId)) return this.simulated.provision(spec);
+      if (!(await this.agentServed(spec.machineId))) return this.simulated.provision(spec);
       const numGpus = (await this.instanceRow(spec.instanceId))?.numGpus ?? 1;
       this.toAgent(spec.machineId, spec.instanceId, { type: 'provision', spec: { ...spec, numGpus } });
     });
@@ -61,7 +62,7 @@ export class RoutingHostDriver implements HostDriver {
 
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {
     const machineId = await this.machine(instanceId);
-    if (machineId === null || !this.sessions.isAgentMachine(machineId)) return this.simulated.logs(instanceId, daemon);
+    if (machineId === null || !(await this.agentServed(machineId))) return this.simulated.logs(instanceId, daemon);
     if (!this.sessions.current(machineId)) throw new ApiError(503, 'host_unreachable', `The host agent of machine ${machineId} is not connected; retry later`);
     return this.sessions.requestLogs(machineId, instanceId, daemon, this.options.logsTimeoutMs);
   }
@@ -69,7 +70,7 @@ export class RoutingHostDriver implements HostDriver {
   private route(instanceId: number, simulated: () => void, command: LifecycleToAgent, reportIfGone = true): void {
     this.enqueue(instanceId, async () => {
       const machineId = await this.machine(instanceId);
-      if (machineId === null || !this.sessions.isAgentMachine(machineId)) return simulated();
+      if (machineId === null || !(await this.agentServed(machineId))) return simulated();
       this.toAgent(machineId, instanceId, command, reportIfGone);
     });
   }
@@ -86,6 +87,13 @@ export class RoutingHostDriver implements HostDriver {
     void next.then(() => {
       if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
     });
+  }
+
+  private async agentServed(machineId: number): Promise<boolean> {
+    if (this.sessions.servedHere(machineId)) return true;
+    if (!(await isAgentMachine(this.runtime.db, machineId))) return false;
+    this.sessions.markServed(machineId);
+    return true;
   }
 
   private async machine(instanceId: number): Promise<number | null> {
