@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { Database, type Transport } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
 import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
+import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 
 /**
@@ -276,5 +276,14 @@ describe.each([
     agent = await HostAgent.start({ apiUrl: h.baseUrl, apiKey: hostKey, stateDir, driver: 'docker', simulateGpus: '2:RTX_4090', publicAddress: '127.0.0.1', docker, log: () => undefined });
     expect(agent.machineId).toBe(machineId);
     await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the destroyed instance container removed');
+  });
+
+  it("rebuilds instance-lifecycle's read models from the events the real host reported to the same rows", async () => {
+    const runtime = h.app.get<ContextRuntime>(INSTANCE_RUNTIME, { strict: false });
+    const mismatches = await eventually(async () => {
+      const found = await rebuildMismatches(runtime);
+      return found.length === 0 ? found : undefined;
+    }, 30_000, 'read models equal after rebuild').catch(() => rebuildMismatches(runtime));
+    expect(mismatches).toEqual([]);
   });
 });
