@@ -92,7 +92,7 @@ export class HostAgent {
     const daemonLog = new DaemonLog(log);
     const driver: AgentDriver =
       options.driver === 'docker'
-        ? new DockerDriver(options.docker ?? dockerFromEnvironment(), { machineId, sshHost: publicAddress, gpuDeviceIds: simulated ? null : gpus.deviceIds, daemonLog })
+        ? new DockerDriver(options.docker ?? dockerFromEnvironment(), { machineId, sshHost: publicAddress, gpuDeviceIds: simulated ? null : gpus.deviceIds, daemonLog, onError: log })
         : new SimulatedAgentDriver({ sshHost: publicAddress, daemonLog });
     const channel = new ChannelClient({ channelUrl: options.channelUrl ?? defaultChannelUrl(options.apiUrl), apiKey: options.apiKey, machineId, driver, log });
     await driver.watch((instanceId, report) => channel.report(instanceId, report));

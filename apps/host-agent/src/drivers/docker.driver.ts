@@ -24,6 +24,8 @@ export interface DockerDriverOptions {
   daemonLog: DaemonLog;
   /** Seconds docker stop waits before SIGKILL. */
   stopTimeoutS?: number;
+  /** Where the driver's own failures go (the agent's log). */
+  onError?: (line: string) => void;
 }
 
 /** What the agent asked of a container last; a `die` event is read against it. */
@@ -66,6 +68,12 @@ export class DockerDriver implements AgentDriver {
     this.report = report;
     const info = (await this.docker.info()) as { Driver?: string; DriverStatus?: Array<[string, string]> };
     this.diskQuota = storageHonoursDiskSize(info.Driver ?? '', info.DriverStatus ?? []);
+    await this.followEvents();
+    await this.reconcile();
+  }
+
+  /** Docker's event stream for this machine's containers; followed again (and reconciled) if it ends, e.g. a dockerd restart. */
+  private async followEvents(): Promise<void> {
     const stream = (await this.docker.getEvents({
       filters: { type: ['container'], label: [`${MACHINE_LABEL}=${this.options.machineId}`] },
     })) as unknown as Readable;
@@ -75,10 +83,33 @@ export class DockerDriver implements AgentDriver {
       pending += chunk.toString('utf8');
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
-      for (const line of lines) if (line.trim()) void this.onEvent(JSON.parse(line) as DockerEvent);
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        let event: DockerEvent;
+        try {
+          event = JSON.parse(line) as DockerEvent;
+        } catch {
+          continue;
+        }
+        this.onEvent(event).catch((error: unknown) => this.options.onError?.(`docker event handling failed: ${message(error)}`));
+      }
     });
-    stream.on('error', () => undefined);
-    await this.reconcile();
+    let resumed = false;
+    const resume = () => {
+      if (resumed || this.closed) return;
+      resumed = true;
+      this.options.onError?.('docker event stream ended; following it again');
+      const retry = () =>
+        void this.followEvents()
+          .then(() => this.reconcile())
+          .catch(() => {
+            if (!this.closed) setTimeout(retry, 2_000).unref();
+          });
+      setTimeout(retry, 1_000).unref();
+    };
+    stream.on('error', resume);
+    stream.on('end', resume);
+    stream.on('close', resume);
   }
 
   /** After an agent restart: containers already running are reported as running again. */
