@@ -108,6 +108,8 @@ describe.each([
   let renterKey: string;
   let hostKey: string;
   let machineId: number;
+  /** A local image with an ENTRYPOINT (rigmarket/busybox has none), for the entrypoint rules. */
+  const entrypointImage = `rigmarket-test/entrypoint:${uniqueName('e')}`;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
@@ -158,6 +160,11 @@ describe.each([
     const machines = await http().get('/api/v0/machines').set(as(hostKey)).expect(200);
     expect(machines.body.machines).toHaveLength(1);
 
+    const base = await docker.createContainer({ Image: IMAGE, Cmd: ['true'] });
+    const [repo, tag] = entrypointImage.split(':');
+    await base.commit({ repo, tag, changes: 'ENTRYPOINT ["echo", "entry:"]' });
+    await base.remove();
+
     await http().put('/api/v0/machines/create_asks/').set(as(hostKey)).send({ machine: machineId, ...HARDWARE_ASK }).expect(200);
     await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
   }, 180_000);
@@ -168,6 +175,7 @@ describe.each([
       const leftovers = await docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${machineId}`] } });
       await Promise.all(leftovers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
     }
+    await docker.getImage(entrypointImage).remove({ force: true }).catch(() => undefined);
     await h?.close();
     if (stateDir) await rm(stateDir, { recursive: true, force: true });
   });
@@ -246,6 +254,20 @@ describe.each([
     expect((await containerState(id))?.Config.Cmd).toEqual(['sleep', '600']);
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
     await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+  });
+
+  it("keeps the image ENTRYPOINT for args (args_str appended) and replaces it by the service entrypoint for ssh", async () => {
+    const args = (await accept({ image: entrypointImage, runtype: 'args', args_str: 'hello "two words"' })).body.new_contract as number;
+    const ended = await until(args, 'exited');
+    expect(ended.status_msg).toContain('code 0');
+    expect((await containerState(args))?.Config.Entrypoint).toEqual(['echo', 'entry:']);
+    expect(await fetchLogs(args, {})).toBe('entry: hello two words\n');
+
+    const ssh = (await accept({ image: entrypointImage, runtype: 'ssh_direct', onstart: 'echo onstart-ran' })).body.new_contract as number;
+    await until(ssh, 'running');
+    expect((await containerState(ssh))?.Config.Entrypoint?.slice(0, 2)).toEqual(['sh', '-c']);
+    await eventually(async () => ((await fetchLogs(ssh, { filter: 'onstart-ran' })) === 'onstart-ran\n' ? true : undefined), 30_000, 'onstart output');
+    for (const id of [args, ssh]) await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
   it('a container whose command exits 1 is exited, with the exit code in status_msg and its output in the logs', async () => {
