@@ -31,6 +31,13 @@ const CASES = [
   ['PUT', '/api/v0/machines/123/cancel_maint/', 'sync'],
   ['PUT', '/api/v0/machines/abc-9/dnotify', 'sync'],
   ['PUT', '/api/v0/machines/abc-9/dnotify/?x=1', 'sync'],
+  // what the vastai CLI sends for syncs and maintenance (client-compat.md 2.12, 2.13)
+  ['PUT', '/api/v0/commands/copy_direct/', 'sync', '{"client_id":"me","src_id":"1","dst_id":"2","src_path":"/a/","dst_path":"/b/"}'],
+  ['DELETE', '/api/v0/commands/copy_direct/', 'sync', '{"client_id":"me","dst_id":"2"}'],
+  ['DELETE', '/api/v0/commands/rclone/', 'sync', '{"client_id":"me","dst_id":"2"}'],
+  ['PUT', '/api/v0/machines/42/dnotify/', 'sync', '{"client_id":"me","sdate":1900000000.0,"duration":2.0,"maintenance_category":"power"}'],
+  ['GET', '/api/v0/machines/maintenances?owner=me&machine_ids=%5B42%2C+43%5D', 'sync'],
+  ['PUT', '/api/v0/machines/42/minbid/', 'marketplace', '{"price":0.2}'],
   // identity-2fa
   ['GET', '/api/v0/users/current', 'identity'],
   ['GET', '/api/v0/users/current/?api_key=SECRETKEY123&owner=me', 'identity'],
@@ -50,6 +57,8 @@ const CASES = [
   ['DELETE', '/api/v0/ssh/12', 'identity', '{"id":12}'],
   // instance-lifecycle
   ['PUT', '/api/v0/asks/4242/', 'instance', '{"image":"x"}'],
+  ['PUT', '/api/v0/launch_instance/', 'instance', '{"image":"x","q":{}}'],
+  ['POST', '/api/v0/asks/bulk/', 'instance', '{"ids":[1]}'],
   ['GET', '/api/v0/instances?owner=me', 'instance'],
   ['GET', '/api/v0/instances/', 'instance'],
   ['DELETE', '/api/v0/instances/99/', 'instance', '{}'],

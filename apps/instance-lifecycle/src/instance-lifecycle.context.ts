@@ -11,6 +11,8 @@ import {
 } from './instance-lifecycle.read-models';
 import { agentMachinesMigration } from './agent/agent-machines';
 import { sealIdempotencyMigration } from './instances/idempotency';
+import { marketMachinesGeolocationMigration, marketVolumesMigration, marketVolumesProjection } from './instances/market-volumes.read-model';
+import { instanceSyncsProjection, machineMaintenanceProjection, syncMaintenanceNoticesMigration } from './instances/sync-maintenance-notices';
 
 export { SCHEMA };
 
@@ -20,7 +22,24 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [authKeysMigration(), instanceReadModelsMigration, createIdempotencyMigration, sealIdempotencyMigration, marketMachinesVerificationMigration, agentMachinesMigration],
+  migrations: [
+    authKeysMigration(),
+    instanceReadModelsMigration,
+    createIdempotencyMigration,
+    sealIdempotencyMigration,
+    marketMachinesVerificationMigration,
+    marketVolumesMigration,
+    marketMachinesGeolocationMigration,
+    syncMaintenanceNoticesMigration,
+    agentMachinesMigration,
+  ],
   inlineProjections: [instancesProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), marketMachinesProjection, marketTemplatesProjection],
+  subscribedProjections: [
+    authKeysProjection(SCHEMA),
+    marketMachinesProjection,
+    marketTemplatesProjection,
+    marketVolumesProjection,
+    machineMaintenanceProjection,
+    instanceSyncsProjection,
+  ],
 };

@@ -13,7 +13,8 @@ import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
-import { AsksController, InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
+import { AsksController, InstancesV0Controller, InstancesV1Controller, LaunchController } from './instances/instances.http.controller';
+import { LaunchInstanceHandler } from './instances/launch';
 import {
   ChangeBidHandler,
   ChangeInstanceHandler,
@@ -44,7 +45,7 @@ export class InstanceLifecycleModule {
       definition: instanceLifecycleContext,
       runtimeToken: INSTANCE_RUNTIME,
       appName: 'instance-lifecycle',
-      controllers: [AsksController, LogsController, InstancesV0Controller, InstancesV1Controller],
+      controllers: [AsksController, LaunchController, LogsController, InstancesV0Controller, InstancesV1Controller],
       providers: [
         { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
         { provide: LOG_STORE, useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore() },
@@ -66,6 +67,7 @@ export class InstanceLifecycleModule {
         RestartInstanceHandler,
         ChangeBidHandler,
         CreditExhaustedReactor,
+        LaunchInstanceHandler,
       ],
     });
   }

@@ -102,6 +102,7 @@ export interface MachineRecord {
   publicIpaddr: string | null;
   listed: boolean;
   ask: MachineAsk | null;
+  vmsEnabled: boolean;
 }
 
 export interface TemplateRecord {
@@ -114,7 +115,7 @@ export interface TemplateRecord {
 const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
 
 export async function findMachine(sql: Sql, machineId: number): Promise<MachineRecord | null> {
-  const rows = await sql.query<{ machine_id: number; owner_id: number; gpu_name: string; num_gpus: number; gpu_ram: number; public_ipaddr: string | null; listed: boolean; ask: unknown }>(
+  const rows = await sql.query<{ machine_id: number; owner_id: number; gpu_name: string; num_gpus: number; gpu_ram: number; public_ipaddr: string | null; listed: boolean; ask: unknown; vms_enabled: boolean }>(
     `SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`,
     [machineId],
   );
@@ -129,6 +130,7 @@ export async function findMachine(sql: Sql, machineId: number): Promise<MachineR
     publicIpaddr: row.public_ipaddr,
     listed: row.listed,
     ask: row.ask === null ? null : json<MachineAsk>(row.ask),
+    vmsEnabled: row.vms_enabled === true,
   };
 }
 
@@ -154,9 +156,10 @@ export const marketMachinesProjection: Projection = {
       case 'MachineRegistered': {
         const hw = event.data.hardware;
         await sql.execute(
-          `INSERT INTO ${table} (machine_id, owner_id, gpu_name, num_gpus, gpu_ram, public_ipaddr) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (machine_id) DO UPDATE SET gpu_name = EXCLUDED.gpu_name, num_gpus = EXCLUDED.num_gpus, gpu_ram = EXCLUDED.gpu_ram, public_ipaddr = EXCLUDED.public_ipaddr`,
-          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, hw.gpuRamMb, hw.publicIpaddr],
+          `INSERT INTO ${table} (machine_id, owner_id, gpu_name, num_gpus, gpu_ram, public_ipaddr, vms_enabled, geolocation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (machine_id) DO UPDATE SET gpu_name = EXCLUDED.gpu_name, num_gpus = EXCLUDED.num_gpus, gpu_ram = EXCLUDED.gpu_ram,
+             public_ipaddr = EXCLUDED.public_ipaddr, vms_enabled = EXCLUDED.vms_enabled, geolocation = EXCLUDED.geolocation`,
+          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, hw.gpuRamMb, hw.publicIpaddr, hw.vmsEnabled ?? false, hw.geolocation],
         );
         return;
       }

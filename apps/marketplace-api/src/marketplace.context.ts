@@ -10,6 +10,7 @@ import {
 import { billingPeriodsMigration, billingPeriodsProjection } from './ledger/billing-periods.read-model';
 import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
 import { instanceAllocationsMigration, instanceAllocationsProjection } from './offers/instance-allocations.read-model';
+import { maintenanceWindowsMigration, maintenanceWindowsProjection } from './offers/maintenance-windows.read-model';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
@@ -33,7 +34,16 @@ const machinesReadModel: Migration = {
 
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
-  migrations: [authKeysMigration(), machinesReadModel, marketplaceReadModelsMigration, volumesReadModelsMigration, ledgerReadModelsMigration, instanceAllocationsMigration, billingPeriodsMigration],
+  migrations: [
+    authKeysMigration(),
+    machinesReadModel,
+    marketplaceReadModelsMigration,
+    volumesReadModelsMigration,
+    ledgerReadModelsMigration,
+    instanceAllocationsMigration,
+    billingPeriodsMigration,
+    maintenanceWindowsMigration,
+  ],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection, billingPeriodsProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection, billingPeriodsProjection, maintenanceWindowsProjection],
 };

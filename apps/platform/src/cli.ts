@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
-import { Database, EventStore, eventStoreMigration, rebuildProjection, runMigrations } from '@rigmarket/event-sourcing';
+import { Database, EventStore, eventStoreMigration, reactorQueueMigration, rebuildProjection, runMigrations } from '@rigmarket/event-sourcing';
+import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 import { ALL_CONTEXTS } from './platform';
 
 const USAGE = `Rigmarket operator tool
@@ -10,6 +11,11 @@ const USAGE = `Rigmarket operator tool
   rigmarket rebuild --all                    rebuild every read model of every context
   rigmarket history <context> <stream-id>    print a stream's full history (e.g. identity api_key-7)
   rigmarket migrate                          apply pending migrations of every context
+  rigmarket wait-running <instance-id> [--timeout-s 600] [--interval-s 10]
+                                             a renter's poll loop: exits 0 once running, 3 at once when the
+                                             instance is exited/unknown/offline/stopped/gone (with the
+                                             reason), 4 on timeout; RIGMARKET_URL (default
+                                             http://127.0.0.1:8080) and RIGMARKET_API_KEY
 
 Storage: DATABASE_URL (PostgreSQL), else the embedded PGlite folder RIGMARKET_DATA_DIR (default ./data;
 stop the embedded server first: PGlite allows one process at a time).
@@ -27,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 2;
   }
+  if (command === 'wait-running') return waitRunning(args);
   const db = await Database.connect(Database.fromEnvironment());
   try {
     switch (command) {
@@ -39,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'migrate':
         for (const c of ALL_CONTEXTS) {
-          const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [eventStoreMigration, ...c.migrations]);
+          const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [eventStoreMigration, reactorQueueMigration, ...c.migrations]);
           process.stdout.write(`${c.context}: ${applied.length ? applied.join(', ') : 'up to date'}\n`);
         }
         return 0;
@@ -76,6 +83,28 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await db.close();
   }
+}
+
+function option(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const value = Number(args[i + 1]);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number of seconds`);
+  return value;
+}
+
+async function waitRunning(args: string[]): Promise<number> {
+  const id = Number(args[0]);
+  if (!Number.isInteger(id) || id < 1) throw new Error('Give an instance id: rigmarket wait-running <instance-id>');
+  const apiKey = process.env.RIGMARKET_API_KEY;
+  if (!apiKey) throw new Error('Set RIGMARKET_API_KEY to the renter\'s API key');
+  const result = await pollUntilRunning(id, httpInstanceFetcher(process.env.RIGMARKET_URL ?? 'http://127.0.0.1:8080', apiKey, id), {
+    timeoutMs: option(args, '--timeout-s', 600) * 1000,
+    intervalMs: option(args, '--interval-s', 10) * 1000,
+    onProgress: (row, waited) => process.stderr.write(`instance ${id}: ${row?.actual_status ?? 'provisioning'} (${Math.round(waited / 1000)} s)\n`),
+  });
+  (result.outcome === 'running' ? process.stdout : process.stderr).write(`${result.message}\n`);
+  return result.outcome === 'running' ? 0 : result.outcome === 'timeout' ? 4 : 3;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,9 +1,16 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
+import { SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
 import { DEMO_CREDIT, DEMO_HOSTS, seedDemoHosts } from './demo-hosts';
 import { createEmbeddedApp } from './platform';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(__dirname, '..', 'dist', 'cli.js');
 
 // Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
 const NO_BILLING_TIMER = { billingIntervalMs: 0 };
@@ -61,4 +68,29 @@ describe('the embedded platform', () => {
     const rented = await request(server).put(`/api/v0/asks/${machines[0]! * 1000 + 1}/`).set(as(ADMIN_KEY)).send({ image: 'busybox', disk: 10 }).expect(200);
     expect(rented.body).toMatchObject({ success: true, new_contract: expect.any(Number) });
   });
+
+  it('lets `rigmarket wait-running` report a crashed instance at once instead of waiting for its timeout', async () => {
+    const address = app.getHttpServer().address() as { port: number };
+    const server = app.getHttpServer();
+    // machine 2 is one of the demo hosts listed by the test above
+    const created = await request(server).put(`/api/v0/asks/${2 * 1000 + 1}/`).set(as(ADMIN_KEY)).send({ image: 'busybox', disk: 10 }).expect(200);
+    const id = created.body.new_contract as number;
+    const cli = (timeout: string) =>
+      execFileAsync(process.execPath, [CLI, 'wait-running', String(id), '--timeout-s', timeout, '--interval-s', '0.2'], {
+        env: { ...process.env, RIGMARKET_URL: `http://127.0.0.1:${address.port}`, RIGMARKET_API_KEY: ADMIN_KEY },
+      }).then(
+        (r) => ({ code: 0, ...r }),
+        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+      );
+    // Still provisioning (the simulated host takes seconds to pull and boot): a short wait times out.
+    const early = await cli('0.5');
+    expect(early.code).toBe(4);
+    expect(early.stderr).toMatch(/is still (provisioning|loading) after \d+ s; gave up/);
+    app.get(SimulatedHostDriver, { strict: false }).fail(id, 'exited');
+    const started = Date.now();
+    const dead = await cli('120');
+    expect(dead.code).toBe(3);
+    expect(dead.stderr).toContain('is exited and will never reach running');
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 60_000);
 });

@@ -488,6 +488,71 @@ describe.each([
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
   });
 
+  it('links an existing volume of the renter on the same machine; refuses missing, foreign and other-machine volumes, and vm on container hosts', async () => {
+    // The host lists volume space on its machine; the renter creates a volume there (marketplace).
+    await http().post('/api/v0/volumes/').set(as(ADMIN_KEY)).send({ size: 200, machine: machineId, price_disk: 0.2, end_date: 4102444800.0 }).expect(200);
+    const volumeId = (await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: machineId, name: 'data' }).expect(200)).body.volume_id as number;
+    const offer = machineId * 1000 + 1;
+    const withVolume = { image: 'busybox', disk: 10, volume_info: { volume_id: volumeId, mount_path: '/data' } };
+    const linked = await eventually(async () => {
+      const res = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send(withVolume);
+      return res.body.error === 'no_such_volume' ? undefined : res;
+    }, 60_000, 'the volume in instance-lifecycle');
+    expect(linked.status).toBe(200);
+    const id = linked.body.new_contract as number;
+    expect(await show(id)).toMatchObject({ volume_info: { volume_id: volumeId, mount_path: '/data' }, vm: false });
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
+
+    const missing = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ ...withVolume, volume_info: { volume_id: 999999, mount_path: '/data' } });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ success: false, error: 'no_such_volume' });
+    const foreign = await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send(withVolume);
+    expect(foreign.status).toBe(404);
+    const create = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ ...withVolume, volume_info: { create_new: true, volume_id: machineId, size: 15, mount_path: '/data' } });
+    expect(create.status).toBe(400);
+    expect(create.body).toMatchObject({ success: false, error: 'volume_create_unsupported', msg: expect.stringContaining('link it') });
+    const vm = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox', vm: true });
+    expect(vm.status).toBe(400);
+    expect(vm.body).toMatchObject({ success: false, error: 'vm_unsupported' });
+    // A host that declares vms_enabled takes VM rentals.
+    const vmHost = (await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'rig-vm', vms_enabled: true }).expect(201)).body.machine_id as number;
+    await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: vmHost, ...ASK }).expect(200);
+    // (retried until the machine, its ask and vms_enabled have reached instance-lifecycle)
+    const vmRental = await eventually(async () => {
+      const res = await http().put(`/api/v0/asks/${vmHost * 1000 + 1}/`).set(as(renterKey)).send({ image: 'ubuntu', vm: true });
+      return res.status === 200 ? res : undefined;
+    }, 60_000, 'the VM host in instance-lifecycle');
+    expect(await show(vmRental.body.new_contract as number)).toMatchObject({ vm: true });
+    await http().delete(`/api/v0/instances/${vmRental.body.new_contract as number}/`).set(as(renterKey)).expect(200);
+  });
+
+  it('creates several instances in one bulk request, each on its own, and launches the cheapest matching offer', async () => {
+    const bulk = await http().post('/api/v0/asks/bulk/').set(as(renterKey)).send({ image: 'busybox', disk: 10, ids: [machineId * 1000 + 1, 999999001, machineId * 1000 + 1] }).expect(200);
+    expect(bulk.body.success).toBe(false);
+    expect(bulk.body.results).toEqual([
+      expect.objectContaining({ ask_id: machineId * 1000 + 1, success: true, new_contract: expect.any(Number) }),
+      expect.objectContaining({ ask_id: 999999001, success: false, error: 'no_such_offer' }),
+      expect.objectContaining({ ask_id: machineId * 1000 + 1, success: true }),
+    ]);
+    expect(bulk.body.new_contracts).toHaveLength(2);
+    await http().post('/api/v0/asks/bulk/').set(as(renterKey)).send({ image: 'busybox' }).expect(400);
+
+    // What `vastai launch instance -g RTX_4090 -n 1 -i busybox -r North_America` sends.
+    const launch = await http()
+      .put('/api/v0/launch_instance/')
+      .set(as(renterKey))
+      .send({ image: 'busybox', disk: 16.0, env: {}, q: { gpu_name: { eq: 'RTX 4090' }, num_gpus: { eq: '1' }, geolocation: { in: ['US', 'CA'] }, order: [['score', 'desc']], limit: 3 } })
+      .expect(200);
+    expect(launch.body).toMatchObject({ success: true, new_contract: expect.any(Number), ask_id: expect.any(Number) });
+    expect((await show(launch.body.new_contract as number))?.gpu_name).toBe('RTX 4090');
+    const none = await http().put('/api/v0/launch_instance/').set(as(renterKey)).send({ image: 'busybox', q: { gpu_name: { eq: 'H200' }, num_gpus: { eq: '1' } } });
+    expect(none.status).toBe(409);
+    expect(none.body).toMatchObject({ success: false, error: 'no_offer_available' });
+    for (const id of [...(bulk.body.new_contracts as number[]), launch.body.new_contract as number]) {
+      await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
+    }
+  });
+
   it('rebuilds every read model from the events of all this renting to the same rows', async () => {
     for (const token of [IDENTITY_RUNTIME, MARKETPLACE_RUNTIME, INSTANCE_RUNTIME]) {
       const runtime = h.app.get<ContextRuntime>(token, { strict: false });

@@ -209,6 +209,19 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       expect(unlisted.body.msg).toEqual(expect.any(String));
       expect((await http().post('/api/v0/volumes/search/').send({ machine_id: { eq: vm } }).expect(200)).body.offers).toEqual([]);
     });
+
+    it('never overbooks a machine\'s volume space, even with concurrent creations; a deleted volume gives its space back', async () => {
+      const { body: reg } = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'vol-race' }).expect(201);
+      const vm = reg.machine_id as number;
+      await http().post('/api/v0/volumes/').set(as(ADMIN_KEY)).send({ size: 100, machine: vm, price_disk: 0.2, end_date: 4102444800.0 }).expect(200);
+      const attempts = await Promise.all(Array.from({ length: 10 }, () => http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm })));
+      const won = attempts.filter((r) => r.status === 200);
+      expect(won).toHaveLength(5);
+      for (const lost of attempts.filter((r) => r.status !== 200)) expect(lost.body).toMatchObject({ success: false, error: 'insufficient_space' });
+      await http().delete(`/api/v0/volumes/?id=${won[0]!.body.volume_id}`).set(as(renterKey)).send({}).expect(200);
+      await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm }).expect(200);
+      await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 1, id: vm }).expect(400);
+    });
   });
 
   describe('billing ledger', () => {

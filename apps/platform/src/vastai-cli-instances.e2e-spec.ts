@@ -105,4 +105,22 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     const gone = await vastai('show', 'instance', String(id), '--raw');
     expect(gone.out).toContain('"instances": null');
   }, 120_000);
+
+  it('creates instances in bulk and launches the cheapest matching offer', async () => {
+    const bulk = await vastai('create', 'instances', String(machineId * 1000 + 1), String(machineId * 1000 + 2), '--image', 'busybox', '--disk', '10');
+    expect(bulk.out).toMatch(/Started\. \{.*'new_contracts': \[\d+, \d+\]/);
+    const created = await eventually(async () => {
+      const rows = JSON.parse((await vastai('show', 'instances', '--raw')).stdout) as Array<{ id: number; num_gpus: number }>;
+      return rows.length >= 2 ? rows : undefined;
+    }, 30_000, 'two instances');
+    expect(created.map((r) => r.num_gpus).sort()).toEqual([1, 2]);
+
+    const launched = await vastai('launch', 'instance', '-g', 'RTX_4090', '-n', '1', '-i', 'busybox', '--raw');
+    const answer = JSON.parse(launched.stdout) as { success: boolean; new_contract: number };
+    expect(answer).toMatchObject({ success: true, new_contract: expect.any(Number) });
+    expect(await showInstance(answer.new_contract)).toMatchObject({ gpu_name: 'RTX 4090', num_gpus: 1 });
+
+    const ids = [...created.map((r) => r.id), answer.new_contract];
+    expect((await vastai('destroy', 'instances', ...ids.map(String), '-y')).out).not.toContain('Failed with error');
+  }, 120_000);
 });

@@ -1,12 +1,23 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import {
+  SCHEMA,
+  knownInstancesProjection,
+  knownMachinesProjection,
+  maintenanceWindowsProjection,
+  syncJobsProjection,
+  syncReadModelsMigration,
+} from './sync-maintenance.read-models';
 
-export const SCHEMA = 'sync_maintenance';
+export { SCHEMA };
 
-/** Skeleton: event store, migrations and the bearer projection; its aggregates come with their issue. */
+/**
+ * Maintenance windows and sync jobs (inline read models: read-your-writes), and what the context knows
+ * of the others: machine owners (marketplace) and instance owners (instance-lifecycle), over the transport.
+ */
 export const syncMaintenanceContext: ContextDefinition = {
   context: 'sync',
-  migrations: [authKeysMigration()],
-  inlineProjections: [],
-  subscribedProjections: [authKeysProjection(SCHEMA)],
+  migrations: [authKeysMigration(), syncReadModelsMigration],
+  inlineProjections: [maintenanceWindowsProjection, syncJobsProjection],
+  subscribedProjections: [authKeysProjection(SCHEMA), knownMachinesProjection, knownInstancesProjection],
 };

@@ -5,5 +5,6 @@ export * from './permissions';
 export * from './identity';
 export * from './marketplace';
 export * from './instance';
+export * from './sync';
 export * from './schema-registry';
 export * from './agent-channel';

@@ -29,6 +29,10 @@ export interface InstanceConfig {
   imageLogin: string | null;
   extraFilters: Record<string, unknown>;
   templateHashId: string | null;
+  /** A VM instead of a container (only on machines with vms_enabled). */
+  vm?: boolean;
+  /** volume_info of the request: an existing local volume of the renter on this machine, mounted at mountPath. */
+  volume?: { volumeId: number; mountPath: string } | null;
 }
 
 export type InstanceCreated = DomainEvent<

@@ -30,6 +30,8 @@ export interface MachineHardware {
   pcieBwGbps: number | null;
   /** 1 = datacenter, 0 = individual host */
   hostingType: number;
+  /** The host can run VM instances (`vm: true` on creation); absent = containers only. */
+  vmsEnabled?: boolean;
 }
 
 export interface MachineAsk {

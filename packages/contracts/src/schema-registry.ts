@@ -2,6 +2,7 @@ import type { ContextName, EventEnvelope } from './envelope';
 import { IdentityPublicEvents } from './identity';
 import { InstancePublicEvents } from './instance';
 import { MarketplacePublicEvents } from './marketplace';
+import { SyncPublicEvents } from './sync';
 
 export interface PublicEventSpec {
   schemaVersion: number;
@@ -13,7 +14,7 @@ export const PUBLIC_EVENTS: Record<ContextName, Record<string, PublicEventSpec>>
   identity: IdentityPublicEvents,
   marketplace: MarketplacePublicEvents,
   instance: InstancePublicEvents,
-  sync: {},
+  sync: SyncPublicEvents,
 };
 
 export function isPublicEvent(context: ContextName, type: string): boolean {

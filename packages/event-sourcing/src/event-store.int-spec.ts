@@ -44,6 +44,14 @@ describe('event store on PostgreSQL', () => {
     await drop();
   });
 
+  it('reads all events in numeric global order, also past 9 -> 10 (rebuilds replay in order)', async () => {
+    for (let i = 1; i <= 12; i += 1) await db.transaction((sql) => store.append(sql, `api_key-order${i}`, 0, [keyCreated(100 + i)], metadata, new Date()));
+    const all = await db.transaction((sql) => store.readAll(sql, '0', 1000, ['api_key']));
+    const positions = all.map((e) => BigInt(e.globalPosition));
+    expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(positions.length).toBeGreaterThanOrEqual(12);
+  });
+
   it('lets exactly one of two concurrent appends at the same expected version win', async () => {
     const results = await Promise.allSettled(
       [1, 2].map((i) =>

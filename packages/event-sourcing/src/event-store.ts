@@ -75,7 +75,7 @@ export class EventStore {
         WHERE global_position > $1::bigint
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
           ${streamTypes ? 'AND stream_type = ANY($3)' : ''}
-        ORDER BY global_position LIMIT $2`,
+        ORDER BY events.global_position LIMIT $2`,
       streamTypes ? [afterGlobalPosition, limit, streamTypes] : [afterGlobalPosition, limit],
     );
     return rows.map((r) => toEnvelope(this.context, r));

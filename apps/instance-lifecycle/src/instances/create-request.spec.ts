@@ -101,8 +101,21 @@ describe('instance creation requests', () => {
     expect(message(() => parseCreateRequest({ image: 'x', target_state: 'paused' }))).toContain('target_state must be running or stopped');
     expect(message(() => parseCreateRequest({ template_id: 12 }))).toContain('template_hash_id');
     expect(message(() => parseCreateRequest({ image: 'x', disk: 'lots' }))).toContain('disk must be a number');
-    expect(message(() => parseCreateRequest({ image: 'x', vm: true }))).toContain('vm');
+    expect(message(() => parseCreateRequest({ image: 'x', vm: 'yes' }))).toContain('vm must be a boolean');
+    expect(message(() => parseCreateRequest({ image: 'x', volume_info: 'v1' }))).toContain('volume_info must be an object');
+    expect(message(() => parseCreateRequest({ image: 'x', volume_info: { volume_id: 'abc', mount_path: '/data' } }))).toContain('volume_id');
+    expect(message(() => parseCreateRequest({ image: 'x', volume_info: { volume_id: 3, mount_path: 'data' } }))).toContain('absolute path');
+    expect(message(() => parseCreateRequest({ image: 'x', volume_info: { volume_id: 3, mount_path: '/data/../etc' } }))).toContain('absolute path');
     expect(parseCreateRequest({ image: 'x', disk: '12.5', target_state: 'stopped' })).toMatchObject({ disk: 12.5, targetState: 'stopped' });
+  });
+
+  it('reads volume_info as the CLI sends it (link or create), and only the request\'s counts', () => {
+    const link = parseCreateRequest({ image: 'x', volume_info: { mount_path: '/data', volume_id: '222' } });
+    expect(link.volume).toEqual({ createNew: false, volumeId: 222, mountPath: '/data', sizeGb: null, name: null });
+    const create = parseCreateRequest({ image: 'x', volume_info: { mount_path: '/data', create_new: true, volume_id: 222, name: 'v1', size: 30 } });
+    expect(create.volume).toEqual({ createNew: true, volumeId: 222, mountPath: '/data', sizeGb: 30, name: 'v1' });
+    expect(instanceConfig(link, null).volume).toEqual({ volumeId: 222, mountPath: '/data' });
+    expect(instanceConfig(parseCreateRequest({ image: 'x', vm: true }), null).vm).toBe(true);
   });
 
   it('merges a template per the precedence table', () => {

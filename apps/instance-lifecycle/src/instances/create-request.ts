@@ -20,6 +20,34 @@ export interface CreateRequest {
   imageLogin: string | null;
   cancelUnavail: boolean;
   extraFilters: Record<string, unknown>;
+  vm: boolean;
+  volume: VolumeRequest | null;
+}
+
+/** volume_info (spec): link an existing volume, or create one from a volume offer (not served yet). */
+export interface VolumeRequest {
+  createNew: boolean;
+  volumeId: number;
+  mountPath: string;
+  sizeGb: number | null;
+  name: string | null;
+}
+
+/** The real CLI's rule (vastai/api/instances.py VALID_MOUNT_PATH), made absolute. */
+const MOUNT_PATH = /^\/([^/\0]+\/?)+$/;
+
+export function parseVolumeInfo(raw: unknown): VolumeRequest {
+  if (!isObject(raw)) throw ApiError.badRequest('volume_info must be an object such as {"volume_id": 12, "mount_path": "/data"}');
+  const volumeId = typeof raw.volume_id === 'string' ? Number(raw.volume_id) : raw.volume_id;
+  if (typeof volumeId !== 'number' || !Number.isInteger(volumeId) || volumeId < 1) throw ApiError.badRequest('volume_info.volume_id must be a volume id (an integer)');
+  const mountPath = raw.mount_path;
+  if (typeof mountPath !== 'string' || !MOUNT_PATH.test(mountPath) || mountPath.split('/').includes('..')) {
+    throw ApiError.badRequest('volume_info.mount_path must be an absolute path inside the container, such as /data');
+  }
+  const createNew = raw.create_new === true || raw.create_new === 'true';
+  const size = raw.size === undefined || raw.size === null ? null : Number(raw.size);
+  if (size !== null && (!Number.isFinite(size) || size <= 0)) throw ApiError.badRequest('volume_info.size must be a positive number of GB');
+  return { createNew, volumeId, mountPath, sizeGb: size, name: typeof raw.name === 'string' ? raw.name : null };
 }
 
 export const ONSTART_MAX = 4048;
@@ -143,8 +171,8 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     if (!Array.isArray(body.args) || !body.args.every((a) => typeof a === 'string')) throw ApiError.badRequest('args must be a list of strings');
     args = body.args as string[];
   }
-  if (present(body.vm) && body.vm !== false) throw ApiError.badRequest('vm is not supported on this machine: it offers containers only');
-  if (present(body.volume_info)) throw ApiError.badRequest('volume_info is not supported yet: create the instance without a volume');
+  const vm = optionalBoolean(body, 'vm') ?? false;
+  const volume = present(body.volume_info) ? parseVolumeInfo(body.volume_info) : null;
   const extraFilters = body.extra_filters;
   if (present(extraFilters) && !isObject(extraFilters)) throw ApiError.badRequest('extra_filters must be an object');
 
@@ -167,6 +195,8 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     imageLogin: optionalString(body, 'image_login'),
     cancelUnavail: optionalBoolean(body, 'cancel_unavail') ?? false,
     extraFilters: isObject(extraFilters) ? extraFilters : {},
+    vm,
+    volume,
   };
 }
 
@@ -239,5 +269,8 @@ export function instanceConfig(request: CreateRequest, template: (TemplateConten
     imageLogin: request.imageLogin ?? login,
     extraFilters: { ...(t?.extra_filters ?? {}), ...request.extraFilters },
     templateHashId: t?.hashId ?? null,
+    vm: request.vm,
+    // Only the request's volume_info counts; a template's is a UI hint.
+    volume: request.volume && !request.volume.createNew ? { volumeId: request.volume.volumeId, mountPath: request.volume.mountPath } : null,
   };
 }

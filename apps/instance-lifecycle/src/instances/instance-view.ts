@@ -78,6 +78,8 @@ export function instanceView(row: InstanceRowRecord) {
     dph_total: Number(row.dph_total),
     is_bid: details.bidPrice !== null,
     disk_space: config.disk,
+    vm: config.vm ?? false,
+    volume_info: config.volume ? { volume_id: config.volume.volumeId, mount_path: config.volume.mountPath } : null,
     status_msg: actual && DEAD_MESSAGES[actual] ? (details.statusMsg ?? DEAD_MESSAGES[actual]) : details.statusMsg,
     actions: actionsFor(actual, intended),
     billing: billingFor(actual, intended),

@@ -55,3 +55,13 @@ export class DestroyInstancesDto {
 export class ChangeBidDto {
   @Allow() price?: unknown;
 }
+
+/** POST /api/v0/asks/bulk/ (`vastai create instances ID...`): the creation body plus the offer ids. */
+export class BulkCreateInstancesDto extends CreateInstanceDto {
+  @Allow() ids?: unknown;
+}
+
+/** PUT /api/v0/launch_instance/ (`vastai launch instance -g GPU -n N -i IMAGE`): the creation body plus an offer query. */
+export class LaunchInstanceDto extends CreateInstanceDto {
+  @Allow() q?: unknown;
+}

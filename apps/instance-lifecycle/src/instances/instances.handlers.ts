@@ -10,9 +10,11 @@ import { INSTANCE_VERIFICATION, OUTBID_MSG, SCHEMA, findMachine, findTemplate } 
 import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { type CreateRequest, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
+import { findVolume } from './market-volumes.read-model';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
+import { refuseDuringMaintenance, withSyncAndMaintenance } from './sync-maintenance-notices';
 
 type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
 
@@ -71,6 +73,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
     if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
     const ask = machine.ask;
     if (request.price !== null && request.price < ask.minBid * numGpus) {
       throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
@@ -82,6 +85,10 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       template = { ...found.content, hashId: found.hashId };
     }
     const config = instanceConfig(request, template);
+    if (config.vm && !machine.vmsEnabled) {
+      throw new ApiError(400, 'vm_unsupported', `Machine ${machineId} runs containers only (vms_enabled is false); rent an offer with vms_enabled=true or leave vm out`);
+    }
+    await checkVolume(this.runtime, renter, machineId, request.volume);
     // priceDisk is $/GB/month; a month is 720 hours, as in the marketplace's offer search.
     const storageDph = (ask.priceDisk * config.disk) / 720;
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
@@ -131,6 +138,25 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     }
     this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });
     return { instanceId, instanceApiKey };
+  }
+}
+
+/** volume_info: a linked volume must exist, be the renter's and live on the instance's machine (local volumes). */
+async function checkVolume(runtime: ContextRuntime, renter: number, machineId: number, volume: CreateRequest['volume']): Promise<void> {
+  if (volume === null) return;
+  if (volume.createNew) {
+    throw new ApiError(
+      400,
+      'volume_create_unsupported',
+      `Creating a volume while renting is not served yet: create it first (PUT /api/v0/volumes/ {"id": ${volume.volumeId}, "size": ${volume.sizeGb ?? 15}}, or vastai create volume), then link it with volume_info {"volume_id": <id>, "mount_path": "${volume.mountPath}"}`,
+    );
+  }
+  const found = await findVolume(runtime.db, volume.volumeId);
+  if (!found || found.deleted || found.ownerId !== renter) {
+    throw ApiError.notFound(`Volume ${volume.volumeId} does not exist; a volume must exist before it is linked`, 'no_such_volume');
+  }
+  if (found.machineId !== machineId) {
+    throw new ApiError(400, 'volume_on_other_machine', `Volume ${volume.volumeId} is on machine ${found.machineId}; a local volume can only be linked to an instance on its own machine`);
   }
 }
 
@@ -300,7 +326,7 @@ export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
     const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
-    return rows[0] ? instanceView(rows[0]) : null;
+    return rows[0] ? ((await withSyncAndMaintenance(this.runtime.db, [instanceView(rows[0])], this.runtime.infra.clock.now()))[0] ?? null) : null;
   }
 }
 
@@ -334,7 +360,7 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
     );
     const page = rows.slice(0, q.limit);
     return {
-      instances: page.map(instanceView),
+      instances: await withSyncAndMaintenance(this.runtime.db, page.map(instanceView), this.runtime.infra.clock.now()),
       next_token: rows.length > q.limit ? encodeToken(q.offset + q.limit) : null,
       total_instances: Number(n),
       label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),

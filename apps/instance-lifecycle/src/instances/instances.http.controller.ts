@@ -4,7 +4,8 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type AuthenticatedKey, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
 import { parseCreateRequest } from './create-request';
 import { INSTANCE_KEY_FORBIDDEN, InstanceBearerGuard, InstanceKeyAllowed, type InstanceKeyRequest } from './instance-key.guard';
-import { ChangeBidDto, CreateInstanceDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
+import { BulkCreateInstancesDto, ChangeBidDto, CreateInstanceDto, DestroyInstancesDto, LaunchInstanceDto, UpdateInstanceDto } from './instances.dto';
+import { LaunchInstanceCommand, parseLaunchQuery } from './launch';
 import {
   ChangeBidCommand,
   ChangeInstanceCommand,
@@ -39,6 +40,33 @@ function checkInstanceKey(request: InstanceKeyRequest, instanceId: number): void
 @UseGuards(InstanceBearerGuard)
 export class AsksController {
   constructor(private readonly commands: CommandBus) {}
+
+  /**
+   * `vastai create instances ID...`: one instance per offer id, each on its own (one offer taken does not
+   * stop the others). success is true when every offer was rented; `results` says what became of each.
+   */
+  @Post('bulk')
+  @HttpCode(200)
+  @RequirePermission('instance_write')
+  async bulk(@Body() body: BulkCreateInstancesDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const { ids, ...fields } = body;
+    if (!Array.isArray(ids) || ids.length === 0) throw ApiError.badRequest('ids must be a non-empty list of offer ids');
+    if (ids.length > 64) throw ApiError.badRequest('at most 64 offer ids per request (the CLI sends chunks of 64)');
+    const offerIds = ids.map((v) => positiveId(v, 'ids'));
+    const request = parseCreateRequest({ ...fields });
+    const results = [];
+    for (const offerId of offerIds) {
+      try {
+        const created = await this.commands.execute(new CreateInstanceCommand(principal.userId, offerId, request, metadata));
+        results.push({ ask_id: offerId, success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey });
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        results.push({ ask_id: offerId, success: false, error: error.code, msg: error.message });
+      }
+    }
+    const created = results.filter((r) => r.success);
+    return { success: created.length === results.length, new_contracts: created.map((r) => r.new_contract), results };
+  }
 
   @Put(':offerId')
   @RequirePermission('instance_write')
@@ -204,5 +232,25 @@ export class InstancesV1Controller {
   async list(@QueryParam() query: Record<string, unknown>, @Principal() principal: AuthenticatedKey) {
     const page = await this.queries.execute(new ListInstancesQuery(principal.userId, query));
     return { success: true, ...page, instances_found: page.instances.length };
+  }
+}
+
+/**
+ * `vastai launch instance -g GPU -n N -i IMAGE [-r REGION]`: rents the cheapest matching offer that can be
+ * had now (launch.ts). Answers like a create, plus the offer taken as ask_id.
+ */
+@Controller('api/v0/launch_instance')
+@UseGuards(InstanceBearerGuard)
+export class LaunchController {
+  constructor(private readonly commands: CommandBus) {}
+
+  @Put()
+  @RequirePermission('instance_write')
+  async launch(@Body() body: LaunchInstanceDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    const { q, ...fields } = body;
+    const criteria = parseLaunchQuery(q);
+    const request = parseCreateRequest({ ...fields });
+    const created = await this.commands.execute(new LaunchInstanceCommand(principal.userId, criteria, request, metadata));
+    return { success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey, ask_id: created.offerId };
   }
 }

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type MachineAsk, type MachineHardware, type MachineVerification } from '@rigmarket/contracts';
 import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Min } from 'class-validator';
 import {
   GpuNamesQuery,
   ListMachineCommand,
@@ -38,6 +38,7 @@ export class RegisterMachineRequest {
   @IsOptional() @IsNumber() pcie_bw?: number;
   @IsOptional() @IsString() hostname?: string;
   @IsOptional() @IsIn([0, 1]) hosting_type?: number;
+  @IsOptional() @IsBoolean() vms_enabled?: boolean;
 }
 
 /** `vastai list machine` (client-compat.md 2.14): every key is sent, unset ones as null. */
@@ -126,6 +127,7 @@ export class MachinesController {
       pcieGen: body.pci_gen ?? null,
       pcieBwGbps: body.pcie_bw ?? null,
       hostingType: body.hosting_type ?? 0,
+      vmsEnabled: body.vms_enabled ?? false,
     };
     const { machineId } = await this.commands.execute(new RegisterMachineCommand(principal.userId, hardware, metadata));
     return { success: true, machine_id: machineId, id: machineId };

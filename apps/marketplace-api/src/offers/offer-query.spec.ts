@@ -64,6 +64,16 @@ describe('offer SQL', () => {
     expect(sql).not.toContain('DROP');
     expect(params).toEqual([5, 1000, "RTX'; DROP TABLE x; --", ['US'], 2, 7]);
   });
+
+  it('clips rentable, end_date and duration at the next maintenance window only when some machine has one', () => {
+    const q = parseOfferQuery({ rentable: { eq: true }, duration: { gte: '3600' } });
+    const plain = offerSearchSql(q, 'marketplace', 1000);
+    expect(plain.sql).not.toContain('array_position');
+    expect(offerSearchSql(q, 'marketplace', 1000, { machineIds: [], starts: [] })).toEqual(plain);
+    const clipped = offerSearchSql(q, 'marketplace', 1000, { machineIds: [42, 7], starts: [5000, 9000] });
+    expect(clipped.sql).toContain('LEAST(end_date, ($4::float8[])[array_position($3::int[], machine_id)])');
+    expect(clipped.params.slice(0, 4)).toEqual([5, 1000, [42, 7], [5000, 9000]]);
+  });
 });
 
 describe('offer chunks', () => {

@@ -38,6 +38,8 @@ export interface SqlContext {
   price: string;
   storage: string;
   now: string;
+  /** Offers only, when some machine has a pending maintenance window: the array parameters. */
+  maintenance?: { machineIds: string; starts: string };
 }
 
 export interface FieldSpec {
@@ -46,6 +48,17 @@ export interface FieldSpec {
 }
 
 const column = (kind: FieldKind, name: string): FieldSpec => ({ kind, sql: () => name });
+
+/**
+ * How long an offer can be rented from now: until the listing's end_date, or until the start of the
+ * machine's next maintenance window that has not ended, whichever comes first (docs/sync-maintenance.md).
+ * A window in progress puts the end in the past, so the offer is not rentable until it is over.
+ * The windows arrive as two array parameters (machine ids, next window starts; see NextWindows): a
+ * per-row array lookup keeps the scan parallel and index-ordered, where a per-row subquery or a join
+ * made the CLI's default search several times slower; with no window at all the SQL is unchanged.
+ */
+const rentableUntil = (c: SqlContext): string =>
+  c.maintenance ? `LEAST(end_date, (${c.maintenance.starts})[array_position(${c.maintenance.machineIds}, machine_id)])` : 'end_date';
 const dphTotal = (c: SqlContext) => `(${c.price} + storage_cost * ${c.storage} / ${HOURS_PER_MONTH}.0)`;
 
 /** Every searchable (and orderable) field. Anything else is refused by name. */
@@ -95,12 +108,12 @@ export const OFFER_FIELDS: Readonly<Record<string, FieldSpec>> = {
   hostname: column('string', 'hostname'),
   verified: column('bool', 'verified'),
   verification: column('string', 'verification'),
-  rentable: { kind: 'bool', sql: (c) => `(rentable AND (end_date IS NULL OR end_date > ${c.now}))` },
+  rentable: { kind: 'bool', sql: (c) => `(rentable AND (${rentableUntil(c)} IS NULL OR ${rentableUntil(c)} > ${c.now}))` },
   rented: column('bool', 'rented'),
   external: column('bool', 'external'),
   start_date: column('number', 'start_date'),
-  end_date: column('number', 'end_date'),
-  duration: { kind: 'number', sql: (c) => `(end_date - ${c.now})` },
+  end_date: { kind: 'number', sql: rentableUntil },
+  duration: { kind: 'number', sql: (c) => `(${rentableUntil(c)} - ${c.now})` },
   hosting_type: column('number', 'hosting_type'),
   datacenter: { kind: 'bool', sql: () => '(hosting_type = 1)' },
 };
@@ -241,15 +254,25 @@ const PRICE_COLUMN: Record<OfferType, string> = {
 const SQL_OPS: Record<Exclude<Operator, 'in' | 'notin'>, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 /** Offer fields computed per query; the rest are columns of the row. */
-export const COMPUTED_OUTPUT: readonly string[] = ['dph_total', 'discounted_dph_total', 'dlperf_per_dphtotal', 'flops_per_dphtotal', 'duration', 'rentable'];
+export const COMPUTED_OUTPUT: readonly string[] = ['dph_total', 'discounted_dph_total', 'dlperf_per_dphtotal', 'flops_per_dphtotal', 'duration', 'rentable', 'end_date'];
 
 /**
  * SELECT over the offers read model. Semantics (shared with the differential test's in-memory filter):
  * eq/gt/gte/lt/lte/in never match NULL; neq/notin do; eq null is IS NULL; NULLs sort last; ties by id.
  */
-export function offerSearchSql(query: OfferQuery, schema: string, nowEpochSeconds: number): { sql: string; params: unknown[] } {
+/** Machines with a maintenance window that has not ended, and the start of their next one (epoch s). */
+export interface NextWindows {
+  machineIds: number[];
+  starts: number[];
+}
+
+export function offerSearchSql(query: OfferQuery, schema: string, nowEpochSeconds: number, windows?: NextWindows): { sql: string; params: unknown[] } {
   const params: unknown[] = [query.allocatedStorage, nowEpochSeconds];
   const ctx: SqlContext = { price: PRICE_COLUMN[query.type], storage: '$1::float8', now: '$2::float8' };
+  if (windows && windows.machineIds.length > 0) {
+    params.push(windows.machineIds, windows.starts);
+    ctx.maintenance = { machineIds: '$3::int[]', starts: '$4::float8[]' };
+  }
   const param = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;

@@ -3,7 +3,7 @@ import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
-import { COMPUTED_OUTPUT, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
+import { COMPUTED_OUTPUT, type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import { OFFER_COLUMNS, type OfferRow } from './offer-rows';
 
 export type OfferView = Omit<OfferRow, 'driver_vers'> & {
@@ -40,9 +40,19 @@ function toView(row: Record<string, unknown>, query: OfferQuery): OfferView {
   };
 }
 
-/** Runs a parsed search against the offers read model. */
+/** Each machine's next maintenance window that has not ended (few machines at a time). */
+export async function nextMaintenanceWindows(sql: Sql, nowEpochSeconds: number, schema = SCHEMA): Promise<NextWindows> {
+  const rows = await sql.query<{ machine_id: number; next_start: number }>(
+    `SELECT machine_id, MIN(start_time) AS next_start FROM ${schema}.maintenance_windows WHERE end_time > $1 GROUP BY machine_id`,
+    [nowEpochSeconds],
+  );
+  return { machineIds: rows.map((r) => Number(r.machine_id)), starts: rows.map((r) => Number(r.next_start)) };
+}
+
+/** Runs a parsed search against the offers read model (offers clipped by maintenance windows). */
 export async function searchOffers(sql: Sql, query: OfferQuery, now: Date, schema = SCHEMA): Promise<OfferView[]> {
-  const { sql: text, params } = offerSearchSql(query, schema, now.getTime() / 1000);
+  const nowSeconds = now.getTime() / 1000;
+  const { sql: text, params } = offerSearchSql(query, schema, nowSeconds, await nextMaintenanceWindows(sql, nowSeconds, schema));
   const rows = await sql.query<Record<string, unknown>>(text, params);
   return rows.map((row) => toView(row, query));
 }

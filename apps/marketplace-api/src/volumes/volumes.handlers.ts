@@ -7,6 +7,7 @@ import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { coerce, type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
 import { volumeDecider, volumeStreamId, type VolumeCommand } from './volume.decider';
+import { volumeSpaceDecider, volumeSpaceStreamId } from './volume-space.decider';
 
 /** Host side: list disk space on machines for volumes (`vastai list volume`). */
 export class ListVolumeSpaceCommand extends Command<void> {
@@ -73,8 +74,8 @@ export class CreateVolumeCommand extends Command<{ volumeId: number }> {
 export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: CreateVolumeCommand): Promise<{ volumeId: number }> {
-    const offers = await this.runtime.db.query<{ free_gb: number; price_disk: number }>(
-      `SELECT size_gb - used_gb AS free_gb, price_disk FROM ${SCHEMA}.volume_offers
+    const offers = await this.runtime.db.query<{ free_gb: number; size_gb: number; price_disk: number }>(
+      `SELECT size_gb - used_gb AS free_gb, size_gb, price_disk FROM ${SCHEMA}.volume_offers
         WHERE machine_id = $1 AND listed AND (end_date IS NULL OR end_date > $2)`,
       [command.offerId, this.runtime.infra.clock.now().getTime() / 1000],
     );
@@ -92,7 +93,28 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
       priceDisk: Number(offer.price_disk),
       freeGb: Number(offer.free_gb),
     });
-    await this.runtime.runner.handle(volumeStreamId(volumeId), volumeDecider, (state, now) => volumeDecider.decide(create(now.toISOString()), state), command.metadata);
+    const space = (type: 'ReserveSpace' | 'ReleaseSpace') =>
+      this.runtime.runner.handle(
+        volumeSpaceStreamId(command.offerId),
+        volumeSpaceDecider,
+        (state, now) =>
+          volumeSpaceDecider.decide(
+            type === 'ReserveSpace'
+              ? { type, at: now.toISOString(), machineId: command.offerId, volumeId, sizeGb: command.sizeGb, listedGb: Number(offer.size_gb) }
+              : { type, at: now.toISOString(), machineId: command.offerId, volumeId },
+            state,
+          ),
+        command.metadata,
+        { maxAttempts: 50 },
+      );
+    // The space first, on the machine's one stream: concurrent creations cannot overbook it.
+    await space('ReserveSpace');
+    try {
+      await this.runtime.runner.handle(volumeStreamId(volumeId), volumeDecider, (state, now) => volumeDecider.decide(create(now.toISOString()), state), command.metadata);
+    } catch (error) {
+      await space('ReleaseSpace');
+      throw error;
+    }
     return { volumeId };
   }
 }
@@ -107,11 +129,20 @@ export class DeleteVolumeCommand extends Command<void> {
 export class DeleteVolumeHandler implements ICommandHandler<DeleteVolumeCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: DeleteVolumeCommand): Promise<void> {
-    await this.runtime.runner.handle(
+    const { state } = await this.runtime.runner.handle(
       volumeStreamId(command.volumeId),
       volumeDecider,
-      (state, now) => volumeDecider.decide({ type: 'DeleteVolume', at: now.toISOString(), requesterId: command.requesterId }, state),
+      (s, now) => volumeDecider.decide({ type: 'DeleteVolume', at: now.toISOString(), requesterId: command.requesterId }, s),
       command.metadata,
+    );
+    if (state.status !== 'deleted') return;
+    const machineId = state.machineId;
+    await this.runtime.runner.handle(
+      volumeSpaceStreamId(machineId),
+      volumeSpaceDecider,
+      (s, now) => volumeSpaceDecider.decide({ type: 'ReleaseSpace', at: now.toISOString(), machineId, volumeId: command.volumeId }, s),
+      command.metadata,
+      { maxAttempts: 50 },
     );
   }
 }

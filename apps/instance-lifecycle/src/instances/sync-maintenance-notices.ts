@@ -1,0 +1,243 @@
+import { ApiError, type EventEnvelope, type MaintenanceEvent, type SyncEvent, type SyncKind } from '@rigmarket/contracts';
+import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+
+/**
+ * What renters see of sync-maintenance on their instances, from its public events over the transport:
+ * the machine's upcoming maintenance window (`upcoming_maintenance` on the instance row) and the progress
+ * of a remote sync into the instance (its `status_msg`, and `remote_sync`). Kept apart from the
+ * instances read model: two tables, one projection each, joined when instances are read.
+ */
+const SCHEMA = 'instance_lifecycle';
+
+export const syncMaintenanceNoticesMigration: Migration = {
+  id: 'sync-0001-maintenance-and-sync-notices',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.machine_maintenance (
+        window_id INTEGER PRIMARY KEY,
+        machine_id INTEGER NOT NULL,
+        start_time DOUBLE PRECISION NOT NULL,
+        end_time DOUBLE PRECISION NOT NULL,
+        duration_hours DOUBLE PRECISION NOT NULL,
+        category TEXT NOT NULL
+      )`);
+    await sql.execute(`CREATE INDEX machine_maintenance_by_machine ON ${s}.machine_maintenance (machine_id, start_time)`);
+    await sql.execute(`
+      CREATE TABLE ${s}.instance_syncs (
+        instance_id INTEGER PRIMARY KEY,
+        job_id INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        src_instance_id INTEGER,
+        transfer TEXT,
+        status TEXT NOT NULL,
+        bytes_copied DOUBLE PRECISION NOT NULL DEFAULT 0,
+        total_bytes DOUBLE PRECISION,
+        reason TEXT,
+        updated_at TIMESTAMPTZ NOT NULL
+      )`);
+  },
+};
+
+export const machineMaintenanceProjection: Projection = {
+  name: 'machine_maintenance',
+  version: 1,
+  sources: [{ context: 'sync', streamType: 'maintenance' }],
+  tables: [`${SCHEMA}.machine_maintenance`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as MaintenanceEvent;
+    switch (event.type) {
+      case 'MaintenanceScheduled': {
+        const d = event.data;
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.machine_maintenance (window_id, machine_id, start_time, end_time, duration_hours, category) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (window_id) DO NOTHING`,
+          [d.windowId, d.machineId, d.startTime, d.endTime, d.durationHours, d.category],
+        );
+        return;
+      }
+      case 'MaintenanceCanceled':
+        await sql.execute(`DELETE FROM ${SCHEMA}.machine_maintenance WHERE window_id = ANY($1::int[])`, [event.data.windowIds]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+/** One row per instance: its latest sync job (a new job replaces the previous one). */
+export const instanceSyncsProjection: Projection = {
+  name: 'instance_syncs',
+  version: 1,
+  sources: [{ context: 'sync', streamType: 'sync' }],
+  tables: [`${SCHEMA}.instance_syncs`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as SyncEvent;
+    const t = `${SCHEMA}.instance_syncs`;
+    switch (event.type) {
+      case 'SyncRequested': {
+        const d = event.data;
+        await sql.execute(
+          `INSERT INTO ${t} (instance_id, job_id, kind, src_instance_id, transfer, status, bytes_copied, total_bytes, reason, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 'requested', 0, NULL, NULL, $6)
+           ON CONFLICT (instance_id) DO UPDATE SET job_id = EXCLUDED.job_id, kind = EXCLUDED.kind, src_instance_id = EXCLUDED.src_instance_id,
+             transfer = EXCLUDED.transfer, status = 'requested', bytes_copied = 0, total_bytes = NULL, reason = NULL, updated_at = EXCLUDED.updated_at`,
+          [d.instanceId, d.jobId, d.kind, d.srcInstanceId, d.rclone?.transfer ?? null, d.at],
+        );
+        return;
+      }
+      case 'SyncStarted':
+        await sql.execute(`UPDATE ${t} SET status = 'running', total_bytes = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`, [
+          event.data.instanceId,
+          event.data.jobId,
+          event.data.totalBytes,
+          event.data.at,
+        ]);
+        return;
+      case 'SyncProgressed':
+        await sql.execute(`UPDATE ${t} SET bytes_copied = $3, total_bytes = $4, updated_at = $5 WHERE instance_id = $1 AND job_id = $2`, [
+          event.data.instanceId,
+          event.data.jobId,
+          event.data.bytesCopied,
+          event.data.totalBytes,
+          event.data.at,
+        ]);
+        return;
+      case 'SyncCompleted':
+        await sql.execute(`UPDATE ${t} SET status = 'completed', bytes_copied = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`, [
+          event.data.instanceId,
+          event.data.jobId,
+          event.data.bytesCopied,
+          event.data.at,
+        ]);
+        return;
+      case 'SyncFailed':
+        await sql.execute(`UPDATE ${t} SET status = 'failed', reason = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`, [
+          event.data.instanceId,
+          event.data.jobId,
+          event.data.reason,
+          event.data.at,
+        ]);
+        return;
+      case 'SyncCanceled':
+        await sql.execute(`UPDATE ${t} SET status = 'canceled', updated_at = $3 WHERE instance_id = $1 AND job_id = $2`, [event.data.instanceId, event.data.jobId, event.data.at]);
+        return;
+      default:
+        return;
+    }
+  },
+};
+
+export interface SyncNotice {
+  jobId: number;
+  kind: SyncKind;
+  srcInstanceId: number | null;
+  transfer: string | null;
+  status: 'requested' | 'running' | 'completed' | 'failed' | 'canceled';
+  bytesCopied: number;
+  totalBytes: number | null;
+  reason: string | null;
+}
+
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** The status bar line of a sync (pure; the instance row shows it in status_msg). */
+export function syncStatusMsg(sync: SyncNotice): string {
+  const what = sync.kind === 'rclone' ? `Cloud copy (${sync.transfer ?? 'cloud'})` : `Remote copy from instance ${sync.srcInstanceId ?? '?'}`;
+  switch (sync.status) {
+    case 'requested':
+      return `${what}: queued`;
+    case 'running': {
+      if (sync.totalBytes === null || sync.totalBytes <= 0) return `${what}: ${mb(sync.bytesCopied)} copied`;
+      const percent = Math.min(100, Math.floor((sync.bytesCopied / sync.totalBytes) * 100));
+      return `${what}: ${mb(sync.bytesCopied)} of ${mb(sync.totalBytes)} (${percent}%)`;
+    }
+    case 'completed':
+      return `${what}: complete, ${mb(sync.bytesCopied)} copied`;
+    case 'failed':
+      return `${what} failed: ${sync.reason ?? 'unknown reason'}`;
+    case 'canceled':
+      return `${what}: canceled at ${mb(sync.bytesCopied)}; a canceled copy does not resume, start it again to copy from the beginning`;
+  }
+}
+
+/** A finished sync's last line stays in status_msg this long, then the instance's own message returns. */
+export const FINISHED_SYNC_NOTICE_MS = 3600 * 1000;
+
+interface Decorated {
+  id: number;
+  machine_id: number;
+  status_msg: string | null;
+}
+
+/**
+ * Adds `upcoming_maintenance` (the machine's next window that has not ended, or null) and
+ * `remote_sync` to instance rows, and puts an active (or recently finished) sync's line in status_msg.
+ */
+export async function withSyncAndMaintenance<V extends Decorated>(sql: Sql, views: V[], now: Date) {
+  if (views.length === 0) return [];
+  const nowSeconds = now.getTime() / 1000;
+  const windows = await sql.query<{ machine_id: number; start_time: number; end_time: number; duration_hours: number; category: string }>(
+    `SELECT DISTINCT ON (machine_id) machine_id, start_time, end_time, duration_hours, category FROM ${SCHEMA}.machine_maintenance
+      WHERE machine_id = ANY($1::int[]) AND end_time > $2 ORDER BY machine_id, start_time`,
+    [[...new Set(views.map((v) => v.machine_id))], nowSeconds],
+  );
+  const syncs = await sql.query<{
+    instance_id: number;
+    job_id: number;
+    kind: SyncKind;
+    src_instance_id: number | null;
+    transfer: string | null;
+    status: SyncNotice['status'];
+    bytes_copied: number;
+    total_bytes: number | null;
+    reason: string | null;
+    updated_at: string | Date;
+  }>(`SELECT * FROM ${SCHEMA}.instance_syncs WHERE instance_id = ANY($1::int[])`, [views.map((v) => v.id)]);
+  const windowOf = new Map(windows.map((w) => [Number(w.machine_id), w]));
+  const syncOf = new Map(syncs.map((s) => [Number(s.instance_id), s]));
+  return views.map((view) => {
+    const w = windowOf.get(view.machine_id);
+    const s = syncOf.get(view.id);
+    const notice: SyncNotice | null = s
+      ? {
+          jobId: Number(s.job_id),
+          kind: s.kind,
+          srcInstanceId: s.src_instance_id === null ? null : Number(s.src_instance_id),
+          transfer: s.transfer,
+          status: s.status,
+          bytesCopied: Number(s.bytes_copied),
+          totalBytes: s.total_bytes === null ? null : Number(s.total_bytes),
+          reason: s.reason,
+        }
+      : null;
+    const active = notice !== null && (notice.status === 'requested' || notice.status === 'running');
+    const recent = s !== undefined && now.getTime() - new Date(s.updated_at).getTime() < FINISHED_SYNC_NOTICE_MS;
+    return {
+      ...view,
+      status_msg: notice && (active || recent) ? syncStatusMsg(notice) : view.status_msg,
+      upcoming_maintenance: w
+        ? { machine_id: Number(w.machine_id), start_time: Number(w.start_time), end_time: Number(w.end_time), duration_hours: Number(w.duration_hours), maintenance_category: w.category }
+        : null,
+      remote_sync: notice
+        ? { job_id: notice.jobId, kind: notice.kind, status: notice.status, bytes_copied: notice.bytesCopied, total_bytes: notice.totalBytes, msg: syncStatusMsg(notice) }
+        : null,
+    };
+  });
+}
+
+/**
+ * A machine in maintenance now cannot be rented (the offer search hides it; this refuses an accept by
+ * offer id). Rentals before a window are accepted: the window is on the instance row for the renter.
+ */
+export async function refuseDuringMaintenance(sql: Sql, machineId: number, offerId: number, now: Date): Promise<void> {
+  const nowSeconds = now.getTime() / 1000;
+  const rows = await sql.query<{ end_time: number }>(
+    `SELECT end_time FROM ${SCHEMA}.machine_maintenance WHERE machine_id = $1 AND start_time <= $2 AND end_time > $2 ORDER BY end_time DESC LIMIT 1`,
+    [machineId, nowSeconds],
+  );
+  const window = rows[0];
+  if (window) {
+    const until = new Date(Number(window.end_time) * 1000).toISOString();
+    throw ApiError.conflict(`Offer ${offerId} is not rentable: machine ${machineId} is in maintenance until ${until}`, 'offer_unavailable');
+  }
+}

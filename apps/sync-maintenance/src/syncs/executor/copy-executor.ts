@@ -1,0 +1,59 @@
+import type { RcloneRequest, SyncKind } from '@rigmarket/contracts';
+
+/** What a copy executor is asked to carry out: one job, as the SyncRequested event recorded it. */
+export interface CopyJob {
+  jobId: number;
+  kind: SyncKind;
+  /** The destination instance (copy_direct) or the instance of a cloud copy. */
+  instanceId: number;
+  srcInstanceId: number | null;
+  srcPath: string;
+  dstPath: string;
+  rclone: RcloneRequest | null;
+}
+
+/**
+ * How an executor tells the workflow what happens. Each call records an event; a rejection means the
+ * job is no longer active (canceled, possibly by another replica) and the executor must stop.
+ */
+export interface CopyReporter {
+  started(totalBytes: number | null): Promise<void>;
+  progress(bytesCopied: number, totalBytes: number | null): Promise<void>;
+}
+
+/** A failure the renter should read in status_msg (the message is shown as is). */
+export class CopyFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CopyFailure';
+  }
+}
+
+/**
+ * The port that carries a copy out. Resolves with the bytes copied; rejects with a CopyFailure (the
+ * job fails with its message), or with anything once `signal` is aborted (the job was canceled).
+ */
+export interface CopyExecutor {
+  run(job: CopyJob, reporter: CopyReporter, signal: AbortSignal): Promise<{ bytesCopied: number }>;
+}
+
+/** No cloud connection can be reached from this platform (no cloud integrations exist yet). */
+export function cloudCopyUnavailable(job: CopyJob): CopyFailure {
+  const rclone = job.rclone;
+  return new CopyFailure(
+    `Cloud copy (${rclone?.transfer ?? 'unknown direction'}, connection ${rclone?.connection ?? '?'}) cannot run: this platform has no cloud connections configured; the request is recorded as job ${job.jobId}`,
+  );
+}
+
+/**
+ * Embedded mode's simulated host runs no containers, so there is no file system to copy: the job
+ * fails with a clear message instead of pretending to copy.
+ */
+export class UnavailableCopyExecutor implements CopyExecutor {
+  async run(job: CopyJob): Promise<{ bytesCopied: number }> {
+    if (job.kind === 'rclone') throw cloudCopyUnavailable(job);
+    throw new CopyFailure(
+      'Copy not carried out: the instances run on the simulated host, which has no container file system. Start the platform with a Docker host (RIGMARKET_SYNC_EXECUTOR=docker) to copy between containers',
+    );
+  }
+}

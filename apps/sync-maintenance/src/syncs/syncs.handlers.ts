@@ -1,0 +1,82 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { ApiError, type EventMetadata, type RcloneRequest, type SyncKind, type SyncRequested } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { findInstance } from '../sync-maintenance.read-models';
+import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
+import { runSyncCommand, SyncWorkflow } from './sync-workflow';
+
+/** The API's answer for an instance that does not exist or is not the caller's (one answer: no probing). */
+export const noSuchInstance = () => new ApiError(404, 'no_such_instance', 'no such instance');
+
+async function ownedInstance(runtime: ContextRuntime, instanceId: number, userId: number): Promise<void> {
+  const instance = await findInstance(runtime.db, instanceId);
+  if (!instance || instance.ownerId !== userId) throw noSuchInstance();
+}
+
+export interface StartSyncRequest {
+  kind: SyncKind;
+  /** The destination (copy_direct) or the cloud copy's instance. */
+  instanceId: number;
+  srcInstanceId: number | null;
+  srcPath: string;
+  dstPath: string;
+  rclone: RcloneRequest | null;
+}
+
+export class StartSyncCommand extends Command<{ jobId: number }> {
+  constructor(
+    readonly userId: number,
+    readonly request: StartSyncRequest,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+/** Checks the caller owns every instance involved, records the job, then hands it to the workflow. */
+@CommandHandler(StartSyncCommand)
+export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
+  constructor(
+    @Inject(SYNC_RUNTIME) private readonly runtime: ContextRuntime,
+    private readonly workflow: SyncWorkflow,
+  ) {}
+
+  async execute({ userId, request, metadata }: StartSyncCommand): Promise<{ jobId: number }> {
+    await ownedInstance(this.runtime, request.instanceId, userId);
+    if (request.srcInstanceId !== null) await ownedInstance(this.runtime, request.srcInstanceId, userId);
+    const jobId = await this.runtime.nextId('sync_job_ids');
+    const result = await runSyncCommand(this.runtime, { type: 'RequestSync', ...request, jobId, ownerId: userId }, metadata);
+    const requested = result.events.find((e) => e.type === 'SyncRequested') as SyncRequested | undefined;
+    if (requested) this.workflow.launch({ jobId, ...request }, metadata);
+    return { jobId };
+  }
+}
+
+export class CancelSyncCommand extends Command<{ canceledJobId: number | null }> {
+  constructor(
+    readonly userId: number,
+    readonly instanceId: number,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CancelSyncCommand)
+export class CancelSyncHandler implements ICommandHandler<CancelSyncCommand> {
+  constructor(
+    @Inject(SYNC_RUNTIME) private readonly runtime: ContextRuntime,
+    private readonly workflow: SyncWorkflow,
+  ) {}
+
+  async execute({ userId, instanceId, metadata }: CancelSyncCommand): Promise<{ canceledJobId: number | null }> {
+    await ownedInstance(this.runtime, instanceId, userId);
+    const result = await runSyncCommand(this.runtime, { type: 'CancelSync', instanceId, requesterId: userId }, metadata);
+    const canceled = result.events.find((e) => e.type === 'SyncCanceled');
+    if (!canceled) return { canceledJobId: null };
+    const jobId = (canceled.data as { jobId: number }).jobId;
+    this.workflow.abort(jobId);
+    return { canceledJobId: jobId };
+  }
+}
