@@ -11,6 +11,7 @@ import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
+import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 
@@ -52,6 +53,8 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
     modules: [
       IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
       MarketplaceModule.forRoot(),
+      // instance-lifecycle projects sync-maintenance's notices too: its rebuild reads that context's events
+      SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
       InstanceLifecycleModule.forRoot({ agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 1_000 } }),
     ],
   });
