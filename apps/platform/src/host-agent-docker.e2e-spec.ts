@@ -8,7 +8,7 @@ import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-
 import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
+import { AgentSessions, INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
@@ -55,7 +55,7 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
       MarketplaceModule.forRoot(),
       // instance-lifecycle projects sync-maintenance's notices too: its rebuild reads that context's events
       SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-      InstanceLifecycleModule.forRoot({ agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 1_000 } }),
+      InstanceLifecycleModule.forRoot({ agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000 } }),
     ],
   });
   await app.listen(0, '127.0.0.1');
@@ -283,6 +283,26 @@ describe.each([
     expect(await fetchLogs(id, {})).toBe('boom\n');
     const start = await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(400);
     expect(start.body).toMatchObject({ error: 'instance_cannot_start' });
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+  });
+
+  it('when the channel drops, the agent reconnects within the grace period and goes on serving its instances', async () => {
+    const id = (await accept({ image: IMAGE, runtype: 'ssh' })).body.new_contract as number;
+    await until(id, 'running');
+    const sessions = h.app.get(AgentSessions, { strict: false });
+    const dropped = sessions.current(machineId);
+    dropped?.close(4000, 'dropped by the test');
+    await eventually(async () => {
+      const current = sessions.current(machineId);
+      return current && current !== dropped ? true : undefined;
+    }, 10_000, 'the agent back on the channel');
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
+    await until(id, 'stopped');
+    expect((await containerState(id))?.State.Running).toBe(false);
+    // never offline on the way: it can still run again
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
+    await until(id, 'running');
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
     await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
   });
