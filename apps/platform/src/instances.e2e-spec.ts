@@ -182,6 +182,12 @@ describe.each([
     machineId = reg.body.machine_id;
     await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: machineId, ...ASK }).expect(200);
     await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
+    // Rentable in instance-lifecycle once its ask arrived: a bid below the min bid is refused after the listing check.
+    await eventually(
+      async () => ((await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(as(renterKey)).send({ image: 'x', price: 0.01 })).status === 400 ? true : undefined),
+      60_000,
+      'the listed machine in instance-lifecycle',
+    );
   }, 180_000);
   afterAll(async () => {
     await h?.close();

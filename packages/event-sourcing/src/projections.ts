@@ -108,6 +108,9 @@ export async function rebuildProjection(db: Database, schema: string, projection
     let applied = 0;
     const contexts = [...new Set(projection.sources.map((s) => s.context))];
     for (const context of contexts) {
+      // A context that never ran here (its tables absent) has no events to replay.
+      const [exists] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${CONTEXT_SCHEMAS[context]}.events`]);
+      if (!exists?.found) continue;
       const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
       const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
       let after = '0';
