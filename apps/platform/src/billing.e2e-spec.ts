@@ -2,7 +2,6 @@ import { type ContextRuntime, ManualClock } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { BillingMeter, MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
-import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { BOTH_MODES, type PlatformHarness, eventually, rebuildMismatches, startPlatform, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 
@@ -54,8 +53,6 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
       [
         IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
         MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
-        // instance-lifecycle projects sync-maintenance's notices: rebuilding it reads that context's events
-        SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
         InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 20, bootMs: 60, stopMs: 30 } }),
       ],
       { clock },

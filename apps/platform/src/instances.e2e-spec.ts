@@ -5,7 +5,6 @@ import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/id
 import { INSTANCE_RUNTIME, InstanceLifecycleModule, SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 
@@ -43,8 +42,6 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
       IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
       // Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
       MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
-      // instance-lifecycle projects sync-maintenance's notices: rebuilding it reads that context's events
-      SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
       InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
     ],
   });
