@@ -4,6 +4,7 @@ import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-l
 import { BillingMeter, MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import { BOTH_MODES, type PlatformHarness, eventually, rebuildMismatches, startPlatform, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
+import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
 
 /**
  * Billing of instances, as a renter sees it on invoices: compute at dph_total while the instance runs,
@@ -13,16 +14,9 @@ import request from 'supertest';
 const ADMIN_KEY = 'admin-billing-key-0123456789';
 const HOUR = 3_600_000;
 
-const HARDWARE = {
-  gpu_name: 'RTX 4090', num_gpus: 4, gpu_ram: 24564, cuda_max_good: 12.4, driver_version: '550.54.15', compute_cap: 890,
-  cpu_name: 'AMD EPYC 7543', cpu_cores: 32, cpu_ghz: 2.8, cpu_ram: 128000, disk_space: 2000, disk_bw: 3000, inet_up: 900,
-  inet_down: 950, direct_port_count: 100, public_ipaddr: '203.0.113.9', geolocation: 'US', pci_gen: 4, pcie_bw: 24.5, hostname: 'rig-b',
-};
+const HARDWARE = { ...HOST_HARDWARE, public_ipaddr: '203.0.113.9', hostname: 'rig-b' };
 // 1 GPU at $0.90/h, and 10 GB of disk at $0.72/GB/month = $0.01/h: dph_total $0.91.
-const ASK = {
-  price_gpu: 0.9, price_disk: 0.72, price_inetu: 0.01, price_inetd: 0.01, price_min_bid: 0.3, min_chunk: 1, end_date: 4102444800.0,
-  credit_discount_max: 0.4, duration: null, vol_size: 100, vol_price: 0.2,
-};
+const ASK = { ...LIST_MACHINE_ASK, price_gpu: 0.9, price_disk: 0.72 };
 
 describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
   let h: PlatformHarness;
