@@ -2,3 +2,5 @@ export { InstanceLifecycleModule, INSTANCE_RUNTIME, type InstanceLifecycleOption
 export { instanceLifecycleContext } from './instance-lifecycle.context';
 export type { HostDriver, ProvisionSpec } from './host/host-driver';
 export { SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
+export { type AgentChannelOptions } from './agent/agent-channel.options';
+export { AgentSessions } from './agent/agent-sessions';

@@ -9,6 +9,7 @@ import {
   marketMachinesProjection,
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
+import { agentMachinesMigration } from './agent/agent-machines';
 import { sealIdempotencyMigration } from './instances/idempotency';
 import { marketMachinesGeolocationMigration, marketVolumesMigration, marketVolumesProjection } from './instances/market-volumes.read-model';
 import { instanceSyncsProjection, machineMaintenanceProjection, syncMaintenanceNoticesMigration } from './instances/sync-maintenance-notices';
@@ -30,6 +31,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     marketVolumesMigration,
     marketMachinesGeolocationMigration,
     syncMaintenanceNoticesMigration,
+    agentMachinesMigration,
   ],
   inlineProjections: [instancesProjection],
   subscribedProjections: [

@@ -1,5 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
+import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions, agentChannelOptions } from './agent/agent-channel.options';
+import { AgentChannelServer } from './agent/agent-channel.server';
+import { AgentSessions } from './agent/agent-sessions';
+import { RoutingHostDriver } from './agent/routing-host.driver';
 import { HostReporter } from './host/host-reporter';
 import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
@@ -29,6 +33,8 @@ export interface InstanceLifecycleOptions {
   simulatedHost?: Partial<SimulatedHostTimings>;
   /** Where uploaded logs go (default: S3 when RIGMARKET_LOG_S3_BUCKET is set, else a local directory, RIGMARKET_LOG_DIR or the temp dir). */
   logStore?: LogStore;
+  /** Heartbeat and disconnection limits of the host-agent channel (defaults: agent-channel.options.ts). */
+  agentChannel?: Partial<AgentChannelOptions>;
 }
 
 @Module({})
@@ -46,7 +52,12 @@ export class InstanceLifecycleModule {
         RequestLogsHandler,
         HostReporter,
         SimulatedHostDriver,
-        { provide: HOST_DRIVER, useExisting: SimulatedHostDriver },
+        { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
+        AgentSessions,
+        AgentChannelServer,
+        RoutingHostDriver,
+        // Machines with a connected host agent get its commands; the others stay simulated.
+        { provide: HOST_DRIVER, useExisting: RoutingHostDriver },
         CreateInstanceHandler,
         ChangeInstanceHandler,
         DestroyInstanceHandler,

@@ -7,3 +7,4 @@ export * from './marketplace';
 export * from './instance';
 export * from './sync';
 export * from './schema-registry';
+export * from './agent-channel';

@@ -1,0 +1,153 @@
+import { AGENT_CHANNEL_VERSION, type AgentHostReport, type AgentToLifecycle, type LifecycleToAgent } from '@rigmarket/contracts';
+import WebSocket from 'ws';
+import type { AgentDriver } from '../drivers/agent-driver';
+
+export interface ChannelClientOptions {
+  channelUrl: string;
+  apiKey: string;
+  machineId: number;
+  driver: AgentDriver;
+  log: (line: string) => void;
+  /** Heartbeat interval until the welcome says otherwise. */
+  heartbeatIntervalMs?: number;
+}
+
+/**
+ * The agent's end of the agent channel: connects (and reconnects, backing off), says hello for its machine,
+ * runs the commands it receives on the driver, heartbeats, and sends the driver's reports. Reports made
+ * while disconnected wait and go out, in order, after the next welcome.
+ */
+export class ChannelClient {
+  private socket: WebSocket | undefined;
+  private welcomed = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private backoffMs = 500;
+  private closed = false;
+  private readonly outbox: AgentToLifecycle[] = [];
+  /** Commands of one instance run one after the other. */
+  private readonly queues = new Map<number, Promise<void>>();
+  private onWelcome: (() => void) | undefined;
+
+  constructor(private readonly options: ChannelClientOptions) {}
+
+  /** Connects; resolves at the first welcome. */
+  open(): Promise<void> {
+    const welcomed = new Promise<void>((resolve) => (this.onWelcome = resolve));
+    this.connect();
+    return welcomed;
+  }
+
+  get connected(): boolean {
+    return this.welcomed;
+  }
+
+  report(instanceId: number, report: AgentHostReport): void {
+    this.send({ type: 'report', instanceId, report });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.retry) clearTimeout(this.retry);
+    const socket = this.socket;
+    if (!socket || socket.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      socket.once('close', () => resolve());
+      socket.close(1000, 'agent stopping');
+      setTimeout(() => {
+        socket.terminate();
+        resolve();
+      }, 2_000).unref();
+    });
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const socket = new WebSocket(this.options.channelUrl, { headers: { Authorization: `Bearer ${this.options.apiKey}` }, handshakeTimeout: 15_000 });
+    this.socket = socket;
+    socket.on('open', () => {
+      socket.send(JSON.stringify({ type: 'hello', version: AGENT_CHANNEL_VERSION, machineId: this.options.machineId, driver: this.options.driver.name } satisfies AgentToLifecycle));
+    });
+    socket.on('message', (data) => {
+      let message: LifecycleToAgent;
+      try {
+        message = JSON.parse(data.toString()) as LifecycleToAgent;
+      } catch {
+        return;
+      }
+      this.receive(message);
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      this.options.log(`agent channel refused the connection: HTTP ${response.statusCode}`);
+    });
+    socket.on('error', (error) => this.options.log(`agent channel error: ${error.message}`));
+    socket.on('close', () => {
+      this.welcomed = false;
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.closed) return;
+      this.options.log(`agent channel closed; reconnecting in ${this.backoffMs} ms`);
+      this.retry = setTimeout(() => this.connect(), this.backoffMs);
+      this.backoffMs = Math.min(this.backoffMs * 2, 15_000);
+    });
+  }
+
+  private receive(message: LifecycleToAgent): void {
+    const driver = this.options.driver;
+    switch (message.type) {
+      case 'welcome':
+        this.welcomed = true;
+        this.backoffMs = 500;
+        this.options.log(`agent channel open for machine ${message.machineId}`);
+        this.startHeartbeat(message.heartbeatIntervalMs);
+        void driver.forgetAllBut(message.liveInstanceIds ?? []).catch((error: unknown) => this.options.log(`cleanup of destroyed instances failed: ${String(error)}`));
+        for (const queued of this.outbox.splice(0)) this.send(queued);
+        this.onWelcome?.();
+        return;
+      case 'refused':
+        this.options.log(`agent channel refused: ${message.reason}`);
+        return;
+      case 'provision':
+        return this.run(message.spec.instanceId, message.type, () => driver.provision(message.spec));
+      case 'start':
+        return this.run(message.instanceId, message.type, () => driver.start(message.instanceId));
+      case 'stop':
+        return this.run(message.instanceId, message.type, () => driver.stop(message.instanceId, message.statusMsg));
+      case 'reboot':
+        return this.run(message.instanceId, message.type, () => driver.reboot(message.instanceId));
+      case 'recycle':
+        return this.run(message.instanceId, message.type, () => driver.recycle(message.instanceId));
+      case 'destroy':
+        return this.run(message.instanceId, message.type, () => driver.destroy(message.instanceId));
+      case 'logs':
+        void driver.logs(message.instanceId, message.daemon).then(
+          (lines) => this.send({ type: 'logs', requestId: message.requestId, lines }),
+          (error: unknown) => this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
+        );
+        return;
+      default:
+        return;
+    }
+  }
+
+  private run(instanceId: number, what: string, work: () => Promise<void>): void {
+    const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((error: unknown) => this.options.log(`${what} of instance ${instanceId} failed: ${String(error)}`));
+    this.queues.set(instanceId, next);
+    void next.then(() => {
+      if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
+    });
+  }
+
+  private startHeartbeat(intervalMs: number): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const beat = () => this.send({ type: 'heartbeat', machineId: this.options.machineId });
+    beat();
+    this.heartbeat = setInterval(beat, Math.max(50, intervalMs));
+  }
+
+  private send(message: AgentToLifecycle): void {
+    const socket = this.socket;
+    if (this.welcomed && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+    else if (message.type === 'report') this.outbox.push(message);
+  }
+}

@@ -1,0 +1,47 @@
+import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
+
+export type ReportTransition = (instanceId: number, report: AgentHostReport) => void;
+
+/** A container runtime as the agent drives it. Every transition is reported through `watch`'s callback. */
+export interface AgentDriver {
+  readonly name: 'docker' | 'simulated';
+  /** Starts observing the runtime; reports go to `report` from now on. */
+  watch(report: ReportTransition): Promise<void>;
+  provision(spec: AgentProvisionSpec): Promise<void>;
+  start(instanceId: number): Promise<void>;
+  stop(instanceId: number, statusMsg?: string): Promise<void>;
+  reboot(instanceId: number): Promise<void>;
+  recycle(instanceId: number): Promise<void>;
+  destroy(instanceId: number): Promise<void>;
+  /** Removes what the host still runs for instances that are no longer live (destroyed while the agent was away). */
+  forgetAllBut(liveInstanceIds: number[]): Promise<void>;
+  /** The container's output, or the agent's own lines about this instance (daemon). */
+  logs(instanceId: number, daemon: boolean): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export const STOPPED_MSG = 'Stopped: compute billing halted, disk storage still billed';
+
+/** The agent's own lines about each instance (daemon_logs), newest kept, also echoed to its log. */
+export class DaemonLog {
+  private readonly lines = new Map<number, string[]>();
+
+  constructor(
+    private readonly echo: (line: string) => void = () => undefined,
+    private readonly keep = 2_000,
+  ) {}
+
+  line(instanceId: number, text: string): void {
+    const line = `[rigmarket-agent] instance ${instanceId}: ${text}`;
+    const entry = `${new Date().toISOString()} ${line}`;
+    const list = this.lines.get(instanceId) ?? [];
+    list.push(entry);
+    if (list.length > this.keep) list.splice(0, list.length - this.keep);
+    this.lines.set(instanceId, list);
+    this.echo(line);
+  }
+
+  of(instanceId: number): string[] {
+    return [...(this.lines.get(instanceId) ?? [])];
+  }
+}

@@ -1,0 +1,363 @@
+import type { Readable } from 'node:stream';
+import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
+import type Docker from 'dockerode';
+import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
+import {
+  GPUS_LABEL,
+  INSTANCE_LABEL,
+  MACHINE_LABEL,
+  containerName,
+  containerPlan,
+  demuxDockerLog,
+  pickGpus,
+  publishedPorts,
+  registryAuth,
+  storageHonoursDiskSize,
+} from './container-spec';
+
+export interface DockerDriverOptions {
+  machineId: number;
+  /** ssh_host reported for the instances (the machine's public address). */
+  sshHost: string;
+  /** Real GPU device indices (nvidia-smi); null on a host without real GPUs. */
+  gpuDeviceIds: string[] | null;
+  daemonLog: DaemonLog;
+  /** Seconds docker stop waits before SIGKILL. */
+  stopTimeoutS?: number;
+  /** Where the driver's own failures go (the agent's log). */
+  onError?: (line: string) => void;
+}
+
+/** What the agent asked of a container last; a `die` event is read against it. */
+type Intent = 'run' | 'stop' | 'reboot' | 'recycle' | 'destroy';
+
+interface DockerEvent {
+  Type?: string;
+  Action?: string;
+  status?: string;
+  Actor?: { Attributes?: Record<string, string> };
+}
+
+const statusCode = (error: unknown): number | undefined => (error as { statusCode?: number } | null)?.statusCode;
+
+/**
+ * Instances as Docker containers (dockerode over the Engine API). Every report comes from Docker itself:
+ * its event stream (start, die) read against what the agent asked, and container inspect for the ports.
+ */
+export class DockerDriver implements AgentDriver {
+  readonly name = 'docker';
+  private report: ReportTransition = () => undefined;
+  private events: Readable | undefined;
+  private diskQuota = false;
+  private readonly intents = new Map<number, Intent>();
+  private readonly stopMessages = new Map<number, string>();
+  /** Instances provisioned since this agent started (never taken for leftovers). */
+  private readonly provisioned = new Set<number>();
+  private closed = false;
+
+  constructor(
+    private readonly docker: Docker,
+    private readonly options: DockerDriverOptions,
+  ) {}
+
+  private get log(): DaemonLog {
+    return this.options.daemonLog;
+  }
+
+  async watch(report: ReportTransition): Promise<void> {
+    this.report = report;
+    const info = (await this.docker.info()) as { Driver?: string; DriverStatus?: Array<[string, string]> };
+    this.diskQuota = storageHonoursDiskSize(info.Driver ?? '', info.DriverStatus ?? []);
+    await this.followEvents();
+    await this.reconcile();
+  }
+
+  /** Docker's event stream for this machine's containers; followed again (and reconciled) if it ends, e.g. a dockerd restart. */
+  private async followEvents(): Promise<void> {
+    const stream = (await this.docker.getEvents({
+      filters: { type: ['container'], label: [`${MACHINE_LABEL}=${this.options.machineId}`] },
+    })) as unknown as Readable;
+    this.events = stream;
+    let pending = '';
+    stream.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        let event: DockerEvent;
+        try {
+          event = JSON.parse(line) as DockerEvent;
+        } catch {
+          continue;
+        }
+        this.onEvent(event).catch((error: unknown) => this.options.onError?.(`docker event handling failed: ${message(error)}`));
+      }
+    });
+    let resumed = false;
+    const resume = () => {
+      if (resumed || this.closed) return;
+      resumed = true;
+      this.options.onError?.('docker event stream ended; following it again');
+      const retry = () =>
+        void this.followEvents()
+          .then(() => this.reconcile())
+          .catch(() => {
+            if (!this.closed) setTimeout(retry, 2_000).unref();
+          });
+      setTimeout(retry, 1_000).unref();
+    };
+    stream.on('error', resume);
+    stream.on('end', resume);
+    stream.on('close', resume);
+  }
+
+  /** After an agent restart: containers already running are reported as running again. */
+  private async reconcile(): Promise<void> {
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    for (const c of containers) {
+      const instanceId = Number(c.Labels[INSTANCE_LABEL]);
+      if (!Number.isInteger(instanceId)) continue;
+      if (c.State === 'running') {
+        this.intents.set(instanceId, 'run');
+        await this.reportRunning(instanceId);
+      }
+    }
+  }
+
+  async provision(spec: AgentProvisionSpec): Promise<void> {
+    const id = spec.instanceId;
+    this.provisioned.add(id);
+    this.intents.set(id, spec.targetState === 'running' ? 'run' : 'stop');
+    this.log.line(id, `provision ${spec.config.image} (${spec.config.runtype}, ${spec.numGpus} GPU)`);
+    this.send(id, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
+    try {
+      await this.ensureImage(id, spec.config.image, spec.config.imageLogin);
+      const gpuDeviceIds = await this.gpusFor(spec.numGpus);
+      if (!this.diskQuota) this.log.line(id, `disk size ${spec.config.disk} GB not enforced: the storage driver has no per-container quota`);
+      const { name, ...options } = containerPlan(spec, { gpuDeviceIds, diskQuota: this.diskQuota });
+      await this.removeContainer(id); // a leftover of an earlier attempt
+      const container = await this.docker.createContainer({ name, ...options });
+      this.log.line(id, `created container ${name} (${container.id.slice(0, 12)})`);
+      if (spec.targetState === 'running') {
+        await container.start();
+        this.log.line(id, 'started container');
+      } else {
+        this.send(id, { actualStatus: 'stopped', statusMsg: 'Created; not started (target_state stopped)' });
+      }
+    } catch (error) {
+      this.fail(id, `Provisioning failed: ${message(error)}`);
+    }
+  }
+
+  async start(instanceId: number): Promise<void> {
+    this.intents.set(instanceId, 'run');
+    this.log.line(instanceId, 'start container');
+    await this.act(instanceId, (c) => c.start(), [304]);
+  }
+
+  async stop(instanceId: number, statusMsg?: string): Promise<void> {
+    this.intents.set(instanceId, 'stop');
+    if (statusMsg) this.stopMessages.set(instanceId, statusMsg);
+    this.log.line(instanceId, `stop container${statusMsg ? ` (${statusMsg})` : ''}`);
+    const container = await this.container(instanceId);
+    if (!container) return;
+    const state = await container.inspect().then((i) => i.State, () => null);
+    // Already down: no die event will come, so the inspected state is the report.
+    if (state && !state.Running) return this.send(instanceId, { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: this.takeStopMessage(instanceId) });
+    await this.act(instanceId, (c) => c.stop({ t: this.options.stopTimeoutS ?? 10 }), [304]);
+  }
+
+  async reboot(instanceId: number): Promise<void> {
+    this.intents.set(instanceId, 'reboot');
+    this.log.line(instanceId, 'reboot: restart container');
+    this.send(instanceId, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg: 'Rebooting' });
+    await this.act(instanceId, (c) => c.restart({ t: this.options.stopTimeoutS ?? 10 }));
+  }
+
+  /** Recreates the container from the same settings after a fresh pull (when a registry is reachable). */
+  async recycle(instanceId: number): Promise<void> {
+    const container = await this.container(instanceId);
+    if (!container) return;
+    this.intents.set(instanceId, 'recycle');
+    const info = await container.inspect();
+    this.log.line(instanceId, `recycle: recreate container from ${info.Config.Image}`);
+    this.send(instanceId, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg: `Recycling: pulling image ${info.Config.Image}` });
+    try {
+      await this.pull(instanceId, info.Config.Image, null).catch((error: unknown) => this.log.line(instanceId, `fresh pull failed, keeping the local image: ${message(error)}`));
+      await container.remove({ force: true });
+      const fresh = await this.docker.createContainer({
+        name: containerName(instanceId),
+        Image: info.Config.Image,
+        Env: info.Config.Env,
+        Entrypoint: info.Config.Entrypoint ?? undefined,
+        Cmd: info.Config.Cmd ?? undefined,
+        Hostname: info.Config.Hostname,
+        Labels: info.Config.Labels,
+        ExposedPorts: info.Config.ExposedPorts,
+        Tty: false,
+        HostConfig: {
+          PortBindings: info.HostConfig.PortBindings,
+          DeviceRequests: info.HostConfig.DeviceRequests,
+          StorageOpt: info.HostConfig.StorageOpt,
+          RestartPolicy: { Name: 'no' },
+        },
+      });
+      this.intents.set(instanceId, 'run');
+      await fresh.start();
+    } catch (error) {
+      this.fail(instanceId, `Recycle failed: ${message(error)}`);
+    }
+  }
+
+  async destroy(instanceId: number): Promise<void> {
+    this.intents.set(instanceId, 'destroy');
+    this.log.line(instanceId, 'destroy: remove container');
+    await this.removeContainer(instanceId);
+    this.intents.delete(instanceId);
+    this.stopMessages.delete(instanceId);
+    this.provisioned.delete(instanceId);
+  }
+
+  /** Containers of this machine whose instance is gone (and that this agent did not just provision) are removed. */
+  async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
+    const live = new Set(liveInstanceIds);
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    for (const c of containers) {
+      const instanceId = Number(c.Labels[INSTANCE_LABEL]);
+      if (!Number.isInteger(instanceId) || live.has(instanceId) || this.provisioned.has(instanceId)) continue;
+      this.log.line(instanceId, 'the instance was destroyed while the agent was away: remove its container');
+      await this.removeContainer(instanceId);
+    }
+  }
+
+  async logs(instanceId: number, daemon: boolean): Promise<string[]> {
+    if (daemon) return this.log.of(instanceId);
+    const container = await this.container(instanceId);
+    if (!container) return [];
+    const raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    return demuxDockerLog(Buffer.from(raw)).split('\n').filter((line, i, all) => line.length > 0 || i < all.length - 1);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.events?.destroy();
+  }
+
+  private async onEvent(event: DockerEvent): Promise<void> {
+    if (this.closed || event.Type !== 'container') return;
+    const instanceId = Number(event.Actor?.Attributes?.[INSTANCE_LABEL]);
+    if (!Number.isInteger(instanceId)) return;
+    const action = event.Action ?? event.status ?? '';
+    const intent = this.intents.get(instanceId);
+    if (action === 'start') {
+      this.log.line(instanceId, 'docker: container started');
+      await this.reportRunning(instanceId);
+    } else if (action === 'die') {
+      const exitCode = event.Actor?.Attributes?.exitCode ?? '?';
+      this.log.line(instanceId, `docker: container exited with code ${exitCode}`);
+      if (intent === 'stop') {
+        this.send(instanceId, { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: this.takeStopMessage(instanceId) });
+      } else if (intent === 'run') {
+        // It ended by itself: a crash or a finished command (spec: exited never reaches running again).
+        this.send(instanceId, { actualStatus: 'exited', sshHost: null, sshPort: null, ports: {}, statusMsg: `Container exited with code ${exitCode}` });
+      } // reboot and recycle: the loading report went out already; destroy: nothing to say
+    } else if (action === 'oom') {
+      this.log.line(instanceId, 'docker: container ran out of memory');
+    }
+  }
+
+  private async reportRunning(instanceId: number): Promise<void> {
+    const container = await this.container(instanceId);
+    const info = await container?.inspect().catch(() => null);
+    if (!info?.State.Running) return; // it died already; the die event tells
+    const ports = publishedPorts(info.NetworkSettings.Ports as Parameters<typeof publishedPorts>[0]);
+    this.intents.set(instanceId, 'run');
+    this.send(instanceId, {
+      actualStatus: 'running',
+      sshHost: this.options.sshHost,
+      sshPort: ports['22/tcp'] ?? null,
+      ports,
+      statusMsg: `Container ${info.Name.replace(/^\//, '')} running`,
+    });
+  }
+
+  private async ensureImage(instanceId: number, image: string, imageLogin: string | null): Promise<void> {
+    const local = await this.docker.getImage(image).inspect().then(() => true, () => false);
+    if (local) {
+      this.log.line(instanceId, `image ${image} is present locally; no pull`);
+      return;
+    }
+    await this.pull(instanceId, image, imageLogin);
+  }
+
+  private async pull(instanceId: number, image: string, imageLogin: string | null): Promise<void> {
+    const auth = registryAuth(imageLogin);
+    this.log.line(instanceId, `pull ${image}${auth ? ` as ${auth.username} on ${auth.serveraddress}` : ''}`);
+    const stream = (await this.docker.pull(image, auth ? { authconfig: auth } : {})) as Readable;
+    await new Promise<void>((resolve, reject) =>
+      this.docker.modem.followProgress(stream, (error: Error | null, output: Array<{ error?: string }>) => {
+        const failure = error?.message ?? output?.find((o) => o.error)?.error;
+        if (failure) reject(new Error(failure));
+        else resolve();
+      }),
+    );
+    this.log.line(instanceId, `pulled ${image}`);
+  }
+
+  /** GPU devices for a new container: those not held by this machine's other containers. */
+  private async gpusFor(count: number): Promise<string[] | null> {
+    const deviceIds = this.options.gpuDeviceIds;
+    if (!deviceIds || deviceIds.length === 0) return null;
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    const held = new Set(containers.flatMap((c) => (c.Labels[GPUS_LABEL] ?? '').split(',').filter(Boolean)));
+    const picked = pickGpus(deviceIds, held, count);
+    if (!picked) throw new Error(`${count} GPU(s) wanted, ${deviceIds.length - held.size} free on this host`);
+    return picked;
+  }
+
+  private async container(instanceId: number): Promise<Docker.Container | null> {
+    const container = this.docker.getContainer(containerName(instanceId));
+    const exists = await container.inspect().then(() => true, (error: unknown) => (statusCode(error) === 404 ? false : Promise.reject(error)));
+    if (exists) return container;
+    this.log.line(instanceId, 'no container for this instance on this host');
+    return null;
+  }
+
+  private async removeContainer(instanceId: number): Promise<void> {
+    await this.docker
+      .getContainer(containerName(instanceId))
+      .remove({ force: true, v: true })
+      .catch((error: unknown) => {
+        if (statusCode(error) !== 404) throw error;
+      });
+  }
+
+  /** Runs a container call; the given status codes (304: already in that state) are not failures. */
+  private async act(instanceId: number, call: (c: Docker.Container) => Promise<unknown>, harmless: number[] = []): Promise<void> {
+    const container = await this.container(instanceId);
+    if (!container) return this.fail(instanceId, 'The container is gone from the host');
+    try {
+      await call(container);
+    } catch (error) {
+      if (!harmless.includes(statusCode(error) ?? 0)) this.fail(instanceId, `Docker refused: ${message(error)}`);
+    }
+  }
+
+  private fail(instanceId: number, statusMsg: string): void {
+    this.log.line(instanceId, statusMsg);
+    this.send(instanceId, { actualStatus: 'exited', sshHost: null, sshPort: null, ports: {}, statusMsg });
+  }
+
+  private takeStopMessage(instanceId: number): string {
+    const msg = this.stopMessages.get(instanceId) ?? STOPPED_MSG;
+    this.stopMessages.delete(instanceId);
+    return msg;
+  }
+
+  private send(instanceId: number, report: AgentHostReport): void {
+    if (!this.closed) this.report(instanceId, report);
+  }
+}
+
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);

@@ -1,0 +1,78 @@
+import type { AgentProvisionSpec } from '@rigmarket/contracts';
+import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
+import { containerPorts } from './container-spec';
+
+/**
+ * `--driver simulated`: an agent without containers, for trying the channel on a machine without Docker.
+ * Timers stand in for the runtime (pull, boot); nothing runs.
+ */
+export class SimulatedAgentDriver implements AgentDriver {
+  readonly name = 'simulated';
+  private report: ReportTransition = () => undefined;
+  private readonly specs = new Map<number, AgentProvisionSpec>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly options: { sshHost: string; daemonLog: DaemonLog; bootMs?: number },
+  ) {}
+
+  async watch(report: ReportTransition): Promise<void> {
+    this.report = report;
+  }
+
+  async provision(spec: AgentProvisionSpec): Promise<void> {
+    this.specs.set(spec.instanceId, spec);
+    this.options.daemonLog.line(spec.instanceId, `simulated provision of ${spec.config.image}`);
+    this.report(spec.instanceId, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image} (simulated)` });
+    if (spec.targetState === 'running') this.later(() => this.running(spec.instanceId));
+    else this.later(() => this.report(spec.instanceId, { actualStatus: 'stopped', statusMsg: STOPPED_MSG }));
+  }
+
+  async start(instanceId: number): Promise<void> {
+    this.later(() => this.running(instanceId));
+  }
+
+  async stop(instanceId: number, statusMsg?: string): Promise<void> {
+    this.later(() => this.report(instanceId, { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: statusMsg ?? STOPPED_MSG }));
+  }
+
+  async reboot(instanceId: number): Promise<void> {
+    this.report(instanceId, { actualStatus: 'loading', statusMsg: 'Rebooting (simulated)' });
+    this.later(() => this.running(instanceId));
+  }
+
+  async recycle(instanceId: number): Promise<void> {
+    await this.reboot(instanceId);
+  }
+
+  async destroy(instanceId: number): Promise<void> {
+    this.specs.delete(instanceId);
+  }
+
+  async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
+    for (const id of this.specs.keys()) if (!liveInstanceIds.includes(id)) this.specs.delete(id);
+  }
+
+  async logs(instanceId: number, daemon: boolean): Promise<string[]> {
+    return daemon ? this.options.daemonLog.of(instanceId) : this.specs.has(instanceId) ? ['simulated container: no output'] : [];
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+  }
+
+  private running(instanceId: number): void {
+    const spec = this.specs.get(instanceId);
+    if (!spec) return;
+    const ports = Object.fromEntries(containerPorts(spec.config.runtype, spec.config.env).map((p, i) => [`${p}/tcp`, 40_000 + ((instanceId * 8 + i) % 20_000)]));
+    this.report(instanceId, { actualStatus: 'running', sshHost: this.options.sshHost, sshPort: ports['22/tcp'] ?? null, ports, statusMsg: 'Instance running (simulated agent)' });
+  }
+
+  private later(work: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      work();
+    }, this.options.bootMs ?? 1_000);
+    this.timers.add(timer);
+  }
+}

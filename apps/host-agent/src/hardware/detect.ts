@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import { statfs } from 'node:fs/promises';
+import { cpus, hostname, networkInterfaces, totalmem } from 'node:os';
+import { promisify } from 'node:util';
+import { type GpuInventory, NVIDIA_SMI_QUERY, gpuInventory, parseCudaVersion, parseNvidiaSmiGpus } from './nvidia-smi';
+
+const run = promisify(execFile);
+
+/** The body of POST /api/v0/machines (RAM in MB, disk in GB, bandwidth in Mb/s). */
+export interface MachineRegistration {
+  gpu_name: string;
+  num_gpus: number;
+  gpu_ram: number;
+  cuda_max_good: number;
+  driver_version: string;
+  compute_cap: number;
+  cpu_name: string;
+  cpu_cores: number;
+  cpu_ghz: number;
+  cpu_ram: number;
+  disk_space: number;
+  inet_up: number;
+  inet_down: number;
+  public_ipaddr: string;
+  hostname: string;
+  pci_gen?: number;
+}
+
+/** The real GPUs, or null when nvidia-smi is absent or finds none. */
+export async function detectNvidiaGpus(): Promise<GpuInventory | null> {
+  try {
+    const { stdout } = await run('nvidia-smi', NVIDIA_SMI_QUERY, { timeout: 15_000 });
+    const banner = await run('nvidia-smi', [], { timeout: 15_000 }).then((r) => r.stdout, () => '');
+    return gpuInventory(parseNvidiaSmiGpus(stdout), parseCudaVersion(banner));
+  } catch {
+    return null;
+  }
+}
+
+/** The first non-internal IPv4 address, else loopback. */
+export function defaultPublicAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv4' && !a.internal);
+    if (found) return found.address;
+  }
+  return '127.0.0.1';
+}
+
+/** CPU, RAM from node:os; free disk of the data directory from statfs; GPUs as given. */
+export async function detectMachine(gpus: GpuInventory, options: { dataDir: string; publicAddress: string; inetUpMbps: number; inetDownMbps: number }): Promise<MachineRegistration> {
+  const cpuList = cpus();
+  const disk = await statfs(options.dataDir);
+  return {
+    gpu_name: gpus.gpuName,
+    num_gpus: gpus.numGpus,
+    gpu_ram: gpus.gpuRamMb,
+    cuda_max_good: gpus.cudaMaxGood,
+    driver_version: gpus.driverVersion,
+    compute_cap: gpus.computeCap,
+    cpu_name: cpuList[0]?.model.trim() || 'unknown CPU',
+    cpu_cores: Math.max(1, cpuList.length),
+    cpu_ghz: Math.round((cpuList[0]?.speed ?? 0) / 100) / 10,
+    cpu_ram: Math.floor(totalmem() / (1024 * 1024)),
+    disk_space: Math.floor((disk.bavail * disk.bsize) / 1e9),
+    inet_up: options.inetUpMbps,
+    inet_down: options.inetDownMbps,
+    public_ipaddr: options.publicAddress,
+    hostname: hostname(),
+    ...(gpus.pcieGen !== null ? { pci_gen: gpus.pcieGen } : {}),
+  };
+}

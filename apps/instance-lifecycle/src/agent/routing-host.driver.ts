@@ -1,0 +1,111 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ApiError, type LifecycleToAgent } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { HostDriver, ProvisionSpec } from '../host/host-driver';
+import { HostReporter } from '../host/host-reporter';
+import { SimulatedHostDriver } from '../host/simulated-host.driver';
+import { SCHEMA } from '../instance-lifecycle.read-models';
+import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
+import { isAgentMachine } from './agent-machines';
+import { AgentSessions } from './agent-sessions';
+
+const AGENT_GONE_MSG = 'Host offline: its agent is not connected';
+
+/**
+ * The HOST_DRIVER instance-lifecycle uses: a machine served by a connected host agent gets its commands
+ * over the agent channel; a machine no agent ever served stays on the in-process simulated host (the
+ * embedded demo and the tests rely on it). Commands of one instance go out in the order given.
+ */
+@Injectable()
+export class RoutingHostDriver implements HostDriver {
+  private readonly logger = new Logger('RoutingHostDriver');
+  private readonly machineOf = new Map<number, number>();
+  private readonly queues = new Map<number, Promise<void>>();
+
+  constructor(
+    private readonly simulated: SimulatedHostDriver,
+    private readonly sessions: AgentSessions,
+    private readonly reporter: HostReporter,
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(AGENT_CHANNEL_OPTIONS) private readonly options: AgentChannelOptions,
+  ) {}
+
+  provision(spec: ProvisionSpec): void {
+    this.machineOf.set(spec.instanceId, spec.machineId);
+    this.enqueue(spec.instanceId, async () => {
+      if (!(await this.agentServed(spec.machineId))) return this.simulated.provision(spec);
+      const numGpus = (await this.instanceRow(spec.instanceId))?.numGpus ?? 1;
+      this.toAgent(spec.machineId, spec.instanceId, { type: 'provision', spec: { ...spec, numGpus } });
+    });
+  }
+
+  stop(instanceId: number, statusMsg?: string): void {
+    this.route(instanceId, () => this.simulated.stop(instanceId, statusMsg), { type: 'stop', instanceId, ...(statusMsg ? { statusMsg } : {}) });
+  }
+
+  start(instanceId: number): void {
+    this.route(instanceId, () => this.simulated.start(instanceId), { type: 'start', instanceId });
+  }
+
+  reboot(instanceId: number): void {
+    this.route(instanceId, () => this.simulated.reboot(instanceId), { type: 'reboot', instanceId });
+  }
+
+  recycle(instanceId: number): void {
+    this.route(instanceId, () => this.simulated.recycle(instanceId), { type: 'recycle', instanceId });
+  }
+
+  destroy(instanceId: number): void {
+    this.route(instanceId, () => this.simulated.destroy(instanceId), { type: 'destroy', instanceId }, false);
+  }
+
+  async logs(instanceId: number, daemon: boolean): Promise<string[]> {
+    const machineId = await this.machine(instanceId);
+    if (machineId === null || !(await this.agentServed(machineId))) return this.simulated.logs(instanceId, daemon);
+    if (!this.sessions.current(machineId)) throw new ApiError(503, 'host_unreachable', `The host agent of machine ${machineId} is not connected; retry later`);
+    return this.sessions.requestLogs(machineId, instanceId, daemon, this.options.logsTimeoutMs);
+  }
+
+  private route(instanceId: number, simulated: () => void, command: LifecycleToAgent, reportIfGone = true): void {
+    this.enqueue(instanceId, async () => {
+      const machineId = await this.machine(instanceId);
+      if (machineId === null || !(await this.agentServed(machineId))) return simulated();
+      this.toAgent(machineId, instanceId, command, reportIfGone);
+    });
+  }
+
+  private toAgent(machineId: number, instanceId: number, command: LifecycleToAgent, reportIfGone = true): void {
+    if (this.sessions.send(machineId, command)) return;
+    this.logger.warn(`machine ${machineId}: no agent connected; ${command.type} of instance ${instanceId} not delivered`);
+    if (reportIfGone) void this.reporter.report(instanceId, { actualStatus: 'offline', sshHost: null, sshPort: null, ports: {}, statusMsg: AGENT_GONE_MSG });
+  }
+
+  private enqueue(instanceId: number, work: () => Promise<void> | void): void {
+    const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((error: unknown) => this.logger.warn(`instance ${instanceId}: ${String(error)}`));
+    this.queues.set(instanceId, next);
+    void next.then(() => {
+      if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
+    });
+  }
+
+  private async agentServed(machineId: number): Promise<boolean> {
+    if (this.sessions.servedHere(machineId)) return true;
+    if (!(await isAgentMachine(this.runtime.db, machineId))) return false;
+    this.sessions.markServed(machineId);
+    return true;
+  }
+
+  private async machine(instanceId: number): Promise<number | null> {
+    const known = this.machineOf.get(instanceId);
+    if (known !== undefined) return known;
+    const row = await this.instanceRow(instanceId);
+    if (row) this.machineOf.set(instanceId, row.machineId);
+    return row?.machineId ?? null;
+  }
+
+  private async instanceRow(instanceId: number): Promise<{ machineId: number; numGpus: number } | null> {
+    const rows = await this.runtime.db.query<{ machine_id: number; num_gpus: number }>(`SELECT machine_id, num_gpus FROM ${SCHEMA}.instances WHERE instance_id = $1`, [instanceId]);
+    return rows[0] ? { machineId: Number(rows[0].machine_id), numGpus: Number(rows[0].num_gpus) } : null;
+  }
+}
