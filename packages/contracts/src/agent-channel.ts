@@ -1,7 +1,7 @@
 import type { InstanceActualStatus, InstanceConfig, InstanceIntendedStatus } from './instance';
 
 /**
- * The agent channel (docs/adr/0008-agent-channel.md): one WebSocket per host agent, opened by the agent
+ * The agent channel (docs/adr/0010-agent-channel.md): one WebSocket per host agent, opened by the agent
  * at AGENT_CHANNEL_PATH on instance-lifecycle with the machine owner's key as bearer. Messages are JSON
  * text frames. Commands go down, reports of real transitions, heartbeats and log lines come up.
  */

@@ -35,7 +35,7 @@ type UpgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) 
 const NOT_DEAD = `(actual_status IS NULL OR actual_status NOT IN ('exited', 'unknown', 'offline'))`;
 
 /**
- * The agent channel (ADR 0008): a WebSocket endpoint on instance-lifecycle's HTTP server. The agent
+ * The agent channel (ADR 0010): a WebSocket endpoint on instance-lifecycle's HTTP server. The agent
  * authenticates with its owner's key (machine_write), says hello for one machine it owns, then receives
  * commands and sends reports, heartbeats and logs. Silence -> unknown; disconnection -> offline.
  */
