@@ -14,6 +14,7 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
+import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 
 /**
  * A real host agent with the Docker driver, connected over the agent channel to the platform, runs real
@@ -285,6 +286,25 @@ describe.each([
     expect(start.body).toMatchObject({ error: 'instance_cannot_start' });
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
     await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+  });
+
+  it("ends a renter's poll loop at once when the real host cannot start the instance (an image it cannot pull)", async () => {
+    // Nothing listens on 127.0.0.1:1, so the pull fails at once: the instance never runs, and the loop
+    // (rigmarket wait-running) reports why instead of waiting for its timeout while storage is billed.
+    const created = await accept({ image: `127.0.0.1:1/${uniqueName('missing')}:1`, runtype: 'ssh' });
+    expect(created.status).toBe(200);
+    const id = created.body.new_contract as number;
+    const progress: Array<string | null> = [];
+    const polled = await pollUntilRunning(id, httpInstanceFetcher(h.baseUrl, renterKey, id), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      onProgress: (row) => progress.push(row?.actual_status ?? null),
+    });
+    expect(polled).toMatchObject({ outcome: 'dead', row: { actual_status: 'exited' } });
+    expect(polled.message).toMatch(/is exited and will never reach running: Provisioning failed: /);
+    expect(polled.waitedMs).toBeLessThan(60_000);
+    expect(progress).not.toContain('running');
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
   it('when the channel drops, the agent reconnects within the grace period and goes on serving its instances', async () => {
