@@ -67,6 +67,7 @@ const CASES = [
   ['GET', '/api/v1/instances?select_filters=%7B%7D', 'instance'],
   ['GET', '/api/v0/agent', 'instance'],
   ['POST', '/api/v0/agent/poll', 'instance', '{"machine_id":1}'],
+  ['GET', '/logs/0123abcd.log', 'instance'],
   // marketplace-api
   ['GET', '/api/v0/users/me/invoices?start=1', 'marketplace'],
   ['GET', '/api/v0/users/me/machine-earnings/', 'marketplace'],
@@ -94,6 +95,7 @@ const CASES = [
   ['POST', '/api/v2/instances', 404, '{}'],
   ['GET', '/api/', 404],
   ['GET', '/not-api', 404],
+  ['GET', '/logs/', 404],
 ];
 
 function request(method, path, { body, headers = {}, port = EDGE } = {}) {
