@@ -18,6 +18,7 @@ import { SearchOffersHandler } from './offers/offers.handlers';
 import { LedgerController } from './ledger/ledger.http.controller';
 import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
 import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
+import { HostEarningsReactor } from './ledger/host-earnings.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
   CreateVolumeHandler,
@@ -71,6 +72,7 @@ export class MarketplaceModule {
         GrantCreditHandler,
         ChargeUsageHandler,
         LedgerEntriesHandler,
+        HostEarningsReactor,
         { provide: BILLING_INTERVAL_MS, useValue: billingInterval(options) },
         BillingMeter,
       ],

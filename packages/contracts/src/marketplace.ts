@@ -131,9 +131,31 @@ export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
 export type CreditGranted = DomainEvent<'CreditGranted', { userId: number; amount: number; grantedBy: number; note: string | null; at: string }>;
 export type AccountCharged = DomainEvent<
   'AccountCharged',
-  { userId: number; instanceId: number; machineId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string; at: string }
+  {
+    userId: number;
+    instanceId: number;
+    machineId: number;
+    kind: 'gpu' | 'storage';
+    amount: number;
+    periodStart: string;
+    periodEnd: string;
+    at: string;
+    /** The host who earns this charge (marketplace's host-earnings reactor appends its HostEarned); absent in older events. */
+    hostId?: number;
+  }
 >;
-export type HostEarned = DomainEvent<'HostEarned', { userId: number; machineId: number; instanceId: number; amount: number; at: string }>;
+export type HostEarned = DomainEvent<
+  'HostEarned',
+  {
+    userId: number;
+    machineId: number;
+    instanceId: number;
+    amount: number;
+    at: string;
+    /** The AccountCharged (event id) this earning follows from: one earning per charge; absent in older events. */
+    chargeId?: string;
+  }
+>;
 /** The balance reached zero: instance-lifecycle stops the account's running instances. */
 export type CreditExhausted = DomainEvent<'CreditExhausted', { userId: number; balance: number; at: string }>;
 export type LedgerEvent = CreditGranted | AccountCharged | HostEarned | CreditExhausted;
