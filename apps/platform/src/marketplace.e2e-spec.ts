@@ -104,6 +104,13 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       for (const key of ['cuda_max_good', 'pcie_bw', 'cpu_ghz', 'cpu_cores_effective', 'cpu_ram', 'disk_space', 'dph_total', 'dlperf', 'dlperf_per_dphtotal', 'score', 'inet_up', 'inet_down', 'reliability', 'duration']) {
         expect(typeof four[key]).toBe('number');
       }
+      // every field of an offer that issue 4 names
+      const OFFER_FIELDS = ['id', 'machine_id', 'host_id', 'num_gpus', 'gpu_name', 'gpu_ram', 'gpu_total_ram', 'cpu_cores', 'cpu_cores_effective', 'cpu_ram',
+        'disk_space', 'dph_base', 'dph_total', 'storage_cost', 'inet_up', 'inet_down', 'inet_up_cost', 'inet_down_cost', 'min_bid', 'reliability', 'dlperf',
+        'dlperf_per_dphtotal', 'flops_per_dphtotal', 'score', 'cuda_max_good', 'driver_version', 'compute_cap', 'pcie_bw', 'direct_port_count', 'geolocation',
+        'verified', 'verification', 'rentable', 'rented', 'external', 'start_date', 'end_date', 'duration', 'hosting_type'];
+      expect(Object.keys(four)).toEqual(expect.arrayContaining(OFFER_FIELDS));
+      expect(four).toMatchObject({ host_id: expect.any(Number), driver_version: '550.54.15', compute_cap: 890, geolocation: 'US', external: false, verification: 'verified' });
       expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual(['RTX 4090']);
     });
 
