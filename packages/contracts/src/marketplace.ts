@@ -65,6 +65,8 @@ export type MinBidChanged = DomainEvent<'MinBidChanged', { machineId: number; mi
 export type MachineVerificationChanged = DomainEvent<'MachineVerificationChanged', { machineId: number; verification: MachineVerification }>;
 /** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
 export type MachineHeartbeat = DomainEvent<'MachineHeartbeat', { machineId: number; at: string; reliability: number }>;
+/** No heartbeat came for a while: the reliability recomputed over the rolling window (it decays while the machine is silent). */
+export type MachineReliabilityChanged = DomainEvent<'MachineReliabilityChanged', { machineId: number; at: string; reliability: number }>;
 
 /** A host offers disk space on a machine for renters' volumes (one volume listing per machine). */
 export type VolumeSpaceListed = DomainEvent<
@@ -80,6 +82,7 @@ export type MachineEvent =
   | MinBidChanged
   | MachineVerificationChanged
   | MachineHeartbeat
+  | MachineReliabilityChanged
   | VolumeSpaceListed
   | VolumeSpaceUnlisted;
 
@@ -171,6 +174,7 @@ export const MarketplacePublicEvents = {
   MinBidChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineVerificationChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineHeartbeat: { schemaVersion: 1, streamType: 'machine' },
+  MachineReliabilityChanged: { schemaVersion: 1, streamType: 'machine' },
   VolumeSpaceListed: { schemaVersion: 1, streamType: 'machine' },
   VolumeSpaceUnlisted: { schemaVersion: 1, streamType: 'machine' },
   VolumeCreated: { schemaVersion: 1, streamType: 'volume' },
