@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { ContextRuntime, Migration } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { PeriodicJob } from '../periodic-job';
 import { HEARTBEAT_INTERVAL_S, machineDecider, machineStreamId } from './machine.decider';
 
 export const RELIABILITY_SWEEP_MS = Symbol('RELIABILITY_SWEEP_MS');
@@ -22,40 +23,19 @@ export const machineLastHeartbeatMigration: Migration = {
  * silent would keep its last score. The sweep recomputes, on the machine's stream, the reliability of
  * each machine with a score above 0 and no heartbeat for two intervals; the decider appends
  * MachineReliabilityChanged when the value moved, so offers show the decay until it reaches 0.
+ * `runOnce` sweeps at the runtime clock's now and returns the machines whose score changed.
  */
 @Injectable()
-export class ReliabilitySweep implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('ReliabilitySweep');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number[]> | undefined;
-
+export class ReliabilitySweep extends PeriodicJob<number[]> {
   constructor(
     @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(RELIABILITY_SWEEP_MS) private readonly intervalMs: number,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.intervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      this.runOnce().catch((error: unknown) => this.logger.warn(`reliability sweep failed: ${String(error)}`));
-    }, this.intervalMs);
-    this.timer.unref();
+    @Inject(RELIABILITY_SWEEP_MS) intervalMs: number,
+  ) {
+    super('ReliabilitySweep', intervalMs);
   }
 
-  onApplicationShutdown(): Promise<unknown> | undefined {
-    if (this.timer) clearInterval(this.timer);
-    return this.running?.catch(() => undefined);
-  }
 
-  /** Recomputes the silent machines' reliability at the runtime clock's now; returns the machines whose score changed. */
-  runOnce(): Promise<number[]> {
-    this.running ??= this.sweep().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  private async sweep(): Promise<number[]> {
+  protected async work(): Promise<number[]> {
     const now = this.runtime.runner.clock.now();
     const silentSince = new Date(now.getTime() - 2 * HEARTBEAT_INTERVAL_S * 1000);
     const rows = await this.runtime.db.query<{ machine_id: number }>(
