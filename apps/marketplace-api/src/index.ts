@@ -1,5 +1,6 @@
 export { MarketplaceModule, type MarketplaceOptions } from './marketplace.module';
 export { BillingMeter, type DueCharge } from './ledger/billing-meter';
+export { ReliabilitySweep } from './machines/reliability-sweep';
 export { marketplaceContext } from './marketplace.context';
 export { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 export { parseOfferQuery, offerSearchSql, type OfferQuery } from './offers/offer-query';

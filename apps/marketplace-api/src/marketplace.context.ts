@@ -11,6 +11,8 @@ import { billingPeriodsMigration, billingPeriodsProjection } from './ledger/bill
 import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
 import { instanceAllocationsMigration, instanceAllocationsProjection } from './offers/instance-allocations.read-model';
 import { maintenanceWindowsMigration, maintenanceWindowsProjection } from './offers/maintenance-windows.read-model';
+import { machineLastHeartbeatMigration } from './machines/reliability-sweep';
+import { templateUsageMigration, templateUsageProjection } from './templates/template-usage.read-model';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';
 
 export { SCHEMA };
@@ -43,7 +45,16 @@ export const marketplaceContext: ContextDefinition = {
     instanceAllocationsMigration,
     billingPeriodsMigration,
     maintenanceWindowsMigration,
+    templateUsageMigration,
+    machineLastHeartbeatMigration,
   ],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), adminUsersProjection, instanceAllocationsProjection, billingPeriodsProjection, maintenanceWindowsProjection],
+  subscribedProjections: [
+    authKeysProjection(SCHEMA),
+    adminUsersProjection,
+    instanceAllocationsProjection,
+    billingPeriodsProjection,
+    maintenanceWindowsProjection,
+    templateUsageProjection,
+  ],
 };

@@ -11,6 +11,7 @@ import {
   SetVerificationHandler,
   UnlistMachineHandler,
 } from './machines/machines.handlers';
+import { DEFAULT_RELIABILITY_SWEEP_MS, RELIABILITY_SWEEP_MS, ReliabilitySweep } from './machines/reliability-sweep';
 import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
@@ -18,6 +19,7 @@ import { SearchOffersHandler } from './offers/offers.handlers';
 import { LedgerController } from './ledger/ledger.http.controller';
 import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
 import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
+import { HostEarningsReactor } from './ledger/host-earnings.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
   CreateVolumeHandler,
@@ -44,12 +46,15 @@ const machineHandlers = [
 export interface MarketplaceOptions {
   /** How often the billing meter charges running and stopped instances (ms; 0 = only when asked). */
   billingIntervalMs?: number;
+  /** How often silent machines' reliability is recomputed (ms; 0 = only when asked). */
+  reliabilitySweepMs?: number;
 }
 
-function billingInterval(options: MarketplaceOptions): number {
-  if (options.billingIntervalMs !== undefined) return options.billingIntervalMs;
-  const fromEnv = Number(process.env.RIGMARKET_BILLING_INTERVAL_MS);
-  return process.env.RIGMARKET_BILLING_INTERVAL_MS !== undefined && Number.isFinite(fromEnv) ? fromEnv : DEFAULT_BILLING_INTERVAL_MS;
+/** An interval: the option, else the environment variable, else the default. */
+function interval(option: number | undefined, envName: string, fallback: number): number {
+  if (option !== undefined) return option;
+  const fromEnv = Number(process.env[envName]);
+  return process.env[envName] !== undefined && Number.isFinite(fromEnv) ? fromEnv : fallback;
 }
 
 @Module({})
@@ -71,8 +76,11 @@ export class MarketplaceModule {
         GrantCreditHandler,
         ChargeUsageHandler,
         LedgerEntriesHandler,
-        { provide: BILLING_INTERVAL_MS, useValue: billingInterval(options) },
+        HostEarningsReactor,
+        { provide: BILLING_INTERVAL_MS, useValue: interval(options.billingIntervalMs, 'RIGMARKET_BILLING_INTERVAL_MS', DEFAULT_BILLING_INTERVAL_MS) },
         BillingMeter,
+        { provide: RELIABILITY_SWEEP_MS, useValue: interval(options.reliabilitySweepMs, 'RIGMARKET_RELIABILITY_SWEEP_MS', DEFAULT_RELIABILITY_SWEEP_MS) },
+        ReliabilitySweep,
       ],
     });
   }

@@ -205,6 +205,13 @@ export const machinesProjection: Projection = {
         await sql.execute(`UPDATE ${t} SET verification = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.verification]);
         break;
       case 'MachineHeartbeat':
+        await sql.execute(`UPDATE ${t} SET reliability = $2, last_heartbeat_at = $3 WHERE machine_id = $1`, [
+          event.data.machineId,
+          event.data.reliability,
+          event.data.at,
+        ]);
+        break;
+      case 'MachineReliabilityChanged':
         await sql.execute(`UPDATE ${t} SET reliability = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.reliability]);
         break;
       default:

@@ -110,9 +110,12 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     }, 60_000, 'the instance stopped for lack of credit');
     expect(String(stopped.status_msg)).toMatch(/ran out of credit/);
 
-    // The host earned what the renter paid.
-    const earnings = await http().get(`/api/v0/users/me/earnings?machine_id=${machineId}`).set(as(ADMIN_KEY)).expect(200);
-    expect(earnings.body.machines[String(machineId)]).toBeCloseTo(0.455 + 0.01 + 0.91, 6);
+    // The host earned what the renter paid (each earning follows from its recorded charge).
+    const earned = await eventually(async () => {
+      const earnings = await http().get(`/api/v0/users/me/earnings?machine_id=${machineId}`).set(as(ADMIN_KEY)).expect(200);
+      return earnings.body.earnings.length === 3 ? (earnings.body.machines[String(machineId)] as number) : undefined;
+    }, 30_000, 'the three earnings of the host');
+    expect(earned).toBeCloseTo(0.455 + 0.01 + 0.91, 6);
   }, 240_000);
 
   it('rebuilds every read model of the three contexts from their events to the same rows', async () => {

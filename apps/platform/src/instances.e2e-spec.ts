@@ -317,6 +317,43 @@ describe.each([
     await http().delete(`/api/v0/instances/${created.body.new_contract}/`).set(as(renterKey)).send({}).expect(200);
   });
 
+  it('counts the instances created from a template across its edits, and searches templates by that count', async () => {
+    const created = await http().post('/api/v0/template/').set(as(renterKey)).send({ name: uniqueName('counted'), image: 'vastai/base', runtype: 'ssh' }).expect(200);
+    const templateId = created.body.template.id as number;
+    expect(created.body.template).toMatchObject({ count_created: 0, recent_create_date: null });
+    /** Rents with a template hash once instance-lifecycle knows it (its market_templates projection). */
+    const rent = (hashId: string) =>
+      eventually(async () => {
+        const res = await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(as(renterKey)).send({ image: null, template_hash_id: hashId });
+        return res.status === 404 ? undefined : res;
+      }, 60_000, `template ${hashId} in instance-lifecycle`);
+    const rented: number[] = [];
+    for (let i = 0; i < 2; i++) rented.push((await rent(created.body.template.hash_id)).body.new_contract);
+    const edited = await http().put('/api/v0/template/').set(as(renterKey)).send({ hash_id: created.body.template.hash_id, desc: 'edited' }).expect(200);
+    expect(edited.body.template.hash_id).not.toBe(created.body.template.hash_id);
+    const startedAt = Date.now() / 1000;
+    rented.push((await rent(edited.body.template.hash_id)).body.new_contract);
+    expect(rented.every((id) => typeof id === 'number')).toBe(true);
+    // Destroying an instance does not uncount its creation.
+    for (const id of rented) await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+
+    const search = (filters: object) =>
+      http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ id: { eq: templateId }, ...filters }) }).set(as(renterKey)).expect(200);
+    const counted = await eventually(async () => {
+      const found = (await search({ count_created: { gte: '3' } })).body.templates as Array<Record<string, unknown>>;
+      return found.length === 1 ? found[0] : undefined;
+    }, 60_000, 'count_created 3 in marketplace');
+    expect(counted).toMatchObject({ id: templateId, hash_id: edited.body.template.hash_id, count_created: 3 });
+    expect(counted!.recent_create_date).toBeGreaterThanOrEqual(startedAt - 5);
+    expect(counted!.recent_create_date).toBeLessThanOrEqual(Date.now() / 1000 + 5);
+    expect((await search({ count_created: { eq: 3 }, recent_create_date: { gt: startedAt - 60 } })).body.templates).toHaveLength(1);
+    expect((await search({ count_created: { gt: 3 } })).body.templates).toEqual([]);
+    expect((await search({ count_created: { lt: '3' } })).body.templates).toEqual([]);
+    // the template's own view (an edit answers it) shows the same usage
+    const viewed = await http().put('/api/v0/template/').set(as(renterKey)).send({ hash_id: edited.body.template.hash_id, desc: 'again' }).expect(200);
+    expect(viewed.body.template).toMatchObject({ count_created: 3, recent_create_date: counted!.recent_create_date });
+  });
+
   it('returns the first answer for a retried create with the same Idempotency-Key', async () => {
     const offer = machineId * 1000 + 1;
     const key = uniqueName('idem');

@@ -1,7 +1,7 @@
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, ManualClock } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { MarketplaceModule } from '@rigmarket/marketplace-api';
-import { BOTH_MODES, type HarnessMode, type PlatformHarness, eventually, startPlatform, uniqueName } from '@rigmarket/testing';
+import { MARKETPLACE_RUNTIME, MarketplaceModule, ReliabilitySweep } from '@rigmarket/marketplace-api';
+import { BOTH_MODES, type HarnessMode, type PlatformHarness, eventually, rebuildMismatches, startPlatform, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
@@ -13,12 +13,15 @@ const ADMIN_KEY = 'admin-market-key-0123456789';
 
 interface Harness extends PlatformHarness {
   mailer: RecordingMailer;
+  /** Moved by hand where time matters (reliability); it starts at the real now. */
+  clock: ManualClock;
 }
 
 async function startHarness(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
-  const platform = await startPlatform(mode, [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()]);
-  return { ...platform, mailer };
+  const clock = new ManualClock(new Date());
+  const platform = await startPlatform(mode, [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()], { clock });
+  return { ...platform, mailer, clock };
 }
 
 
@@ -104,6 +107,13 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       for (const key of ['cuda_max_good', 'pcie_bw', 'cpu_ghz', 'cpu_cores_effective', 'cpu_ram', 'disk_space', 'dph_total', 'dlperf', 'dlperf_per_dphtotal', 'score', 'inet_up', 'inet_down', 'reliability', 'duration']) {
         expect(typeof four[key]).toBe('number');
       }
+      // every field of an offer that issue 4 names
+      const OFFER_FIELDS = ['id', 'machine_id', 'host_id', 'num_gpus', 'gpu_name', 'gpu_ram', 'gpu_total_ram', 'cpu_cores', 'cpu_cores_effective', 'cpu_ram',
+        'disk_space', 'dph_base', 'dph_total', 'storage_cost', 'inet_up', 'inet_down', 'inet_up_cost', 'inet_down_cost', 'min_bid', 'reliability', 'dlperf',
+        'dlperf_per_dphtotal', 'flops_per_dphtotal', 'score', 'cuda_max_good', 'driver_version', 'compute_cap', 'pcie_bw', 'direct_port_count', 'geolocation',
+        'verified', 'verification', 'rentable', 'rented', 'external', 'start_date', 'end_date', 'duration', 'hosting_type'];
+      expect(Object.keys(four)).toEqual(expect.arrayContaining(OFFER_FIELDS));
+      expect(four).toMatchObject({ host_id: expect.any(Number), driver_version: '550.54.15', compute_cap: 890, geolocation: 'US', external: false, verification: 'verified' });
       expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual(['RTX 4090']);
     });
 
@@ -135,6 +145,20 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       expect(beat.body.reliability).toBeGreaterThan(0);
       const offers = await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, reliability: { gt: '0' } }).expect(200);
       expect(offers.body.offers.length).toBeGreaterThan(0);
+      // Silent for 9 more minutes: the reliability sweep lowers the score to the share of minutes with a heartbeat.
+      const reliability = async () => (await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId } }).expect(200)).body.offers[0].reliability as number;
+      const before = await reliability();
+      h.clock.advance(9 * 60_000);
+      expect(await h.app.get(ReliabilitySweep).runOnce()).toContain(machineId);
+      const decayed = await reliability();
+      expect(decayed).toBeLessThan(before);
+      expect(decayed).toBeGreaterThan(0);
+      expect((await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, reliability: { gte: before } }).expect(200)).body.offers).toEqual([]);
+      // a heartbeat counts again; a sweep right after it changes nothing
+      const again = await http().post(`/api/v0/machines/${machineId}/heartbeat/`).set(as(ADMIN_KEY)).expect(200);
+      expect(again.body.reliability).toBeGreaterThan(decayed);
+      expect(await h.app.get(ReliabilitySweep).runOnce()).not.toContain(machineId);
+      expect(await reliability()).toBe(again.body.reliability);
       // another host's machine is reported as missing
       await http().put(`/api/v0/machines/${machineId}/minbid/`).set(as(renterKey)).send({ price: 0.1 }).expect(404);
       await http().delete(`/api/v0/machines/${machineId}/asks/`).set(as(ADMIN_KEY)).send({}).expect(200);
@@ -287,5 +311,14 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       const scoped = await http().post('/api/v0/auth/apikeys/').set(as(ADMIN_KEY)).send({ permissions: { api: { instance_read: {} } } }).expect(201);
       await eventually(async () => ((await http().get('/api/v0/template/').set(as(scoped.body.key))).status === 403 ? true : undefined), 60_000, 'scoped key');
     });
+  });
+
+  describe('read models', () => {
+    it('rebuilds every marketplace read model from the events of this suite to the same rows', async () => {
+      const runtime = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
+      const machines = await runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM marketplace.machines WHERE last_heartbeat_at IS NOT NULL');
+      expect(machines[0]!.n).toBeGreaterThan(0);
+      expect(await rebuildMismatches(runtime)).toEqual([]);
+    }, 60_000);
   });
 });

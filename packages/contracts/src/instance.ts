@@ -55,6 +55,11 @@ export type InstanceCreated = DomainEvent<
     label: string | null;
     targetState: InstanceIntendedStatus;
     config: InstanceConfig;
+    /**
+     * The numeric id of the template the config was merged from (config.templateHashId names its revision;
+     * the hash changes on every edit, the id does not). null without a template; absent in older events.
+     */
+    templateId?: number | null;
     createdAt: string;
   }
 >;

@@ -65,6 +65,8 @@ export type MinBidChanged = DomainEvent<'MinBidChanged', { machineId: number; mi
 export type MachineVerificationChanged = DomainEvent<'MachineVerificationChanged', { machineId: number; verification: MachineVerification }>;
 /** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
 export type MachineHeartbeat = DomainEvent<'MachineHeartbeat', { machineId: number; at: string; reliability: number }>;
+/** No heartbeat came for a while: the reliability recomputed over the rolling window (it decays while the machine is silent). */
+export type MachineReliabilityChanged = DomainEvent<'MachineReliabilityChanged', { machineId: number; at: string; reliability: number }>;
 
 /** A host offers disk space on a machine for renters' volumes (one volume listing per machine). */
 export type VolumeSpaceListed = DomainEvent<
@@ -80,6 +82,7 @@ export type MachineEvent =
   | MinBidChanged
   | MachineVerificationChanged
   | MachineHeartbeat
+  | MachineReliabilityChanged
   | VolumeSpaceListed
   | VolumeSpaceUnlisted;
 
@@ -131,9 +134,31 @@ export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
 export type CreditGranted = DomainEvent<'CreditGranted', { userId: number; amount: number; grantedBy: number; note: string | null; at: string }>;
 export type AccountCharged = DomainEvent<
   'AccountCharged',
-  { userId: number; instanceId: number; machineId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string; at: string }
+  {
+    userId: number;
+    instanceId: number;
+    machineId: number;
+    kind: 'gpu' | 'storage';
+    amount: number;
+    periodStart: string;
+    periodEnd: string;
+    at: string;
+    /** The host who earns this charge (marketplace's host-earnings reactor appends its HostEarned); absent in older events. */
+    hostId?: number;
+  }
 >;
-export type HostEarned = DomainEvent<'HostEarned', { userId: number; machineId: number; instanceId: number; amount: number; at: string }>;
+export type HostEarned = DomainEvent<
+  'HostEarned',
+  {
+    userId: number;
+    machineId: number;
+    instanceId: number;
+    amount: number;
+    at: string;
+    /** The AccountCharged (event id) this earning follows from: one earning per charge; absent in older events. */
+    chargeId?: string;
+  }
+>;
 /** The balance reached zero: instance-lifecycle stops the account's running instances. */
 export type CreditExhausted = DomainEvent<'CreditExhausted', { userId: number; balance: number; at: string }>;
 export type LedgerEvent = CreditGranted | AccountCharged | HostEarned | CreditExhausted;
@@ -149,6 +174,7 @@ export const MarketplacePublicEvents = {
   MinBidChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineVerificationChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineHeartbeat: { schemaVersion: 1, streamType: 'machine' },
+  MachineReliabilityChanged: { schemaVersion: 1, streamType: 'machine' },
   VolumeSpaceListed: { schemaVersion: 1, streamType: 'machine' },
   VolumeSpaceUnlisted: { schemaVersion: 1, streamType: 'machine' },
   VolumeCreated: { schemaVersion: 1, streamType: 'volume' },

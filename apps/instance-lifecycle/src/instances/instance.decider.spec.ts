@@ -33,6 +33,7 @@ const data: CreateInstanceData = {
   label: null,
   targetState: 'running',
   config,
+  templateId: null,
 };
 const created: InstanceEvent = { type: 'InstanceCreated', data: { ...data, createdAt: AT } };
 const state = (actualStatus: 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline'): InstanceEvent => ({

@@ -49,6 +49,8 @@ export interface CreateInstanceData {
   label: string | null;
   targetState: InstanceIntendedStatus;
   config: InstanceConfig;
+  /** The template's numeric id (marketplace counts the instances created from it); null without one. */
+  templateId: number | null;
 }
 
 export interface HostReport {

@@ -79,10 +79,12 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
     }
     let template = null;
+    let templateId: number | null = null;
     if (request.templateHashId !== null) {
       const found = await findTemplate(this.runtime.db, request.templateHashId);
       if (!found || (found.content.private && found.creatorId !== renter)) throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
       template = { ...found.content, hashId: found.hashId };
+      templateId = found.templateId;
     }
     const config = instanceConfig(request, template);
     if (config.vm && !machine.vmsEnabled) {
@@ -116,6 +118,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           label: request.label,
           targetState: request.targetState,
           config,
+          templateId,
         },
         metadata,
         {

@@ -1,8 +1,9 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { PeriodicJob } from '../periodic-job';
 import { chargeFor } from './ledger.decider';
 import { ChargeUsageCommand } from './ledger.handlers';
 
@@ -34,43 +35,23 @@ export interface DueCharge {
 }
 
 /**
- * Charges renters (and credits hosts) for what their instances cost since their last charge, from the
+ * Charges renters for what their instances cost since their last charge (hosts earn it through the
+ * HostEarningsReactor), from the
  * billing periods that instance-lifecycle's InstanceBillingChanged events open and close. Each charge
  * is an AccountCharged on the renter's ledger stream with its period; the ledger refuses a period that
  * starts before the instance's last charge ended, so two meters (or a retry) never bill twice.
+ * `runOnce` charges everything due up to the runtime clock's now and returns what it charged.
  */
 @Injectable()
-export class BillingMeter implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('BillingMeter');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<DueCharge[]> | undefined;
-
+export class BillingMeter extends PeriodicJob<DueCharge[]> {
   constructor(
     @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
     private readonly commands: CommandBus,
-    @Inject(BILLING_INTERVAL_MS) private readonly intervalMs: number,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.intervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      this.runOnce().catch((error: unknown) => this.logger.warn(`billing run failed: ${String(error)}`));
-    }, this.intervalMs);
-    this.timer.unref();
+    @Inject(BILLING_INTERVAL_MS) intervalMs: number,
+  ) {
+    super('BillingMeter', intervalMs);
   }
 
-  onApplicationShutdown(): Promise<unknown> | undefined {
-    if (this.timer) clearInterval(this.timer);
-    return this.running?.catch(() => undefined);
-  }
-
-  /** Charges everything due up to the runtime clock's now; returns what it charged. One run at a time. */
-  runOnce(): Promise<DueCharge[]> {
-    this.running ??= this.charge().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
 
   async due(now: Date): Promise<DueCharge[]> {
     const rows = await this.runtime.db.query<DueRow>(
@@ -101,7 +82,7 @@ export class BillingMeter implements OnApplicationBootstrap, OnApplicationShutdo
     });
   }
 
-  private async charge(): Promise<DueCharge[]> {
+  protected async work(): Promise<DueCharge[]> {
     const now = this.runtime.runner.clock.now();
     const charged: DueCharge[] = [];
     for (const due of await this.due(now)) {

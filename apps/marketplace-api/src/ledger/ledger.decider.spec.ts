@@ -9,11 +9,14 @@ const hour = (n: number) => ({
   periodStart: new Date(Date.parse(AT) + (n - 1) * 3_600_000).toISOString(),
   periodEnd: new Date(Date.parse(AT) + n * 3_600_000).toISOString(),
 });
-const charge = (amount: number, n = 0) => ({ type: 'Charge' as const, at: AT, userId: 2, instanceId: 9, machineId: 42, kind: 'gpu' as const, amount, ...hour(n) });
+const charge = (amount: number, n = 0) => ({ type: 'Charge' as const, at: AT, userId: 2, instanceId: 9, machineId: 42, hostId: 7, kind: 'gpu' as const, amount, ...hour(n) });
 const charged = (amount: number, n = 0): LedgerEvent => ({
   type: 'AccountCharged',
-  data: { userId: 2, instanceId: 9, machineId: 42, kind: 'gpu', amount, ...hour(n), at: AT },
+  data: { userId: 2, instanceId: 9, machineId: 42, kind: 'gpu', amount, ...hour(n), at: AT, hostId: 7 },
 });
+/** On the host's (user 7) ledger: its earning from the charge with event id `chargeId`. */
+const earn = (chargeId: string, amount = 0.5) => ({ type: 'RecordEarning' as const, at: AT, userId: 7, chargeId, instanceId: 9, machineId: 42, amount });
+const earned = (chargeId: string, amount = 0.5): LedgerEvent => ({ type: 'HostEarned', data: { userId: 7, machineId: 42, instanceId: 9, amount, at: AT, chargeId } });
 const spec = deciderSpec(ledgerDecider);
 
 describe('ledger decider', () => {
@@ -43,6 +46,13 @@ describe('ledger decider', () => {
     spec.given([granted(10), charged(1)]).when(charge(1)).thenThrows(LedgerErrors.alreadyBilled);
     spec.given([granted(10), charged(1, 1)]).when(charge(1)).thenThrows(LedgerErrors.alreadyBilled);
     spec.given([granted(10), charged(1)]).when(charge(1, 1)).then([charged(1, 1)]);
+  });
+
+  it('records a host earning once per charge, however often the charge is delivered', () => {
+    spec.given([]).when(earn('charge-1')).then([earned('charge-1')]);
+    spec.given([earned('charge-1')]).when(earn('charge-1')).thenNothingHappened();
+    spec.given([earned('charge-1')]).when(earn('charge-2', 0.25)).then([earned('charge-2', 0.25)]);
+    expect([earned('charge-1'), earned('charge-2', 0.25)].reduce(ledgerDecider.evolve, ledgerDecider.initialState()).balance).toBe(0.75);
   });
 
   it('ignores a zero charge', () => {

@@ -9,17 +9,19 @@ export interface LedgerState {
   exhausted: boolean;
   /** Per instance, the end of its last charged period (ISO): a period is never charged twice. */
   billedUntil: Record<number, string>;
+  /** A host's ledger: the charges (AccountCharged event ids) already earned, so a redelivered charge earns once. */
+  earnedCharges: Record<string, true>;
 }
 
 export type LedgerCommand = { at: string; userId: number } & (
   | { type: 'GrantCredit'; amount: number; grantedBy: number; note: string | null }
-  | { type: 'Charge'; instanceId: number; machineId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string }
-  | { type: 'RecordEarning'; instanceId: number; machineId: number; amount: number }
+  | { type: 'Charge'; instanceId: number; machineId: number; hostId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string }
+  | { type: 'RecordEarning'; chargeId: string; instanceId: number; machineId: number; amount: number }
 );
 
 export const LedgerErrors = { invalidAmount: 'invalid_amount', alreadyBilled: 'already_billed' } as const;
 
-export const initialState = (): LedgerState => ({ balance: 0, exhausted: false, billedUntil: {} });
+export const initialState = (): LedgerState => ({ balance: 0, exhausted: false, billedUntil: {}, earnedCharges: {} });
 
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
@@ -32,8 +34,11 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
       const until = previous !== undefined && previous > event.data.periodEnd ? previous : event.data.periodEnd;
       return { ...state, balance: roundMoney(state.balance - event.data.amount), billedUntil: { ...state.billedUntil, [event.data.instanceId]: until } };
     }
-    case 'HostEarned':
-      return { ...state, balance: roundMoney(state.balance + event.data.amount) };
+    case 'HostEarned': {
+      const balance = roundMoney(state.balance + event.data.amount);
+      const chargeId = event.data.chargeId;
+      return chargeId === undefined ? { ...state, balance } : { ...state, balance, earnedCharges: { ...state.earnedCharges, [chargeId]: true } };
+    }
     case 'CreditExhausted':
       return { ...state, exhausted: true };
   }
@@ -70,6 +75,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             periodStart: command.periodStart,
             periodEnd: command.periodEnd,
             at: command.at,
+            hostId: command.hostId,
           },
         },
       ];
@@ -80,8 +86,14 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
     case 'RecordEarning': {
       positive(command.amount, true);
       const amount = roundMoney(command.amount);
-      if (amount === 0) return [];
-      return [{ type: 'HostEarned', data: { userId: command.userId, machineId: command.machineId, instanceId: command.instanceId, amount, at: command.at } }];
+      // Idempotent per charge: the reactor runs at least once.
+      if (amount === 0 || state.earnedCharges[command.chargeId]) return [];
+      return [
+        {
+          type: 'HostEarned',
+          data: { userId: command.userId, machineId: command.machineId, instanceId: command.instanceId, amount, at: command.at, chargeId: command.chargeId },
+        },
+      ];
     }
   }
 }

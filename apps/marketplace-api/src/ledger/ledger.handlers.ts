@@ -8,7 +8,7 @@ import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.deci
 
 type LedgerCommandBody = LedgerCommand extends infer C ? (C extends LedgerCommand ? Omit<C, 'at'> : never) : never;
 
-async function runLedgerCommand(runtime: ContextRuntime, command: LedgerCommandBody, metadata: EventMetadata): Promise<number> {
+export async function runLedgerCommand(runtime: ContextRuntime, command: LedgerCommandBody, metadata: EventMetadata): Promise<number> {
   const result = await runtime.runner.handle(
     ledgerStreamId(command.userId),
     ledgerDecider,
@@ -39,7 +39,10 @@ export class GrantCreditHandler implements ICommandHandler<GrantCreditCommand> {
   }
 }
 
-/** One billing period of one instance: the renter is charged, the host earns the same amount (BillingMeter). */
+/**
+ * One billing period of one instance (BillingMeter): the renter is charged. The host's earning of the same
+ * amount follows from the recorded AccountCharged (HostEarningsReactor), so it is never lost between two appends.
+ */
 export class ChargeUsageCommand extends Command<void> {
   constructor(
     readonly renterId: number,
@@ -62,10 +65,19 @@ export class ChargeUsageHandler implements ICommandHandler<ChargeUsageCommand> {
   async execute(c: ChargeUsageCommand): Promise<void> {
     await runLedgerCommand(
       this.runtime,
-      { type: 'Charge', userId: c.renterId, instanceId: c.instanceId, machineId: c.machineId, kind: c.kind, amount: c.amount, periodStart: c.periodStart, periodEnd: c.periodEnd },
+      {
+        type: 'Charge',
+        userId: c.renterId,
+        instanceId: c.instanceId,
+        machineId: c.machineId,
+        hostId: c.hostId,
+        kind: c.kind,
+        amount: c.amount,
+        periodStart: c.periodStart,
+        periodEnd: c.periodEnd,
+      },
       c.metadata,
     );
-    await runLedgerCommand(this.runtime, { type: 'RecordEarning', userId: c.hostId, instanceId: c.instanceId, machineId: c.machineId, amount: c.amount }, c.metadata);
   }
 }
 

@@ -111,6 +111,24 @@ describe('machine decider', () => {
   });
 });
 
+describe('reliability of a silent machine (the reliability sweep)', () => {
+  const after = (seconds: number) => new Date(Date.parse(AT) + seconds * 1000).toISOString();
+  // registered at AT, heartbeats in its first two intervals: reliability 1
+  const beats: MachineEvent[] = [0, 1].map((i) => ({ type: 'MachineHeartbeat', data: { machineId: 7, at: after(i * HEARTBEAT_INTERVAL_S), reliability: 1 } }));
+
+  it('decays while no heartbeat comes: 2 intervals seen of the 10 elapsed', () => {
+    spec
+      .given([registered, ...beats])
+      .when({ type: 'RecomputeReliability', at: after(9 * HEARTBEAT_INTERVAL_S) })
+      .then([{ type: 'MachineReliabilityChanged', data: { machineId: 7, at: after(9 * HEARTBEAT_INTERVAL_S), reliability: 0.2 } }]);
+  });
+
+  it('changes nothing when the score has not moved, or for a machine that does not exist', () => {
+    spec.given([registered, ...beats]).when({ type: 'RecomputeReliability', at: after(HEARTBEAT_INTERVAL_S) }).thenNothingHappened();
+    spec.given([]).when({ type: 'RecomputeReliability', at: AT }).thenNothingHappened();
+  });
+});
+
 describe('reliability over the rolling window', () => {
   const start = Date.parse(AT) / 1000;
   it('is 1 with a heartbeat in every interval, and drops with gaps', () => {

@@ -34,6 +34,8 @@ export type MachineCommand = { at: string } & (
   | { type: 'SetMinBid'; requesterId: number; minBid: number }
   | { type: 'SetVerification'; verification: MachineVerification }
   | { type: 'RecordHeartbeat'; requesterId: number }
+  /** The reliability sweep, for a machine that sent no heartbeat lately: the window moved on without it. */
+  | { type: 'RecomputeReliability' }
   | { type: 'ListVolumeSpace'; requesterId: number; sizeGb: number; priceDisk: number; endDate: number | null }
   | { type: 'UnlistVolumeSpace'; requesterId: number }
 );
@@ -92,6 +94,8 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
       const slots = [...state.heartbeatSlots.filter((s) => s >= oldest && s !== slotOf(at)), slotOf(at)];
       return { ...state, heartbeatSlots: slots, reliability: event.data.reliability };
     }
+    case 'MachineReliabilityChanged':
+      return { ...state, reliability: event.data.reliability };
   }
 }
 
@@ -197,6 +201,12 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       const at = Date.parse(command.at) / 1000;
       const slots = [...machine.heartbeatSlots, slotOf(at)];
       return [{ type: 'MachineHeartbeat', data: { machineId: machine.machineId, at: nowIso, reliability: reliabilityOf(slots, machine.registeredAt, at) } }];
+    }
+    case 'RecomputeReliability': {
+      if (state.status !== 'registered') return [];
+      const reliability = reliabilityOf(state.heartbeatSlots, state.registeredAt, Date.parse(command.at) / 1000);
+      if (reliability === state.reliability) return [];
+      return [{ type: 'MachineReliabilityChanged', data: { machineId: state.machineId, at: nowIso, reliability } }];
     }
   }
 }

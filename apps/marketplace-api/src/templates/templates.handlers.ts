@@ -5,6 +5,7 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
+import { COUNT_CREATED, RECENT_CREATE_DATE, TEMPLATE_USAGE_JOIN } from './template-usage.read-model';
 import { type TemplateCommand, TemplateErrors, type TemplateState, templateDecider, templateStreamId } from './template.decider';
 
 type TemplateCommandBody = TemplateCommand extends infer C ? (C extends TemplateCommand ? Omit<C, 'at'> : never) : never;
@@ -49,7 +50,9 @@ function toView(row: TemplateRow, viewerId: number): TemplateView {
   };
 }
 
-const VIEW_COLUMNS = 'template_id, hash_id, creator_id, created_at, count_created, recent_create_date, recommended, content';
+/** A template row with its usage (count_created, recent_create_date) from the template_usage read model. */
+const VIEW_FROM = `${SCHEMA}.templates t ${TEMPLATE_USAGE_JOIN}`;
+const VIEW_COLUMNS = `t.template_id, t.hash_id, t.creator_id, t.created_at, ${COUNT_CREATED} AS count_created, ${RECENT_CREATE_DATE} AS recent_create_date, t.recommended, t.content`;
 
 async function runTemplateCommand(runtime: ContextRuntime, templateId: number, command: TemplateCommandBody, metadata: EventMetadata): Promise<TemplateState> {
   const result = await runtime.runner.handle(
@@ -62,7 +65,7 @@ async function runTemplateCommand(runtime: ContextRuntime, templateId: number, c
 }
 
 async function viewOf(runtime: ContextRuntime, templateId: number, viewerId: number): Promise<TemplateView> {
-  const rows = await runtime.db.query<TemplateRow>(`SELECT ${VIEW_COLUMNS} FROM ${SCHEMA}.templates WHERE template_id = $1`, [templateId]);
+  const rows = await runtime.db.query<TemplateRow>(`SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE t.template_id = $1`, [templateId]);
   if (!rows[0]) throw ApiError.notFound('No such template', TemplateErrors.notFound);
   return toView(rows[0], viewerId);
 }
@@ -125,22 +128,22 @@ export class DeleteTemplateHandler implements ICommandHandler<DeleteTemplateComm
 
 /** The spec's template search fields (select_filters). */
 export const TEMPLATE_FIELDS: Readonly<Record<string, FieldSpec>> = {
-  creator_id: { kind: 'number', sql: () => 'creator_id' },
-  created_at: { kind: 'number', sql: () => 'created_at' },
-  count_created: { kind: 'number', sql: () => 'count_created' },
-  default_tag: { kind: 'string', sql: () => 'tag' },
-  docker_login_repo: { kind: 'string', sql: () => 'docker_login_repo' },
-  id: { kind: 'number', sql: () => 'template_id' },
-  image: { kind: 'string', sql: () => 'image' },
-  jup_direct: { kind: 'bool', sql: () => 'jup_direct' },
-  hash_id: { kind: 'string', sql: () => 'hash_id' },
-  name: { kind: 'string', sql: () => 'name' },
-  recent_create_date: { kind: 'number', sql: () => 'recent_create_date' },
-  recommended_disk_space: { kind: 'number', sql: () => 'recommended_disk_space' },
-  recommended: { kind: 'bool', sql: () => 'recommended' },
-  ssh_direct: { kind: 'bool', sql: () => 'ssh_direct' },
-  tag: { kind: 'string', sql: () => 'tag' },
-  use_ssh: { kind: 'bool', sql: () => 'use_ssh' },
+  creator_id: { kind: 'number', sql: () => 't.creator_id' },
+  created_at: { kind: 'number', sql: () => 't.created_at' },
+  count_created: { kind: 'number', sql: () => COUNT_CREATED },
+  default_tag: { kind: 'string', sql: () => 't.tag' },
+  docker_login_repo: { kind: 'string', sql: () => 't.docker_login_repo' },
+  id: { kind: 'number', sql: () => 't.template_id' },
+  image: { kind: 'string', sql: () => 't.image' },
+  jup_direct: { kind: 'bool', sql: () => 't.jup_direct' },
+  hash_id: { kind: 'string', sql: () => 't.hash_id' },
+  name: { kind: 'string', sql: () => 't.name' },
+  recent_create_date: { kind: 'number', sql: () => RECENT_CREATE_DATE },
+  recommended_disk_space: { kind: 'number', sql: () => 't.recommended_disk_space' },
+  recommended: { kind: 'bool', sql: () => 't.recommended' },
+  ssh_direct: { kind: 'bool', sql: () => 't.ssh_direct' },
+  tag: { kind: 'string', sql: () => 't.tag' },
+  use_ssh: { kind: 'bool', sql: () => 't.use_ssh' },
 };
 
 export function parseTemplateFilters(raw: unknown): Filter[] {
@@ -177,9 +180,9 @@ export class SearchTemplatesHandler implements IQueryHandler<SearchTemplatesQuer
       params.push(value);
       return `$${params.length}`;
     };
-    const terms = ['(NOT private OR creator_id = $1)', ...filterSql(query.filters, TEMPLATE_FIELDS, { price: '', storage: '', now: '' }, param)];
+    const terms = ['(NOT t.private OR t.creator_id = $1)', ...filterSql(query.filters, TEMPLATE_FIELDS, { price: '', storage: '', now: '' }, param)];
     const rows = await this.runtime.db.query<TemplateRow>(
-      `SELECT ${VIEW_COLUMNS} FROM ${SCHEMA}.templates WHERE ${terms.join(' AND ')} ORDER BY template_id LIMIT ${TEMPLATE_SEARCH_LIMIT}`,
+      `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE ${terms.join(' AND ')} ORDER BY t.template_id LIMIT ${TEMPLATE_SEARCH_LIMIT}`,
       params,
     );
     return rows.map((row) => toView(row, query.viewerId));

@@ -1,0 +1,39 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { EventEnvelope, LedgerEvent } from '@rigmarket/contracts';
+import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { runLedgerCommand } from './ledger.handlers';
+
+/**
+ * A recorded AccountCharged -> the host earns the same amount on its own ledger (HostEarned). A reactor
+ * (ADR 0009): the charge is queued durably on delivery and the earning appended afterwards, retried
+ * until it is; the ledger decider records one earning per charge (its event id), so a redelivery or a
+ * rerun after a restart earns nothing more.
+ */
+@Injectable()
+export class HostEarningsReactor implements Reactor, OnApplicationBootstrap {
+  readonly name = 'host_earnings';
+  readonly sources = [{ context: 'marketplace', streamType: 'ledger' }] as const;
+  private readonly logger = new Logger('HostEarningsReactor');
+
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.runtime.startReactors([this], {
+      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
+    });
+  }
+
+  wants(event: EventEnvelope): boolean {
+    // Charges from before this reactor carry no hostId: their earning was appended with them.
+    return event.type === 'AccountCharged' && (event.data as { hostId?: number }).hostId !== undefined;
+  }
+
+  async react(envelope: EventEnvelope): Promise<void> {
+    const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
+    if (event.type !== 'AccountCharged' || event.data.hostId === undefined) return;
+    const { hostId, instanceId, machineId, amount } = event.data;
+    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    await runLedgerCommand(this.runtime, { type: 'RecordEarning', userId: hostId, chargeId: envelope.eventId, instanceId, machineId, amount }, metadata);
+  }
+}
