@@ -2,6 +2,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions, agentChannelOptions } from './agent/agent-channel.options';
 import { AgentChannelServer } from './agent/agent-channel.server';
+import { AgentCopyReactor } from './agent/agent-copy.reactor';
+import { AgentCopyRelay } from './agent/agent-copy.relay';
 import { AgentSessions } from './agent/agent-sessions';
 import { RoutingHostDriver } from './agent/routing-host.driver';
 import { HostReporter } from './host/host-reporter';
@@ -54,6 +56,8 @@ export class InstanceLifecycleModule {
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
         AgentSessions,
+        AgentCopyRelay,
+        AgentCopyReactor,
         AgentChannelServer,
         RoutingHostDriver,
         // Machines with a connected host agent get its commands; the others stay simulated.

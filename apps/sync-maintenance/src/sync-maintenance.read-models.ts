@@ -1,4 +1,4 @@
-import type { EventEnvelope, InstanceEvent, MachineEvent, MaintenanceEvent, SyncEvent } from '@rigmarket/contracts';
+import type { EventEnvelope, HostAgentEvent, InstanceEvent, MachineEvent, MaintenanceEvent, SyncEvent } from '@rigmarket/contracts';
 import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
 
 export const SCHEMA = 'sync_maintenance';
@@ -51,6 +51,36 @@ export const syncReadModelsMigration: Migration = {
     await sql.execute(`CREATE SEQUENCE ${s}.maintenance_window_ids START 1`);
   },
 };
+
+/** Machines served by a host agent (instance-lifecycle's HostAgentEnrolled), and which executor ran each job. */
+export const agentMachinesMigration: Migration = {
+  id: '0003-agent-machines',
+  async up(sql, s) {
+    await sql.execute(`CREATE TABLE ${s}.agent_machines (machine_id INTEGER PRIMARY KEY, driver TEXT NOT NULL)`);
+    await sql.execute(`ALTER TABLE ${s}.sync_jobs ADD COLUMN executor TEXT NOT NULL DEFAULT 'platform'`);
+  },
+};
+
+export const agentMachinesProjection: Projection = {
+  name: 'agent_machines',
+  version: 1,
+  sources: [{ context: 'instance', streamType: 'hostagent' }],
+  tables: [`${SCHEMA}.agent_machines`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as HostAgentEvent;
+    if (event.type !== 'HostAgentEnrolled') return;
+    await sql.execute(`INSERT INTO ${SCHEMA}.agent_machines (machine_id, driver) VALUES ($1, $2) ON CONFLICT (machine_id) DO NOTHING`, [event.data.machineId, event.data.driver]);
+  },
+};
+
+/** Whether any of the instances runs on a machine a host agent serves. */
+export async function onAgentMachine(sql: Sql, instanceIds: number[]): Promise<boolean> {
+  const rows = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${SCHEMA}.known_instances i JOIN ${SCHEMA}.agent_machines a ON a.machine_id = i.machine_id WHERE i.instance_id = ANY($1::int[])`,
+    [instanceIds],
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
+}
 
 export const knownMachinesProjection: Projection = {
   name: 'known_machines',
@@ -129,9 +159,9 @@ export const syncJobsProjection: Projection = {
       case 'SyncRequested': {
         const d = event.data;
         await sql.execute(
-          `INSERT INTO ${t} (job_id, instance_id, kind, owner_id, src_instance_id, src_path, dst_path, rclone, status, requested_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'requested', $9, $9) ON CONFLICT (job_id) DO NOTHING`,
-          [d.jobId, d.instanceId, d.kind, d.ownerId, d.srcInstanceId, d.srcPath, d.dstPath, d.rclone ? JSON.stringify(d.rclone) : null, d.at],
+          `INSERT INTO ${t} (job_id, instance_id, kind, owner_id, src_instance_id, src_path, dst_path, rclone, status, requested_at, updated_at, executor)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'requested', $9, $9, $10) ON CONFLICT (job_id) DO NOTHING`,
+          [d.jobId, d.instanceId, d.kind, d.ownerId, d.srcInstanceId, d.srcPath, d.dstPath, d.rclone ? JSON.stringify(d.rclone) : null, d.at, d.executor ?? 'platform'],
         );
         return;
       }

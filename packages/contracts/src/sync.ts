@@ -51,9 +51,16 @@ export type SyncRequested = DomainEvent<
     srcPath: string;
     dstPath: string;
     rclone: RcloneRequest | null;
+    /**
+     * Who carries the job out, decided once when it is requested: `agents` (both instances on host-agent
+     * machines: instance-lifecycle relays it over the agent channel) or `platform` (sync-maintenance's own
+     * copy executor). Absent in events recorded before agent copies existed: `platform`.
+     */
+    executor?: SyncExecutor;
     at: string;
   }
 >;
+export type SyncExecutor = 'agents' | 'platform';
 export type SyncStarted = DomainEvent<'SyncStarted', { instanceId: number; jobId: number; totalBytes: number | null; at: string }>;
 export type SyncProgressed = DomainEvent<'SyncProgressed', { instanceId: number; jobId: number; bytesCopied: number; totalBytes: number | null; at: string }>;
 export type SyncCompleted = DomainEvent<'SyncCompleted', { instanceId: number; jobId: number; bytesCopied: number; at: string }>;

@@ -143,10 +143,11 @@ export class ReactorWorker {
       `UPDATE ${this.schema}.reactor_queue q SET claimed_until = now() + ($1 || ' milliseconds')::interval, attempts = attempts + 1
         WHERE (q.reactor, q.event_id) IN (
           SELECT reactor, event_id FROM ${this.schema}.reactor_queue
-           WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2
+           WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2 AND reactor = ANY($3::text[])
            ORDER BY queued_at, event_id LIMIT 20 FOR UPDATE SKIP LOCKED)
         RETURNING q.reactor, q.event_id, q.envelope, q.attempts`,
-      [String(this.options.claimMs ?? 30_000), this.options.maxAttempts ?? 10],
+      // Only this worker's reactors: a context may run several workers (one per module that has reactors).
+      [String(this.options.claimMs ?? 30_000), this.options.maxAttempts ?? 10, this.reactors.map((r) => r.name)],
     );
     for (const row of rows) {
       const reactor = this.reactors.find((r) => r.name === row.reactor);

@@ -1,6 +1,7 @@
-import { AGENT_CHANNEL_VERSION, type AgentHostReport, type AgentToLifecycle, type LifecycleToAgent } from '@rigmarket/contracts';
+import { AGENT_CHANNEL_VERSION, type AgentHostReport, type AgentToLifecycle, type LifecycleToAgent, decodeCopyData } from '@rigmarket/contracts';
 import WebSocket from 'ws';
 import type { AgentDriver } from '../drivers/agent-driver';
+import { AgentCopies } from './agent-copies';
 
 export interface ChannelClientOptions {
   channelUrl: string;
@@ -28,8 +29,15 @@ export class ChannelClient {
   /** Commands of one instance run one after the other. */
   private readonly queues = new Map<number, Promise<void>>();
   private onWelcome: (() => void) | undefined;
+  private readonly copies: AgentCopies;
 
-  constructor(private readonly options: ChannelClientOptions) {}
+  constructor(private readonly options: ChannelClientOptions) {
+    this.copies = new AgentCopies(options.driver, {
+      send: (message) => this.send(message),
+      sendBinary: (frame) => this.sendBinary(frame),
+      log: options.log,
+    });
+  }
 
   /** Connects; resolves at the first welcome. */
   open(): Promise<void> {
@@ -69,7 +77,12 @@ export class ChannelClient {
     socket.on('open', () => {
       socket.send(JSON.stringify({ type: 'hello', version: AGENT_CHANNEL_VERSION, machineId: this.options.machineId, driver: this.options.driver.name } satisfies AgentToLifecycle));
     });
-    socket.on('message', (data) => {
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) {
+        const frame = decodeCopyData(Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer));
+        if (frame) this.copies.data(frame.jobId, frame.data);
+        return;
+      }
       let message: LifecycleToAgent;
       try {
         message = JSON.parse(data.toString()) as LifecycleToAgent;
@@ -84,6 +97,7 @@ export class ChannelClient {
     socket.on('error', (error) => this.options.log(`agent channel error: ${error.message}`));
     socket.on('close', () => {
       this.welcomed = false;
+      this.copies.abortAll('the agent channel closed');
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.closed) return;
       this.options.log(`agent channel closed; reconnecting in ${this.backoffMs} ms`);
@@ -125,6 +139,13 @@ export class ChannelClient {
           (error: unknown) => this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
         );
         return;
+      case 'copy_receive':
+      case 'copy_send':
+      case 'copy_ack':
+      case 'copy_end':
+      case 'copy_abort':
+        this.copies.handle(message);
+        return;
       default:
         return;
     }
@@ -143,6 +164,12 @@ export class ChannelClient {
     const beat = () => this.send({ type: 'heartbeat', machineId: this.options.machineId });
     beat();
     this.heartbeat = setInterval(beat, Math.max(50, intervalMs));
+  }
+
+  private sendBinary(frame: Buffer): Promise<void> {
+    const socket = this.socket;
+    if (!this.welcomed || socket?.readyState !== WebSocket.OPEN) return Promise.reject(new Error('the agent channel is not open'));
+    return new Promise<void>((resolve, reject) => socket.send(frame, { binary: true }, (error) => (error ? reject(error) : resolve())));
   }
 
   private send(message: AgentToLifecycle): void {

@@ -1,4 +1,5 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { archiveDestinationDir, archiveSourcePath, ensureDirectory, knownTotalBytes, statPath } from '@rigmarket/container-copy';
 import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
 import type Docker from 'dockerode';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
@@ -237,6 +238,30 @@ export class DockerDriver implements AgentDriver {
     if (!container) return [];
     const raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
     return demuxDockerLog(Buffer.from(raw)).split('\n').filter((line, i, all) => line.length > 0 || i < all.length - 1);
+  }
+
+  /** GET /containers/{name}/archive of the source path (rsync's trailing-slash rule), after its stat. */
+  async readArchive(instanceId: number, path: string, signal: AbortSignal): Promise<{ tar: Readable; totalBytes: number | null }> {
+    const container = await this.container(instanceId);
+    if (!container) throw new Error(`No container for source instance ${instanceId} on its host`);
+    const source = archiveSourcePath(path);
+    const stat = await statPath(container, source);
+    if (!stat) throw new Error(`Source path ${path} not found in instance ${instanceId}`);
+    this.log.line(instanceId, `copy: sending a tar of ${path}`);
+    const tar = (await container.getArchive({ path: source, abortSignal: signal })) as unknown as Readable;
+    return { tar, totalBytes: knownTotalBytes(stat) };
+  }
+
+  /** mkdir -p of the destination, then PUT /containers/{name}/archive fed by the returned sink. */
+  async writeArchive(instanceId: number, path: string, signal: AbortSignal): Promise<{ sink: Writable; done: Promise<void> }> {
+    const container = await this.container(instanceId);
+    if (!container) throw new Error(`No container for destination instance ${instanceId} on its host`);
+    const dir = archiveDestinationDir(path);
+    await ensureDirectory(container, dir);
+    this.log.line(instanceId, `copy: extracting into ${dir}`);
+    const sink = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const done = Promise.resolve(container.putArchive(sink, { path: dir, abortSignal: signal })).then(() => undefined);
+    return { sink, done };
   }
 
   async close(): Promise<void> {

@@ -57,6 +57,14 @@ export class SimulatedAgentDriver implements AgentDriver {
     return daemon ? this.options.daemonLog.of(instanceId) : this.specs.has(instanceId) ? ['simulated container: no output'] : [];
   }
 
+  async readArchive(instanceId: number): Promise<never> {
+    throw new Error(`Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy from`);
+  }
+
+  async writeArchive(instanceId: number): Promise<never> {
+    throw new Error(`Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy into`);
+  }
+
   async close(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
   }

@@ -8,6 +8,7 @@ import {
   type AgentToLifecycle,
   type InstanceActualStatus,
   type LifecycleToAgent,
+  decodeCopyData,
   parseAgentMessage,
   scopeAllows,
 } from '@rigmarket/contracts';
@@ -18,6 +19,8 @@ import { HostReporter } from '../host/host-reporter';
 import { SCHEMA, findMachine } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
+import { AgentCopyRelay } from './agent-copy.relay';
+import { hostAgentDecider, hostAgentStreamId } from './agent-copy.decider';
 import { rememberAgentMachine } from './agent-machines';
 import { type AgentSession, AgentSessions } from './agent-sessions';
 
@@ -53,6 +56,7 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     private readonly adapterHost: HttpAdapterHost,
     private readonly sessions: AgentSessions,
     private readonly reporter: HostReporter,
+    private readonly copies: AgentCopyRelay,
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
     @Inject(AGENT_CHANNEL_OPTIONS) private readonly options: AgentChannelOptions,
@@ -101,7 +105,14 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const send = (message: LifecycleToAgent) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
-    ws.on('message', (data) => {
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        // A copy's data: relayed at once (not queued behind database work), in the order received.
+        const frame = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+        const decoded = decodeCopyData(frame);
+        if (session && decoded) this.copies.data(session, decoded.jobId, frame);
+        return;
+      }
       const message = parseAgentMessage(data.toString());
       if (!message) return this.logger.warn(`machine ${session?.machineId ?? '?'}: malformed agent message dropped`);
       // One agent's messages are handled in the order sent (reports of one instance stay ordered).
@@ -113,7 +124,9 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
         .catch((error: unknown) => this.logger.warn(`agent message failed: ${String(error)}`));
     });
     ws.on('close', () => {
-      if (session) this.disconnected(session);
+      if (!session) return;
+      if (!this.closing) this.copies.agentGone(session.machineId);
+      this.disconnected(session);
     });
     ws.on('error', (error) => this.logger.warn(`agent socket error: ${error.message}`));
   }
@@ -129,10 +142,14 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const owner = await this.machineOwner(message.machineId);
     if (owner === null) return refuse(`machine ${message.machineId} is unknown here; register it first (POST /api/v0/machines)`);
     if (owner !== key.userId) return refuse(`machine ${message.machineId} is not owned by this key`);
+    await this.enroll(message.machineId, key.userId, message.driver);
     const session: AgentSession = {
       machineId: message.machineId,
       userId: key.userId,
       send,
+      sendBinary: (frame) => {
+        if (ws.readyState === ws.OPEN) ws.send(frame, { binary: true });
+      },
       close: (code, reason) => ws.close(code, reason),
       lastHeartbeatAt: Date.now(),
       silent: false,
@@ -152,6 +169,16 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     });
     this.logger.log(`machine ${message.machineId}: host agent connected (${message.driver} driver)`);
     return session;
+  }
+
+  /** `HostAgentEnrolled` once per machine: other contexts learn that its instances are served by an agent. */
+  private async enroll(machineId: number, ownerId: number, driver: string): Promise<void> {
+    await this.runtime.runner.handle(
+      hostAgentStreamId(machineId),
+      hostAgentDecider,
+      (state, now) => hostAgentDecider.decide({ type: 'EnrollHostAgent', machineId, ownerId, driver, at: now.toISOString() }, state),
+      { correlationId: `agent-hello-${machineId}`, causationId: `agent-hello-${machineId}` },
+    );
   }
 
   /** The machine may be registered a moment before the agent connects: wait for the read model. */
@@ -175,6 +202,14 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
         return;
       case 'logs':
         this.sessions.logsArrived(message.requestId, message.lines, message.error);
+        return;
+      case 'copy_ready':
+      case 'copy_source':
+      case 'copy_sent':
+      case 'copy_ack':
+      case 'copy_done':
+      case 'copy_failed':
+        this.copies.fromAgent(session, message);
         return;
       case 'report': {
         // An agent reports only about instances on its own machine.

@@ -7,6 +7,8 @@ export interface AgentSession {
   machineId: number;
   userId: number;
   send(message: LifecycleToAgent): void;
+  /** A binary frame (a copy's data). */
+  sendBinary(frame: Buffer): void;
   close(code: number, reason: string): void;
   lastHeartbeatAt: number;
   /** Set once its instances were marked unknown for silence, until it heartbeats again. */

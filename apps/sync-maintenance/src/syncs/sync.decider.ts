@@ -1,4 +1,4 @@
-import { ApiError, type RcloneRequest, type SyncEvent, type SyncKind } from '@rigmarket/contracts';
+import { ApiError, type RcloneRequest, type SyncEvent, type SyncExecutor, type SyncKind } from '@rigmarket/contracts';
 
 /**
  * `sync-<instanceId>`: the remote syncs (copy jobs) that write into one instance (the destination of
@@ -31,6 +31,8 @@ export interface SyncRequestData {
   srcPath: string;
   dstPath: string;
   rclone: RcloneRequest | null;
+  /** Who carries it out (decided by the API from the instances' machines); absent: the platform's executor. */
+  executor?: SyncExecutor;
 }
 
 export type SyncCommand = { instanceId: number; at: string } & (

@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { archiveSourcePath } from './docker-copy.executor';
+import { archiveSourcePath } from './archive';
 import { ThrottleStream } from './throttle';
 
 const sink = (received: { bytes: number }) =>
