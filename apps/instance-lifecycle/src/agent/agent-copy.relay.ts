@@ -27,12 +27,15 @@ interface Transfer {
   dstMachineId: number;
   metadata: EventMetadata;
   acked: number;
+  /** The source file's size (null for a directory); the tar is a little larger, so counts are capped at it. */
+  totalBytes: number | null;
   lastProgressAt: number;
   /** Commands on the job's agentcopy stream, one after the other. */
   recording: Promise<void>;
 }
 
 const ENDED_SYNC = ['completed', 'failed', 'canceled'];
+const capped = (transfer: Transfer, bytes: number): number => (transfer.totalBytes === null ? bytes : Math.min(bytes, transfer.totalBytes));
 
 /**
  * Carries copies between instances of host-agent machines (docs/adr/0011-agent-copies.md): tells the
@@ -82,7 +85,7 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
       if (!this.sessions.current(machineId)) return fail(`The host agent of machine ${machineId} (${role} instance ${instanceId}) is not connected; start the copy again once it is back`);
     }
     if (this.transfers.has(jobId) || this.canceled.has(jobId)) return;
-    this.transfers.set(jobId, { job, srcMachineId, dstMachineId, metadata, acked: 0, lastProgressAt: Date.now(), recording: Promise.resolve() });
+    this.transfers.set(jobId, { job, srcMachineId, dstMachineId, metadata, acked: 0, totalBytes: null, lastProgressAt: Date.now(), recording: Promise.resolve() });
     this.logger.log(`copy job ${jobId}: instance ${job.srcInstanceId} (machine ${srcMachineId}) -> instance ${job.instanceId} (machine ${dstMachineId})`);
     this.sessions.send(dstMachineId, { type: 'copy_receive', jobId, instanceId: job.instanceId, path: job.dstPath });
   }
@@ -117,6 +120,7 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
         return;
       case 'copy_source':
         if (!fromSource) return;
+        transfer.totalBytes = message.totalBytes;
         this.enqueue(transfer, { type: 'StartAgentCopy', srcInstanceId: job.srcInstanceId, totalBytes: message.totalBytes });
         return;
       case 'copy_sent':
@@ -130,14 +134,14 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
         const now = Date.now();
         if (now - transfer.lastProgressAt >= this.options.copyProgressIntervalMs) {
           transfer.lastProgressAt = now;
-          this.enqueue(transfer, { type: 'ReportAgentCopyProgress', bytesCopied: transfer.acked });
+          this.enqueue(transfer, { type: 'ReportAgentCopyProgress', bytesCopied: capped(transfer, transfer.acked) });
         }
         return;
       }
       case 'copy_done':
         if (!fromDestination) return;
         this.end(transfer);
-        this.enqueue(transfer, { type: 'CompleteAgentCopy', bytesCopied: message.bytes });
+        this.enqueue(transfer, { type: 'CompleteAgentCopy', bytesCopied: transfer.totalBytes ?? message.bytes });
         return;
       case 'copy_failed':
         if (!fromSource && !fromDestination) return;
