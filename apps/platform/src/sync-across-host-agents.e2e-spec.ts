@@ -3,17 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { INestApplication } from '@nestjs/common';
 import type { AgentCopyEvent, SyncEvent } from '@rigmarket/contracts';
-import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
-import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SYNC_RUNTIME, SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
-import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { BOTH_MODES, type PlatformHarness, eventually, rebuildMismatches, startPlatform } from '@rigmarket/testing';
 import request from 'supertest';
 import { InstanceContainers } from './testing/instance-containers';
 
@@ -31,53 +28,14 @@ const SIZE = 6 * 1024 * 1024;
 const RATE = 1024 * 1024;
 const docker = dockerFromEnvironment();
 
-interface Harness {
-  app: INestApplication;
-  db: Database;
-  baseUrl: string;
-  close(): Promise<void>;
-}
-
-async function embedded(): Promise<Harness> {
-  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  return start(db, new InProcessTransport(), async () => undefined);
-}
-
-async function distributed(): Promise<Harness> {
-  const database = await createTestDatabase();
-  const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'agent-copy-e2e', namespace: `${uniqueName('e2e')}.` });
-  await transport.ensureTopics();
-  return start(db, transport, database.drop);
-}
-
-async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
-  const app = await createPlatformApp({
-    db,
-    transport,
-    modules: [
-      IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer: new RecordingMailer() }),
-      MarketplaceModule.forRoot(),
-      SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-      InstanceLifecycleModule.forRoot({
-        agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000, copyBytesPerSecond: RATE, copyProgressIntervalMs: 300 },
-      }),
-    ],
-  });
-  await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  return {
-    app,
-    db,
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
-    },
-  };
-}
+const modules = () => [
+  IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer: new RecordingMailer() }),
+  MarketplaceModule.forRoot(),
+  SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
+  InstanceLifecycleModule.forRoot({
+    agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000, copyBytesPerSecond: RATE, copyProgressIntervalMs: 300 },
+  }),
+];
 
 interface Row {
   actual_status: string | null;
@@ -86,12 +44,10 @@ interface Row {
   remote_sync: { job_id: number; status: string; bytes_copied: number; total_bytes: number | null; msg: string | null } | null;
 }
 
-describe.each([
-  ['embedded (PGlite, in-process transport)', embedded],
-  ['distributed (PostgreSQL, Kafka)', distributed],
-])('a copy between instances of two host agents on two machines, %s', (_mode, makeHarness) => {
+describe.each(BOTH_MODES)('a copy between instances of two host agents on two machines, %s', (_name, mode) => {
   const shell = new InstanceContainers();
-  let h: Harness;
+  let h: PlatformHarness;
+  let baseUrl: string;
   const agents: HostAgent[] = [];
   const stateDirs: string[] = [];
   const http = () => request(h.app.getHttpServer());
@@ -104,7 +60,9 @@ describe.each([
   };
 
   beforeAll(async () => {
-    h = await makeHarness();
+    h = await startPlatform(mode, modules());
+    await h.app.listen(0, '127.0.0.1');
+    baseUrl = `http://127.0.0.1:${(h.app.getHttpServer().address() as AddressInfo).port}`;
     // Ids of their own: container names (rigmarket-instance-<id>) and machine labels of concurrent runs never meet.
     await h.db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
     await h.db.query(`ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`);
@@ -112,7 +70,7 @@ describe.each([
     for (const name of ['source-host', 'destination-host']) {
       const stateDir = await mkdtemp(join(tmpdir(), `rigmarket-${name}-`));
       stateDirs.push(stateDir);
-      agents.push(await HostAgent.start({ apiUrl: h.baseUrl, apiKey: ADMIN_KEY, stateDir, driver: 'docker', simulateGpus: '1', publicAddress: '127.0.0.1', docker, log: () => undefined }));
+      agents.push(await HostAgent.start({ apiUrl: baseUrl, apiKey: ADMIN_KEY, stateDir, driver: 'docker', simulateGpus: '1', publicAddress: '127.0.0.1', docker, log: () => undefined }));
     }
     for (const agent of agents) {
       await http().put('/api/v0/machines/create_asks/').set(admin).send({ machine: agent.machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 }).expect(200);

@@ -22,6 +22,11 @@ const canceled = (jobId: number): SyncEvent => ({ type: 'SyncCanceled', data: { 
 describe('remote syncs into an instance', () => {
   describe('When no job ran yet', () => {
     it('a request records the job', () => spec.given([]).when({ type: 'RequestSync', ...request(1), at: AT }).then([requested(1)]));
+    it('a request records who carries it out (the host agents, for instances on agent machines)', () =>
+      spec
+        .given([])
+        .when({ type: 'RequestSync', ...request(1), executor: 'agents', at: AT })
+        .then([{ type: 'SyncRequested', data: { ...request(1), executor: 'agents', at: AT } }]));
     it('cancel finds nothing to cancel', () => spec.given([]).when({ type: 'CancelSync', instanceId: 9, requesterId: 7, at: AT }).thenNothingHappened());
     it('a report on an unknown job is refused (stop copying)', () =>
       spec.given([]).when({ type: 'ReportProgress', instanceId: 9, jobId: 1, bytesCopied: 5, totalBytes: 100, at: AT }).thenThrows(SyncErrors.notActive));
