@@ -33,27 +33,64 @@ describe('a remote copy between two instances run by a host agent with the Docke
   const http = () => request(app.getHttpServer());
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
   const show = async (id: number) =>
-    (await http().get(`/api/v0/instances/${id}/`).set(admin).expect(200)).body.instances as { actual_status: string | null; remote_sync: { status: string } | null } | null;
+    (await http().get(`/api/v0/instances/${id}/`).set(admin).expect(200)).body.instances as {
+      actual_status: string | null;
+      remote_sync: { status: string } | null;
+    } | null;
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, sync: { copyExecutor: new UnavailableCopyExecutor() } });
+    app = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY },
+      sync: { copyExecutor: new UnavailableCopyExecutor() },
+    });
     await app.listen(0, '127.0.0.1');
     await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(`ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`);
-    await eventually(async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined), 60_000, 'the admin key');
+    await db.query(
+      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
+    );
+    await eventually(
+      async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined),
+      60_000,
+      'the admin key',
+    );
     stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-sync-'));
     const { port } = app.getHttpServer().address() as AddressInfo;
-    agent = await HostAgent.start({ apiUrl: `http://127.0.0.1:${port}`, apiKey: ADMIN_KEY, stateDir, driver: 'docker', simulateGpus: '2', publicAddress: '127.0.0.1', docker, log: () => undefined });
+    agent = await HostAgent.start({
+      apiUrl: `http://127.0.0.1:${port}`,
+      apiKey: ADMIN_KEY,
+      stateDir,
+      driver: 'docker',
+      simulateGpus: '2',
+      publicAddress: '127.0.0.1',
+      docker,
+      log: () => undefined,
+    });
     machineId = agent.machineId;
-    await http().put('/api/v0/machines/create_asks/').set(admin).send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 }).expect(200);
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(admin)
+      .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
+      .expect(200);
   }, 120_000);
 
   afterAll(async () => {
     await agent?.stop();
     if (machineId !== undefined) {
-      const leftovers = await docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${machineId}`] } });
-      await Promise.all(leftovers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+      const leftovers = await docker.listContainers({
+        all: true,
+        filters: { label: [`${MACHINE_LABEL}=${machineId}`] },
+      });
+      await Promise.all(
+        leftovers.map((c) =>
+          docker
+            .getContainer(c.Id)
+            .remove({ force: true })
+            .catch(() => undefined),
+        ),
+      );
     }
     await app?.close();
     await db?.close();
@@ -62,23 +99,62 @@ describe('a remote copy between two instances run by a host agent with the Docke
 
   it('copies a file the source instance wrote into the destination instance, through its agent', async () => {
     const rent = (onstart: string) =>
-      eventually(async () => {
-        const res = await http().put(`/api/v0/asks/${machineId! * 1000 + 1}/`).set(admin).send({ image: IMAGE, runtype: 'ssh', onstart });
-        return res.status === 200 ? (res.body.new_contract as number) : undefined;
-      }, 60_000, 'an instance');
+      eventually(
+        async () => {
+          const res = await http()
+            .put(`/api/v0/asks/${machineId! * 1000 + 1}/`)
+            .set(admin)
+            .send({ image: IMAGE, runtype: 'ssh', onstart });
+          return res.status === 200 ? (res.body.new_contract as number) : undefined;
+        },
+        60_000,
+        'an instance',
+      );
     const src = await rent('mkdir -p /data && echo payload-from-src > /data/hello.txt');
     const dst = await rent('');
-    for (const id of [src, dst]) await eventually(async () => ((await show(id))?.actual_status === 'running' ? true : undefined), 60_000, `instance ${id} running`);
+    for (const id of [src, dst])
+      await eventually(
+        async () => ((await show(id))?.actual_status === 'running' ? true : undefined),
+        60_000,
+        `instance ${id} running`,
+      );
     const source = docker.getContainer(containerName(src));
-    await eventually(async () => ((await shell.sh(source, 'cat /data/hello.txt 2>/dev/null')).includes('payload-from-src') ? true : undefined), 30_000, 'the file in the source');
+    await eventually(
+      async () =>
+        (await shell.sh(source, 'cat /data/hello.txt 2>/dev/null')).includes('payload-from-src')
+          ? true
+          : undefined,
+      30_000,
+      'the file in the source',
+    );
 
-    await eventually(async () => {
-      const res = await http().put('/api/v0/commands/copy_direct/').set(admin).send({ client_id: 'me', src_id: String(src), dst_id: String(dst), src_path: '/data/hello.txt', dst_path: '/data/' });
-      return res.status === 200 ? true : undefined;
-    }, 30_000, 'the instances in sync-maintenance');
-    await eventually(async () => ((await show(dst))?.remote_sync?.status === 'completed' ? true : undefined), 60_000, 'the copy completed');
-    expect(await shell.sh(docker.getContainer(containerName(dst)), 'cat /data/hello.txt')).toContain('payload-from-src');
+    await eventually(
+      async () => {
+        const res = await http()
+          .put('/api/v0/commands/copy_direct/')
+          .set(admin)
+          .send({
+            client_id: 'me',
+            src_id: String(src),
+            dst_id: String(dst),
+            src_path: '/data/hello.txt',
+            dst_path: '/data/',
+          });
+        return res.status === 200 ? true : undefined;
+      },
+      30_000,
+      'the instances in sync-maintenance',
+    );
+    await eventually(
+      async () => ((await show(dst))?.remote_sync?.status === 'completed' ? true : undefined),
+      60_000,
+      'the copy completed',
+    );
+    expect(await shell.sh(docker.getContainer(containerName(dst)), 'cat /data/hello.txt')).toContain(
+      'payload-from-src',
+    );
 
-    for (const id of [src, dst]) await http().delete(`/api/v0/instances/${id}/`).set(admin).send({}).expect(200);
+    for (const id of [src, dst])
+      await http().delete(`/api/v0/instances/${id}/`).set(admin).send({}).expect(200);
   });
 });

@@ -22,5 +22,10 @@ export const syncMaintenanceContext: ContextDefinition = {
   context: 'sync',
   migrations: [authKeysMigration(), syncReadModelsMigration, agentMachinesMigration],
   inlineProjections: [maintenanceWindowsProjection, syncJobsProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), knownMachinesProjection, knownInstancesProjection, agentMachinesProjection],
+  subscribedProjections: [
+    authKeysProjection(SCHEMA),
+    knownMachinesProjection,
+    knownInstancesProjection,
+    agentMachinesProjection,
+  ],
 };

@@ -1,7 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
 import { MaintenanceController } from './maintenance/maintenance.http.controller';
-import { CancelMaintenanceHandler, ListMaintenancesHandler, ScheduleMaintenanceHandler } from './maintenance/maintenance.handlers';
+import {
+  CancelMaintenanceHandler,
+  ListMaintenancesHandler,
+  ScheduleMaintenanceHandler,
+} from './maintenance/maintenance.handlers';
 import { syncMaintenanceContext } from './sync-maintenance.context';
 import { COPY_EXECUTOR, SYNC_RUNTIME } from './sync-maintenance.tokens';
 import { type CopyExecutor, UnavailableCopyExecutor } from './syncs/executor/copy-executor';

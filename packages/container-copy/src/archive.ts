@@ -18,7 +18,9 @@ export async function statPath(container: Docker.Container, path: string): Promi
     const response = (await container.infoArchive({ path })) as IncomingMessage;
     response.resume();
     const header = response.headers['x-docker-container-path-stat'];
-    return typeof header === 'string' ? (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PathStat) : null;
+    return typeof header === 'string'
+      ? (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PathStat)
+      : null;
   } catch {
     return null;
   }

@@ -42,7 +42,7 @@ describe('the copy throttle', () => {
 });
 
 describe('source paths', () => {
-  it('copies a directory\'s contents when the path ends in a slash (rsync\'s convention)', () => {
+  it("copies a directory's contents when the path ends in a slash (rsync's convention)", () => {
     expect(archiveSourcePath('/workspace/')).toBe('/workspace/.');
     expect(archiveSourcePath('/workspace')).toBe('/workspace');
     expect(archiveSourcePath('/data/big.bin')).toBe('/data/big.bin');

@@ -2,14 +2,37 @@ import { decodeCopyData, encodeCopyData, parseAgentMessage } from './agent-chann
 
 describe('agent channel messages from an agent', () => {
   it('reads hello, heartbeat, report and logs', () => {
-    expect(parseAgentMessage('{"type":"hello","version":1,"machineId":7,"driver":"docker"}')).toEqual({ type: 'hello', version: 1, machineId: 7, driver: 'docker' });
-    expect(parseAgentMessage('{"type":"heartbeat","machineId":7}')).toEqual({ type: 'heartbeat', machineId: 7 });
-    expect(parseAgentMessage('{"type":"report","instanceId":3,"report":{"actualStatus":"running","sshHost":"h","sshPort":40022,"ports":{"22/tcp":40022,"x":"y"}}}')).toEqual({
+    expect(parseAgentMessage('{"type":"hello","version":1,"machineId":7,"driver":"docker"}')).toEqual({
+      type: 'hello',
+      version: 1,
+      machineId: 7,
+      driver: 'docker',
+    });
+    expect(parseAgentMessage('{"type":"heartbeat","machineId":7}')).toEqual({
+      type: 'heartbeat',
+      machineId: 7,
+    });
+    expect(
+      parseAgentMessage(
+        '{"type":"report","instanceId":3,"report":{"actualStatus":"running","sshHost":"h","sshPort":40022,"ports":{"22/tcp":40022,"x":"y"}}}',
+      ),
+    ).toEqual({
       type: 'report',
       instanceId: 3,
-      report: { actualStatus: 'running', sshHost: 'h', sshPort: 40022, ports: { '22/tcp': 40022 }, statusMsg: null },
+      report: {
+        actualStatus: 'running',
+        sshHost: 'h',
+        sshPort: 40022,
+        ports: { '22/tcp': 40022 },
+        statusMsg: null,
+      },
     });
-    expect(parseAgentMessage('{"type":"logs","requestId":"r","lines":["a",2],"error":"e"}')).toEqual({ type: 'logs', requestId: 'r', lines: ['a', '2'], error: 'e' });
+    expect(parseAgentMessage('{"type":"logs","requestId":"r","lines":["a",2],"error":"e"}')).toEqual({
+      type: 'logs',
+      requestId: 'r',
+      lines: ['a', '2'],
+      error: 'e',
+    });
   });
 
   it('drops what is not a well-formed message', () => {
@@ -18,19 +41,45 @@ describe('agent channel messages from an agent', () => {
     expect(parseAgentMessage('{"type":"provision"}')).toBeNull();
     expect(parseAgentMessage('{"type":"hello","version":"1","machineId":7,"driver":"docker"}')).toBeNull();
     expect(parseAgentMessage('{"type":"report","instanceId":3,"report":{"actualStatus":null}}')).toBeNull();
-    expect(parseAgentMessage('{"type":"report","instanceId":3,"report":{"actualStatus":"deleted"}}')).toBeNull();
+    expect(
+      parseAgentMessage('{"type":"report","instanceId":3,"report":{"actualStatus":"deleted"}}'),
+    ).toBeNull();
   });
 });
 
 describe('copy messages from an agent', () => {
   it('reads the source, destination and failure reports of a copy', () => {
     expect(parseAgentMessage('{"type":"copy_ready","jobId":4}')).toEqual({ type: 'copy_ready', jobId: 4 });
-    expect(parseAgentMessage('{"type":"copy_source","jobId":4,"totalBytes":1024}')).toEqual({ type: 'copy_source', jobId: 4, totalBytes: 1024 });
-    expect(parseAgentMessage('{"type":"copy_source","jobId":4,"totalBytes":null}')).toEqual({ type: 'copy_source', jobId: 4, totalBytes: null });
-    expect(parseAgentMessage('{"type":"copy_ack","jobId":4,"bytes":512}')).toEqual({ type: 'copy_ack', jobId: 4, bytes: 512 });
-    expect(parseAgentMessage('{"type":"copy_sent","jobId":4,"bytes":2048}')).toEqual({ type: 'copy_sent', jobId: 4, bytes: 2048 });
-    expect(parseAgentMessage('{"type":"copy_done","jobId":4,"bytes":2048}')).toEqual({ type: 'copy_done', jobId: 4, bytes: 2048 });
-    expect(parseAgentMessage('{"type":"copy_failed","jobId":4,"reason":"no such path"}')).toEqual({ type: 'copy_failed', jobId: 4, reason: 'no such path' });
+    expect(parseAgentMessage('{"type":"copy_source","jobId":4,"totalBytes":1024}')).toEqual({
+      type: 'copy_source',
+      jobId: 4,
+      totalBytes: 1024,
+    });
+    expect(parseAgentMessage('{"type":"copy_source","jobId":4,"totalBytes":null}')).toEqual({
+      type: 'copy_source',
+      jobId: 4,
+      totalBytes: null,
+    });
+    expect(parseAgentMessage('{"type":"copy_ack","jobId":4,"bytes":512}')).toEqual({
+      type: 'copy_ack',
+      jobId: 4,
+      bytes: 512,
+    });
+    expect(parseAgentMessage('{"type":"copy_sent","jobId":4,"bytes":2048}')).toEqual({
+      type: 'copy_sent',
+      jobId: 4,
+      bytes: 2048,
+    });
+    expect(parseAgentMessage('{"type":"copy_done","jobId":4,"bytes":2048}')).toEqual({
+      type: 'copy_done',
+      jobId: 4,
+      bytes: 2048,
+    });
+    expect(parseAgentMessage('{"type":"copy_failed","jobId":4,"reason":"no such path"}')).toEqual({
+      type: 'copy_failed',
+      jobId: 4,
+      reason: 'no such path',
+    });
   });
 
   it('drops copy reports with a missing job or a byte count that is not a count', () => {

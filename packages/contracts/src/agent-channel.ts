@@ -32,7 +32,13 @@ export interface AgentHostReport {
 /** instance-lifecycle -> agent. */
 export type LifecycleToAgent =
   /** liveInstanceIds: the machine's instances not destroyed; the host removes containers of any other. */
-  | { type: 'welcome'; version: number; machineId: number; heartbeatIntervalMs: number; liveInstanceIds: number[] }
+  | {
+      type: 'welcome';
+      version: number;
+      machineId: number;
+      heartbeatIntervalMs: number;
+      liveInstanceIds: number[];
+    }
   | { type: 'refused'; reason: string }
   | { type: 'provision'; spec: AgentProvisionSpec }
   | { type: 'start'; instanceId: number }
@@ -93,7 +99,8 @@ export function decodeCopyData(frame: Buffer): { jobId: number; data: Buffer } |
   return { jobId: frame.readUInt32BE(1), data: frame.subarray(5) };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 const isCount = (value: unknown): value is number => isInt(value) && value >= 0;
 
@@ -117,8 +124,16 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
       return isInt(value.machineId) ? { type: 'heartbeat', machineId: value.machineId } : null;
     case 'report': {
       const r = value.report;
-      if (!isInt(value.instanceId) || !isRecord(r) || typeof r.actualStatus !== 'string' || !REPORTABLE.includes(r.actualStatus)) return null;
-      const ports = isRecord(r.ports) ? Object.fromEntries(Object.entries(r.ports).filter((e): e is [string, number] => isInt(e[1]))) : {};
+      if (
+        !isInt(value.instanceId) ||
+        !isRecord(r) ||
+        typeof r.actualStatus !== 'string' ||
+        !REPORTABLE.includes(r.actualStatus)
+      )
+        return null;
+      const ports = isRecord(r.ports)
+        ? Object.fromEntries(Object.entries(r.ports).filter((e): e is [string, number] => isInt(e[1])))
+        : {};
       return {
         type: 'report',
         instanceId: value.instanceId,
@@ -133,18 +148,29 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
     }
     case 'logs':
       return typeof value.requestId === 'string' && Array.isArray(value.lines)
-        ? { type: 'logs', requestId: value.requestId, lines: value.lines.map(String), ...(typeof value.error === 'string' ? { error: value.error } : {}) }
+        ? {
+            type: 'logs',
+            requestId: value.requestId,
+            lines: value.lines.map(String),
+            ...(typeof value.error === 'string' ? { error: value.error } : {}),
+          }
         : null;
     case 'copy_ready':
       return isInt(value.jobId) ? { type: 'copy_ready', jobId: value.jobId } : null;
     case 'copy_source':
-      return isInt(value.jobId) && (value.totalBytes === null || isCount(value.totalBytes)) ? { type: 'copy_source', jobId: value.jobId, totalBytes: value.totalBytes } : null;
+      return isInt(value.jobId) && (value.totalBytes === null || isCount(value.totalBytes))
+        ? { type: 'copy_source', jobId: value.jobId, totalBytes: value.totalBytes }
+        : null;
     case 'copy_sent':
     case 'copy_ack':
     case 'copy_done':
-      return isInt(value.jobId) && isCount(value.bytes) ? { type: value.type, jobId: value.jobId, bytes: value.bytes } : null;
+      return isInt(value.jobId) && isCount(value.bytes)
+        ? { type: value.type, jobId: value.jobId, bytes: value.bytes }
+        : null;
     case 'copy_failed':
-      return isInt(value.jobId) && typeof value.reason === 'string' ? { type: 'copy_failed', jobId: value.jobId, reason: value.reason.slice(0, 500) } : null;
+      return isInt(value.jobId) && typeof value.reason === 'string'
+        ? { type: 'copy_failed', jobId: value.jobId, reason: value.reason.slice(0, 500) }
+        : null;
     default:
       return null;
   }

@@ -1,7 +1,13 @@
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ThrottleStream } from '@rigmarket/container-copy';
-import { type AgentToLifecycle, COPY_MAX_CHUNK_BYTES, COPY_WINDOW_BYTES, type LifecycleToAgent, encodeCopyData } from '@rigmarket/contracts';
+import {
+  type AgentToLifecycle,
+  COPY_MAX_CHUNK_BYTES,
+  COPY_WINDOW_BYTES,
+  type LifecycleToAgent,
+  encodeCopyData,
+} from '@rigmarket/contracts';
 import type { AgentDriver } from '../drivers/agent-driver';
 
 type CopyCommand = Extract<LifecycleToAgent, { type: `copy_${string}` }>;
@@ -27,7 +33,8 @@ interface Receiver {
   written: number;
 }
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);
+const reasonOf = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);
 
 /**
  * The host agent's side of copies between instances (docs/adr/0011-agent-copies.md). As the source it reads
@@ -145,7 +152,12 @@ export class AgentCopies {
     this.channel.send({ type: 'copy_done', jobId, bytes: receiver.written });
   }
 
-  private async sendTar(jobId: number, instanceId: number, path: string, bytesPerSecond: number): Promise<void> {
+  private async sendTar(
+    jobId: number,
+    instanceId: number,
+    path: string,
+    bytesPerSecond: number,
+  ): Promise<void> {
     const sender: Sender = { abort: new AbortController(), acked: 0, wake: null };
     this.senders.set(jobId, sender);
     const signal = sender.abort.signal;

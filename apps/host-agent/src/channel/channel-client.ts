@@ -1,4 +1,10 @@
-import { AGENT_CHANNEL_VERSION, type AgentHostReport, type AgentToLifecycle, type LifecycleToAgent, decodeCopyData } from '@rigmarket/contracts';
+import {
+  AGENT_CHANNEL_VERSION,
+  type AgentHostReport,
+  type AgentToLifecycle,
+  type LifecycleToAgent,
+  decodeCopyData,
+} from '@rigmarket/contracts';
 import WebSocket from 'ws';
 import type { AgentDriver } from '../drivers/agent-driver';
 import { AgentCopies } from './agent-copies';
@@ -72,10 +78,20 @@ export class ChannelClient {
 
   private connect(): void {
     if (this.closed) return;
-    const socket = new WebSocket(this.options.channelUrl, { headers: { Authorization: `Bearer ${this.options.apiKey}` }, handshakeTimeout: 15_000 });
+    const socket = new WebSocket(this.options.channelUrl, {
+      headers: { Authorization: `Bearer ${this.options.apiKey}` },
+      handshakeTimeout: 15_000,
+    });
     this.socket = socket;
     socket.on('open', () => {
-      socket.send(JSON.stringify({ type: 'hello', version: AGENT_CHANNEL_VERSION, machineId: this.options.machineId, driver: this.options.driver.name } satisfies AgentToLifecycle));
+      socket.send(
+        JSON.stringify({
+          type: 'hello',
+          version: AGENT_CHANNEL_VERSION,
+          machineId: this.options.machineId,
+          driver: this.options.driver.name,
+        } satisfies AgentToLifecycle),
+      );
     });
     socket.on('message', (data, isBinary) => {
       if (isBinary) {
@@ -114,7 +130,11 @@ export class ChannelClient {
         this.backoffMs = 500;
         this.options.log(`agent channel open for machine ${message.machineId}`);
         this.startHeartbeat(message.heartbeatIntervalMs);
-        void driver.forgetAllBut(message.liveInstanceIds ?? []).catch((error: unknown) => this.options.log(`cleanup of destroyed instances failed: ${String(error)}`));
+        void driver
+          .forgetAllBut(message.liveInstanceIds ?? [])
+          .catch((error: unknown) =>
+            this.options.log(`cleanup of destroyed instances failed: ${String(error)}`),
+          );
         for (const queued of this.outbox.splice(0)) this.send(queued);
         this.onWelcome?.();
         return;
@@ -126,7 +146,9 @@ export class ChannelClient {
       case 'start':
         return this.run(message.instanceId, message.type, () => driver.start(message.instanceId));
       case 'stop':
-        return this.run(message.instanceId, message.type, () => driver.stop(message.instanceId, message.statusMsg));
+        return this.run(message.instanceId, message.type, () =>
+          driver.stop(message.instanceId, message.statusMsg),
+        );
       case 'reboot':
         return this.run(message.instanceId, message.type, () => driver.reboot(message.instanceId));
       case 'recycle':
@@ -136,7 +158,8 @@ export class ChannelClient {
       case 'logs':
         void driver.logs(message.instanceId, message.daemon).then(
           (lines) => this.send({ type: 'logs', requestId: message.requestId, lines }),
-          (error: unknown) => this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
+          (error: unknown) =>
+            this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
         );
         return;
       case 'copy_receive':
@@ -152,7 +175,11 @@ export class ChannelClient {
   }
 
   private run(instanceId: number, what: string, work: () => Promise<void>): void {
-    const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((error: unknown) => this.options.log(`${what} of instance ${instanceId} failed: ${String(error)}`));
+    const next = (this.queues.get(instanceId) ?? Promise.resolve())
+      .then(work)
+      .catch((error: unknown) =>
+        this.options.log(`${what} of instance ${instanceId} failed: ${String(error)}`),
+      );
     this.queues.set(instanceId, next);
     void next.then(() => {
       if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
@@ -168,8 +195,11 @@ export class ChannelClient {
 
   private sendBinary(frame: Buffer): Promise<void> {
     const socket = this.socket;
-    if (!this.welcomed || socket?.readyState !== WebSocket.OPEN) return Promise.reject(new Error('the agent channel is not open'));
-    return new Promise<void>((resolve, reject) => socket.send(frame, { binary: true }, (error) => (error ? reject(error) : resolve())));
+    if (!this.welcomed || socket?.readyState !== WebSocket.OPEN)
+      return Promise.reject(new Error('the agent channel is not open'));
+    return new Promise<void>((resolve, reject) =>
+      socket.send(frame, { binary: true }, (error) => (error ? reject(error) : resolve())),
+    );
   }
 
   private send(message: AgentToLifecycle): void {

@@ -22,12 +22,20 @@ export interface AgentDriver {
    * Copies (copy_direct between instances): a tar of `path` in the instance's container, and its size when
    * it is a file. Rejects with a message for the renter when the container or the path is missing.
    */
-  readArchive(instanceId: number, path: string, signal: AbortSignal): Promise<{ tar: Readable; totalBytes: number | null }>;
+  readArchive(
+    instanceId: number,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ tar: Readable; totalBytes: number | null }>;
   /**
    * Prepares an extract into the directory `path` of the instance's container (created if missing): the tar
    * written to `sink` is extracted there; `done` settles when the extract has finished or failed.
    */
-  writeArchive(instanceId: number, path: string, signal: AbortSignal): Promise<{ sink: Writable; done: Promise<void> }>;
+  writeArchive(
+    instanceId: number,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ sink: Writable; done: Promise<void> }>;
   close(): Promise<void>;
 }
 

@@ -54,13 +54,31 @@ export function decide(command: AgentCopyCommand, state: AgentCopyState): AgentC
   switch (command.type) {
     case 'StartAgentCopy':
       if (state.status !== 'none') return [];
-      return [{ type: 'AgentCopyStarted', data: { jobId, instanceId, srcInstanceId: command.srcInstanceId, totalBytes: command.totalBytes, at } }];
+      return [
+        {
+          type: 'AgentCopyStarted',
+          data: {
+            jobId,
+            instanceId,
+            srcInstanceId: command.srcInstanceId,
+            totalBytes: command.totalBytes,
+            at,
+          },
+        },
+      ];
     case 'ReportAgentCopyProgress':
       if (state.status !== 'running' || command.bytesCopied <= state.bytesCopied) return [];
-      return [{ type: 'AgentCopyProgressed', data: { jobId, instanceId, bytesCopied: command.bytesCopied, totalBytes: state.totalBytes, at } }];
+      return [
+        {
+          type: 'AgentCopyProgressed',
+          data: { jobId, instanceId, bytesCopied: command.bytesCopied, totalBytes: state.totalBytes, at },
+        },
+      ];
     case 'CompleteAgentCopy':
       if (state.status !== 'running') return [];
-      return [{ type: 'AgentCopyCompleted', data: { jobId, instanceId, bytesCopied: command.bytesCopied, at } }];
+      return [
+        { type: 'AgentCopyCompleted', data: { jobId, instanceId, bytesCopied: command.bytesCopied, at } },
+      ];
     case 'FailAgentCopy':
       return [{ type: 'AgentCopyFailed', data: { jobId, instanceId, reason: command.reason, at } }];
     case 'AbortAgentCopy':
@@ -73,12 +91,31 @@ export function decide(command: AgentCopyCommand, state: AgentCopyState): AgentC
 export const agentCopyDecider = { initialState, evolve, decide };
 
 /** `hostagent-<machineId>`: the machine is served by a host agent, recorded once (its first accepted hello). */
-export type HostAgentCommand = { type: 'EnrollHostAgent'; machineId: number; ownerId: number; driver: string; at: string };
+export type HostAgentCommand = {
+  type: 'EnrollHostAgent';
+  machineId: number;
+  ownerId: number;
+  driver: string;
+  at: string;
+};
 export const hostAgentStreamId = (machineId: number): string => `hostagent-${machineId}`;
 
 export const hostAgentDecider = {
   initialState: (): { enrolled: boolean } => ({ enrolled: false }),
-  evolve: (state: { enrolled: boolean }, event: HostAgentEvent): { enrolled: boolean } => (event.type === 'HostAgentEnrolled' ? { enrolled: true } : state),
+  evolve: (state: { enrolled: boolean }, event: HostAgentEvent): { enrolled: boolean } =>
+    event.type === 'HostAgentEnrolled' ? { enrolled: true } : state,
   decide: (command: HostAgentCommand, state: { enrolled: boolean }): HostAgentEvent[] =>
-    state.enrolled ? [] : [{ type: 'HostAgentEnrolled', data: { machineId: command.machineId, ownerId: command.ownerId, driver: command.driver, at: command.at } }],
+    state.enrolled
+      ? []
+      : [
+          {
+            type: 'HostAgentEnrolled',
+            data: {
+              machineId: command.machineId,
+              ownerId: command.ownerId,
+              driver: command.driver,
+              at: command.at,
+            },
+          },
+        ],
 };

@@ -29,7 +29,12 @@ export class AgentCopyReactor implements Reactor, OnApplicationBootstrap {
   wants(envelope: EventEnvelope): boolean {
     const event = { type: envelope.type, data: envelope.data } as SyncEvent;
     if (event.type === 'SyncCanceled') return true;
-    return event.type === 'SyncRequested' && event.data.executor === 'agents' && event.data.kind === 'copy_direct' && event.data.srcInstanceId !== null;
+    return (
+      event.type === 'SyncRequested' &&
+      event.data.executor === 'agents' &&
+      event.data.kind === 'copy_direct' &&
+      event.data.srcInstanceId !== null
+    );
   }
 
   async react(envelope: EventEnvelope): Promise<void> {
@@ -39,6 +44,15 @@ export class AgentCopyReactor implements Reactor, OnApplicationBootstrap {
     if (event.type !== 'SyncRequested') return;
     const d = event.data;
     if (d.srcInstanceId === null) return;
-    await this.relay.start({ jobId: d.jobId, instanceId: d.instanceId, srcInstanceId: d.srcInstanceId, srcPath: d.srcPath, dstPath: d.dstPath }, metadata);
+    await this.relay.start(
+      {
+        jobId: d.jobId,
+        instanceId: d.instanceId,
+        srcInstanceId: d.srcInstanceId,
+        srcPath: d.srcPath,
+        dstPath: d.dstPath,
+      },
+      metadata,
+    );
   }
 }

@@ -19,7 +19,11 @@ export interface AgentCopyJob {
 }
 
 type CopyReport = Extract<AgentToLifecycle, { type: `copy_${string}` }>;
-type CopyCommandBody = AgentCopyCommand extends infer C ? (C extends AgentCopyCommand ? Omit<C, 'at' | 'jobId' | 'instanceId'> : never) : never;
+type CopyCommandBody = AgentCopyCommand extends infer C
+  ? C extends AgentCopyCommand
+    ? Omit<C, 'at' | 'jobId' | 'instanceId'>
+    : never
+  : never;
 
 interface Transfer {
   job: AgentCopyJob;
@@ -35,7 +39,8 @@ interface Transfer {
 }
 
 const ENDED_SYNC = ['completed', 'failed', 'canceled'];
-const capped = (transfer: Transfer, bytes: number): number => (transfer.totalBytes === null ? bytes : Math.min(bytes, transfer.totalBytes));
+const capped = (transfer: Transfer, bytes: number): number =>
+  transfer.totalBytes === null ? bytes : Math.min(bytes, transfer.totalBytes);
 
 /**
  * Carries copies between instances of host-agent machines (docs/adr/0011-agent-copies.md): tells the
@@ -70,7 +75,8 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     const current = await this.record(job, metadata, null);
     if (current !== 'none') return;
     if (await this.syncOver(job)) return;
-    const fail = (reason: string) => this.record(job, metadata, { type: 'FailAgentCopy', reason }).then(() => undefined);
+    const fail = (reason: string) =>
+      this.record(job, metadata, { type: 'FailAgentCopy', reason }).then(() => undefined);
     const srcMachineId = await this.machineOf(job.srcInstanceId);
     const dstMachineId = await this.machineOf(job.instanceId);
     if (srcMachineId === null) return fail(`Source instance ${job.srcInstanceId} no longer exists`);
@@ -80,14 +86,35 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
       [dstMachineId, 'destination', job.instanceId],
     ] as const) {
       if (!(await isAgentMachine(this.runtime.db, machineId))) {
-        return fail(`The ${role} instance ${instanceId} runs on machine ${machineId}, which has no host agent: copies between instances need both on host-agent machines`);
+        return fail(
+          `The ${role} instance ${instanceId} runs on machine ${machineId}, which has no host agent: copies between instances need both on host-agent machines`,
+        );
       }
-      if (!this.sessions.current(machineId)) return fail(`The host agent of machine ${machineId} (${role} instance ${instanceId}) is not connected; start the copy again once it is back`);
+      if (!this.sessions.current(machineId))
+        return fail(
+          `The host agent of machine ${machineId} (${role} instance ${instanceId}) is not connected; start the copy again once it is back`,
+        );
     }
     if (this.transfers.has(jobId) || this.canceled.has(jobId)) return;
-    this.transfers.set(jobId, { job, srcMachineId, dstMachineId, metadata, acked: 0, totalBytes: null, lastProgressAt: Date.now(), recording: Promise.resolve() });
-    this.logger.log(`copy job ${jobId}: instance ${job.srcInstanceId} (machine ${srcMachineId}) -> instance ${job.instanceId} (machine ${dstMachineId})`);
-    this.sessions.send(dstMachineId, { type: 'copy_receive', jobId, instanceId: job.instanceId, path: job.dstPath });
+    this.transfers.set(jobId, {
+      job,
+      srcMachineId,
+      dstMachineId,
+      metadata,
+      acked: 0,
+      totalBytes: null,
+      lastProgressAt: Date.now(),
+      recording: Promise.resolve(),
+    });
+    this.logger.log(
+      `copy job ${jobId}: instance ${job.srcInstanceId} (machine ${srcMachineId}) -> instance ${job.instanceId} (machine ${dstMachineId})`,
+    );
+    this.sessions.send(dstMachineId, {
+      type: 'copy_receive',
+      jobId,
+      instanceId: job.instanceId,
+      path: job.dstPath,
+    });
   }
 
   /** The job was canceled: both agents stop at once; a canceled job never resumes. */
@@ -121,32 +148,57 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
       case 'copy_source':
         if (!fromSource) return;
         transfer.totalBytes = message.totalBytes;
-        this.enqueue(transfer, { type: 'StartAgentCopy', srcInstanceId: job.srcInstanceId, totalBytes: message.totalBytes });
+        this.enqueue(transfer, {
+          type: 'StartAgentCopy',
+          srcInstanceId: job.srcInstanceId,
+          totalBytes: message.totalBytes,
+        });
         return;
       case 'copy_sent':
         if (!fromSource) return;
-        this.sessions.send(transfer.dstMachineId, { type: 'copy_end', jobId: job.jobId, bytes: message.bytes });
+        this.sessions.send(transfer.dstMachineId, {
+          type: 'copy_end',
+          jobId: job.jobId,
+          bytes: message.bytes,
+        });
         return;
       case 'copy_ack': {
         if (!fromDestination) return;
         transfer.acked = Math.max(transfer.acked, message.bytes);
-        this.sessions.send(transfer.srcMachineId, { type: 'copy_ack', jobId: job.jobId, bytes: transfer.acked });
+        this.sessions.send(transfer.srcMachineId, {
+          type: 'copy_ack',
+          jobId: job.jobId,
+          bytes: transfer.acked,
+        });
         const now = Date.now();
         if (now - transfer.lastProgressAt >= this.options.copyProgressIntervalMs) {
           transfer.lastProgressAt = now;
-          this.enqueue(transfer, { type: 'ReportAgentCopyProgress', bytesCopied: capped(transfer, transfer.acked) });
+          this.enqueue(transfer, {
+            type: 'ReportAgentCopyProgress',
+            bytesCopied: capped(transfer, transfer.acked),
+          });
         }
         return;
       }
       case 'copy_done':
         if (!fromDestination) return;
         this.end(transfer);
-        this.enqueue(transfer, { type: 'CompleteAgentCopy', bytesCopied: transfer.totalBytes ?? message.bytes });
+        this.enqueue(transfer, {
+          type: 'CompleteAgentCopy',
+          bytesCopied: transfer.totalBytes ?? message.bytes,
+        });
         return;
       case 'copy_failed':
         if (!fromSource && !fromDestination) return;
-        this.end(transfer, { type: 'copy_abort', jobId: job.jobId, reason: `the other side failed: ${message.reason}` });
-        this.enqueue(transfer, { type: 'FailAgentCopy', reason: `Copy from instance ${job.srcInstanceId} failed: ${message.reason}` });
+        this.end(transfer, {
+          type: 'copy_abort',
+          jobId: job.jobId,
+          reason: `the other side failed: ${message.reason}`,
+        });
+        this.enqueue(transfer, {
+          type: 'FailAgentCopy',
+          reason: `Copy from instance ${job.srcInstanceId} failed: ${message.reason}`,
+        });
         return;
     }
   }
@@ -165,15 +217,25 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
       if (transfer.srcMachineId !== machineId && transfer.dstMachineId !== machineId) continue;
       const reason = `the host agent of machine ${machineId} disconnected during the copy; start the copy again`;
       this.end(transfer, { type: 'copy_abort', jobId: transfer.job.jobId, reason });
-      this.enqueue(transfer, { type: 'FailAgentCopy', reason: `Copy from instance ${transfer.job.srcInstanceId} failed: ${reason}` });
+      this.enqueue(transfer, {
+        type: 'FailAgentCopy',
+        reason: `Copy from instance ${transfer.job.srcInstanceId} failed: ${reason}`,
+      });
     }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     const open = [...this.transfers.values()];
     for (const transfer of open) {
-      this.end(transfer, { type: 'copy_abort', jobId: transfer.job.jobId, reason: 'instance-lifecycle is stopping' });
-      this.enqueue(transfer, { type: 'FailAgentCopy', reason: 'Interrupted: instance-lifecycle stopped during the copy; start the copy again' });
+      this.end(transfer, {
+        type: 'copy_abort',
+        jobId: transfer.job.jobId,
+        reason: 'instance-lifecycle is stopping',
+      });
+      this.enqueue(transfer, {
+        type: 'FailAgentCopy',
+        reason: 'Interrupted: instance-lifecycle stopped during the copy; start the copy again',
+      });
     }
     await Promise.allSettled(open.map((t) => t.recording));
   }
@@ -191,16 +253,34 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     transfer.recording = transfer.recording
       .then(() => this.record(transfer.job, transfer.metadata, command))
       .then(() => undefined)
-      .catch((error: unknown) => this.logger.warn(`copy job ${transfer.job.jobId}: could not record ${command.type}: ${String(error)}`));
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `copy job ${transfer.job.jobId}: could not record ${command.type}: ${String(error)}`,
+        ),
+      );
   }
 
   /** Runs a command on the job's agentcopy stream (or only reads it, with null); returns the status after it. */
-  private async record(job: AgentCopyJob, metadata: EventMetadata, command: CopyCommandBody | null): Promise<string> {
+  private async record(
+    job: AgentCopyJob,
+    metadata: EventMetadata,
+    command: CopyCommandBody | null,
+  ): Promise<string> {
     const result = await this.runtime.runner.handle(
       agentCopyStreamId(job.jobId),
       agentCopyDecider,
       (state, now) =>
-        command ? agentCopyDecider.decide({ ...command, jobId: job.jobId, instanceId: job.instanceId, at: now.toISOString() } as AgentCopyCommand, state) : [],
+        command
+          ? agentCopyDecider.decide(
+              {
+                ...command,
+                jobId: job.jobId,
+                instanceId: job.instanceId,
+                at: now.toISOString(),
+              } as AgentCopyCommand,
+              state,
+            )
+          : [],
       { ...metadata, causationId: `agent-copy-${job.jobId}` },
     );
     return result.state.status;
@@ -208,14 +288,22 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
 
   /** What this context has projected of the job: a job already over (canceled meanwhile) is not started. */
   private async syncOver(job: AgentCopyJob): Promise<boolean> {
-    const rows = await this.runtime.db.query<{ job_id: number; status: string }>(`SELECT job_id, status FROM ${SCHEMA}.instance_syncs WHERE instance_id = $1`, [job.instanceId]);
+    const rows = await this.runtime.db.query<{ job_id: number; status: string }>(
+      `SELECT job_id, status FROM ${SCHEMA}.instance_syncs WHERE instance_id = $1`,
+      [job.instanceId],
+    );
     const row = rows[0];
     if (!row) return false;
-    return Number(row.job_id) > job.jobId || (Number(row.job_id) === job.jobId && ENDED_SYNC.includes(row.status));
+    return (
+      Number(row.job_id) > job.jobId || (Number(row.job_id) === job.jobId && ENDED_SYNC.includes(row.status))
+    );
   }
 
   private async machineOf(instanceId: number): Promise<number | null> {
-    const rows = await this.runtime.db.query<{ machine_id: number }>(`SELECT machine_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`, [instanceId]);
+    const rows = await this.runtime.db.query<{ machine_id: number }>(
+      `SELECT machine_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`,
+      [instanceId],
+    );
     return rows[0] ? Number(rows[0].machine_id) : null;
   }
 }

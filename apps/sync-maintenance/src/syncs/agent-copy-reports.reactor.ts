@@ -27,7 +27,9 @@ export class AgentCopyReportsReactor implements Reactor, OnApplicationBootstrap 
   }
 
   wants(envelope: EventEnvelope): boolean {
-    return ['AgentCopyStarted', 'AgentCopyProgressed', 'AgentCopyCompleted', 'AgentCopyFailed'].includes(envelope.type);
+    return ['AgentCopyStarted', 'AgentCopyProgressed', 'AgentCopyCompleted', 'AgentCopyFailed'].includes(
+      envelope.type,
+    );
   }
 
   async react(envelope: EventEnvelope): Promise<void> {
@@ -37,16 +39,38 @@ export class AgentCopyReportsReactor implements Reactor, OnApplicationBootstrap 
     try {
       switch (event.type) {
         case 'AgentCopyStarted':
-          await runSyncCommand(this.runtime, { type: 'StartSync', instanceId, jobId, totalBytes: event.data.totalBytes }, metadata);
+          await runSyncCommand(
+            this.runtime,
+            { type: 'StartSync', instanceId, jobId, totalBytes: event.data.totalBytes },
+            metadata,
+          );
           return;
         case 'AgentCopyProgressed':
-          await runSyncCommand(this.runtime, { type: 'ReportProgress', instanceId, jobId, bytesCopied: event.data.bytesCopied, totalBytes: event.data.totalBytes }, metadata);
+          await runSyncCommand(
+            this.runtime,
+            {
+              type: 'ReportProgress',
+              instanceId,
+              jobId,
+              bytesCopied: event.data.bytesCopied,
+              totalBytes: event.data.totalBytes,
+            },
+            metadata,
+          );
           return;
         case 'AgentCopyCompleted':
-          await runSyncCommand(this.runtime, { type: 'CompleteSync', instanceId, jobId, bytesCopied: event.data.bytesCopied }, metadata);
+          await runSyncCommand(
+            this.runtime,
+            { type: 'CompleteSync', instanceId, jobId, bytesCopied: event.data.bytesCopied },
+            metadata,
+          );
           return;
         case 'AgentCopyFailed':
-          await runSyncCommand(this.runtime, { type: 'FailSync', instanceId, jobId, reason: event.data.reason }, metadata);
+          await runSyncCommand(
+            this.runtime,
+            { type: 'FailSync', instanceId, jobId, reason: event.data.reason },
+            metadata,
+          );
           return;
         default:
           return;

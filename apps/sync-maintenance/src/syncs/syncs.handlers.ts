@@ -1,6 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type RcloneRequest, type SyncExecutor, type SyncKind, type SyncRequested } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  type RcloneRequest,
+  type SyncExecutor,
+  type SyncKind,
+  type SyncRequested,
+} from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { findInstance, onAgentMachine } from '../sync-maintenance.read-models';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
@@ -51,9 +58,17 @@ export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
     await ownedInstance(this.runtime, request.instanceId, userId);
     if (request.srcInstanceId !== null) await ownedInstance(this.runtime, request.srcInstanceId, userId);
     const executor: SyncExecutor =
-      request.kind === 'copy_direct' && request.srcInstanceId !== null && (await onAgentMachine(this.runtime.db, [request.srcInstanceId, request.instanceId])) ? 'agents' : 'platform';
+      request.kind === 'copy_direct' &&
+      request.srcInstanceId !== null &&
+      (await onAgentMachine(this.runtime.db, [request.srcInstanceId, request.instanceId]))
+        ? 'agents'
+        : 'platform';
     const jobId = await this.runtime.nextId('sync_job_ids');
-    const result = await runSyncCommand(this.runtime, { type: 'RequestSync', ...request, jobId, ownerId: userId, executor }, metadata);
+    const result = await runSyncCommand(
+      this.runtime,
+      { type: 'RequestSync', ...request, jobId, ownerId: userId, executor },
+      metadata,
+    );
     const requested = result.events.find((e) => e.type === 'SyncRequested') as SyncRequested | undefined;
     if (requested && executor === 'platform') this.workflow.launch({ jobId, ...request }, metadata);
     return { jobId };
@@ -77,9 +92,17 @@ export class CancelSyncHandler implements ICommandHandler<CancelSyncCommand> {
     private readonly workflow: SyncWorkflow,
   ) {}
 
-  async execute({ userId, instanceId, metadata }: CancelSyncCommand): Promise<{ canceledJobId: number | null }> {
+  async execute({
+    userId,
+    instanceId,
+    metadata,
+  }: CancelSyncCommand): Promise<{ canceledJobId: number | null }> {
     await ownedInstance(this.runtime, instanceId, userId);
-    const result = await runSyncCommand(this.runtime, { type: 'CancelSync', instanceId, requesterId: userId }, metadata);
+    const result = await runSyncCommand(
+      this.runtime,
+      { type: 'CancelSync', instanceId, requesterId: userId },
+      metadata,
+    );
     const canceled = result.events.find((e) => e.type === 'SyncCanceled');
     if (!canceled) return { canceledJobId: null };
     const jobId = (canceled.data as { jobId: number }).jobId;

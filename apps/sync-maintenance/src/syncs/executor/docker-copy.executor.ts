@@ -1,7 +1,20 @@
 import { pipeline } from 'node:stream/promises';
-import { ThrottleStream, archiveDestinationDir, archiveSourcePath, ensureDirectory, knownTotalBytes, statPath } from '@rigmarket/container-copy';
+import {
+  ThrottleStream,
+  archiveDestinationDir,
+  archiveSourcePath,
+  ensureDirectory,
+  knownTotalBytes,
+  statPath,
+} from '@rigmarket/container-copy';
 import Docker from 'dockerode';
-import { type CopyExecutor, CopyFailure, type CopyJob, type CopyReporter, cloudCopyUnavailable } from './copy-executor';
+import {
+  type CopyExecutor,
+  CopyFailure,
+  type CopyJob,
+  type CopyReporter,
+  cloudCopyUnavailable,
+} from './copy-executor';
 
 /** Finds the container of an instance on the engine, or null. */
 export type ContainerResolver = (docker: Docker, instanceId: number) => Promise<Docker.Container | null>;
@@ -13,7 +26,10 @@ export const containerName = (instanceId: number): string => `rigmarket-instance
 /** By label first (the contract's stable key), then by name. Extra labels narrow it (tests share an engine). */
 export function labelResolver(extraLabels: Record<string, string> = {}): ContainerResolver {
   return async (docker, instanceId) => {
-    const labels = [`${INSTANCE_LABEL}=${instanceId}`, ...Object.entries(extraLabels).map(([k, v]) => `${k}=${v}`)];
+    const labels = [
+      `${INSTANCE_LABEL}=${instanceId}`,
+      ...Object.entries(extraLabels).map(([k, v]) => `${k}=${v}`),
+    ];
     const found = await docker.listContainers({ all: true, filters: { label: labels } });
     if (found[0]) return docker.getContainer(found[0].Id);
     if (Object.keys(extraLabels).length > 0) return null;
@@ -105,7 +121,9 @@ export class DockerCopyExecutor implements CopyExecutor {
 
   private async container(instanceId: number, role: string): Promise<Docker.Container> {
     const container = await this.resolve(this.docker, instanceId).catch((error: unknown) => {
-      throw new CopyFailure(`The Docker Engine could not be reached to find the ${role} instance ${instanceId}: ${(error as Error).message}`);
+      throw new CopyFailure(
+        `The Docker Engine could not be reached to find the ${role} instance ${instanceId}: ${(error as Error).message}`,
+      );
     });
     if (!container) {
       throw new CopyFailure(`No container for ${role} instance ${instanceId} on this host's Docker Engine`);
