@@ -1,19 +1,39 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
-import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions, agentChannelOptions } from './agent/agent-channel.options';
+import {
+  AGENT_CHANNEL_OPTIONS,
+  type AgentChannelOptions,
+  agentChannelOptions,
+} from './agent/agent-channel.options';
 import { AgentChannelServer } from './agent/agent-channel.server';
+import { AgentCopyReactor } from './agent/agent-copy.reactor';
+import { AgentCopyRelay } from './agent/agent-copy.relay';
 import { AgentSessions } from './agent/agent-sessions';
 import { RoutingHostDriver } from './agent/routing-host.driver';
 import { HostReporter } from './host/host-reporter';
-import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
+import {
+  REALISTIC_TIMINGS,
+  SimulatedHostDriver,
+  type SimulatedHostTimings,
+} from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
-import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
+import {
+  HOST_DRIVER,
+  INSTANCE_RUNTIME,
+  LOG_STORE,
+  SIMULATED_HOST_TIMINGS,
+} from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
-import { AsksController, InstancesV0Controller, InstancesV1Controller, LaunchController } from './instances/instances.http.controller';
+import {
+  AsksController,
+  InstancesV0Controller,
+  InstancesV1Controller,
+  LaunchController,
+} from './instances/instances.http.controller';
 import { LaunchInstanceHandler } from './instances/launch';
 import {
   ChangeBidHandler,
@@ -45,15 +65,26 @@ export class InstanceLifecycleModule {
       definition: instanceLifecycleContext,
       runtimeToken: INSTANCE_RUNTIME,
       appName: 'instance-lifecycle',
-      controllers: [AsksController, LaunchController, LogsController, InstancesV0Controller, InstancesV1Controller],
+      controllers: [
+        AsksController,
+        LaunchController,
+        LogsController,
+        InstancesV0Controller,
+        InstancesV1Controller,
+      ],
       providers: [
         { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
-        { provide: LOG_STORE, useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore() },
+        {
+          provide: LOG_STORE,
+          useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore(),
+        },
         RequestLogsHandler,
         HostReporter,
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
         AgentSessions,
+        AgentCopyRelay,
+        AgentCopyReactor,
         AgentChannelServer,
         RoutingHostDriver,
         // Machines with a connected host agent get its commands; the others stay simulated.

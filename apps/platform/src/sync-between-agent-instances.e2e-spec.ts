@@ -7,16 +7,17 @@ import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
 import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { DockerCopyExecutor, labelResolver } from '@rigmarket/sync-maintenance';
+import { UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 import { InstanceContainers } from './testing/instance-containers';
 
 /**
- * The container contract between the two contexts, for real: the host agent's Docker driver runs two
- * rented instances, and sync-maintenance's Docker copy finds them by their labels and copies a file from
- * one to the other (`vastai copy` between instances).
+ * `vastai copy` between two instances of one host agent (one machine): the job is left to the agents
+ * (docs/adr/0011-agent-copies.md), and the one agent is both the source and the destination of the relay.
+ * sync-maintenance's own executor here is the one that cannot copy, so the copy can only be the agent's.
+ * Two agents on two machines: sync-across-host-agents.e2e-spec.ts.
  */
 const ADMIN_KEY = 'agent-sync-admin-key-0123456789';
 const IMAGE = 'rigmarket/busybox:latest';
@@ -32,58 +33,128 @@ describe('a remote copy between two instances run by a host agent with the Docke
   const http = () => request(app.getHttpServer());
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
   const show = async (id: number) =>
-    (await http().get(`/api/v0/instances/${id}/`).set(admin).expect(200)).body.instances as { actual_status: string | null; remote_sync: { status: string } | null } | null;
+    (await http().get(`/api/v0/instances/${id}/`).set(admin).expect(200)).body.instances as {
+      actual_status: string | null;
+      remote_sync: { status: string } | null;
+    } | null;
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    // The copy finds containers by rigmarket.instance_id, narrowed to this run's machine (the engine is shared).
-    const executor = new DockerCopyExecutor({
-      docker,
-      progressIntervalMs: 200,
-      resolve: (engine, instanceId) => labelResolver({ [MACHINE_LABEL]: String(machineId ?? 'none') })(engine, instanceId),
+    app = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY },
+      sync: { copyExecutor: new UnavailableCopyExecutor() },
     });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, sync: { copyExecutor: executor } });
     await app.listen(0, '127.0.0.1');
     await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(`ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`);
-    await eventually(async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined), 60_000, 'the admin key');
+    await db.query(
+      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
+    );
+    await eventually(
+      async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined),
+      60_000,
+      'the admin key',
+    );
     stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-sync-'));
     const { port } = app.getHttpServer().address() as AddressInfo;
-    agent = await HostAgent.start({ apiUrl: `http://127.0.0.1:${port}`, apiKey: ADMIN_KEY, stateDir, driver: 'docker', simulateGpus: '2', publicAddress: '127.0.0.1', docker, log: () => undefined });
+    agent = await HostAgent.start({
+      apiUrl: `http://127.0.0.1:${port}`,
+      apiKey: ADMIN_KEY,
+      stateDir,
+      driver: 'docker',
+      simulateGpus: '2',
+      publicAddress: '127.0.0.1',
+      docker,
+      log: () => undefined,
+    });
     machineId = agent.machineId;
-    await http().put('/api/v0/machines/create_asks/').set(admin).send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 }).expect(200);
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(admin)
+      .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
+      .expect(200);
   }, 120_000);
 
   afterAll(async () => {
     await agent?.stop();
     if (machineId !== undefined) {
-      const leftovers = await docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${machineId}`] } });
-      await Promise.all(leftovers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+      const leftovers = await docker.listContainers({
+        all: true,
+        filters: { label: [`${MACHINE_LABEL}=${machineId}`] },
+      });
+      await Promise.all(
+        leftovers.map((c) =>
+          docker
+            .getContainer(c.Id)
+            .remove({ force: true })
+            .catch(() => undefined),
+        ),
+      );
     }
     await app?.close();
     await db?.close();
     if (stateDir) await rm(stateDir, { recursive: true, force: true });
   });
 
-  it('copies a file the source instance wrote into the destination instance', async () => {
+  it('copies a file the source instance wrote into the destination instance, through its agent', async () => {
     const rent = (onstart: string) =>
-      eventually(async () => {
-        const res = await http().put(`/api/v0/asks/${machineId! * 1000 + 1}/`).set(admin).send({ image: IMAGE, runtype: 'ssh', onstart });
-        return res.status === 200 ? (res.body.new_contract as number) : undefined;
-      }, 60_000, 'an instance');
+      eventually(
+        async () => {
+          const res = await http()
+            .put(`/api/v0/asks/${machineId! * 1000 + 1}/`)
+            .set(admin)
+            .send({ image: IMAGE, runtype: 'ssh', onstart });
+          return res.status === 200 ? (res.body.new_contract as number) : undefined;
+        },
+        60_000,
+        'an instance',
+      );
     const src = await rent('mkdir -p /data && echo payload-from-src > /data/hello.txt');
     const dst = await rent('');
-    for (const id of [src, dst]) await eventually(async () => ((await show(id))?.actual_status === 'running' ? true : undefined), 60_000, `instance ${id} running`);
+    for (const id of [src, dst])
+      await eventually(
+        async () => ((await show(id))?.actual_status === 'running' ? true : undefined),
+        60_000,
+        `instance ${id} running`,
+      );
     const source = docker.getContainer(containerName(src));
-    await eventually(async () => ((await shell.sh(source, 'cat /data/hello.txt 2>/dev/null')).includes('payload-from-src') ? true : undefined), 30_000, 'the file in the source');
+    await eventually(
+      async () =>
+        (await shell.sh(source, 'cat /data/hello.txt 2>/dev/null')).includes('payload-from-src')
+          ? true
+          : undefined,
+      30_000,
+      'the file in the source',
+    );
 
-    await eventually(async () => {
-      const res = await http().put('/api/v0/commands/copy_direct/').set(admin).send({ client_id: 'me', src_id: String(src), dst_id: String(dst), src_path: '/data/hello.txt', dst_path: '/data/' });
-      return res.status === 200 ? true : undefined;
-    }, 30_000, 'the instances in sync-maintenance');
-    await eventually(async () => ((await show(dst))?.remote_sync?.status === 'completed' ? true : undefined), 60_000, 'the copy completed');
-    expect(await shell.sh(docker.getContainer(containerName(dst)), 'cat /data/hello.txt')).toContain('payload-from-src');
+    await eventually(
+      async () => {
+        const res = await http()
+          .put('/api/v0/commands/copy_direct/')
+          .set(admin)
+          .send({
+            client_id: 'me',
+            src_id: String(src),
+            dst_id: String(dst),
+            src_path: '/data/hello.txt',
+            dst_path: '/data/',
+          });
+        return res.status === 200 ? true : undefined;
+      },
+      30_000,
+      'the instances in sync-maintenance',
+    );
+    await eventually(
+      async () => ((await show(dst))?.remote_sync?.status === 'completed' ? true : undefined),
+      60_000,
+      'the copy completed',
+    );
+    expect(await shell.sh(docker.getContainer(containerName(dst)), 'cat /data/hello.txt')).toContain(
+      'payload-from-src',
+    );
 
-    for (const id of [src, dst]) await http().delete(`/api/v0/instances/${id}/`).set(admin).send({}).expect(200);
+    for (const id of [src, dst])
+      await http().delete(`/api/v0/instances/${id}/`).set(admin).send({}).expect(200);
   });
 });

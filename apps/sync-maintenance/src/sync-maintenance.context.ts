@@ -2,6 +2,8 @@ import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
+  agentMachinesMigration,
+  agentMachinesProjection,
   knownInstancesProjection,
   knownMachinesProjection,
   maintenanceWindowsProjection,
@@ -13,11 +15,17 @@ export { SCHEMA };
 
 /**
  * Maintenance windows and sync jobs (inline read models: read-your-writes), and what the context knows
- * of the others: machine owners (marketplace) and instance owners (instance-lifecycle), over the transport.
+ * of the others: machine owners (marketplace), instance owners and host-agent machines (instance-lifecycle),
+ * over the transport.
  */
 export const syncMaintenanceContext: ContextDefinition = {
   context: 'sync',
-  migrations: [authKeysMigration(), syncReadModelsMigration],
+  migrations: [authKeysMigration(), syncReadModelsMigration, agentMachinesMigration],
   inlineProjections: [maintenanceWindowsProjection, syncJobsProjection],
-  subscribedProjections: [authKeysProjection(SCHEMA), knownMachinesProjection, knownInstancesProjection],
+  subscribedProjections: [
+    authKeysProjection(SCHEMA),
+    knownMachinesProjection,
+    knownInstancesProjection,
+    agentMachinesProjection,
+  ],
 };

@@ -1,11 +1,16 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { contextModule } from '@rigmarket/http-kit';
 import { MaintenanceController } from './maintenance/maintenance.http.controller';
-import { CancelMaintenanceHandler, ListMaintenancesHandler, ScheduleMaintenanceHandler } from './maintenance/maintenance.handlers';
+import {
+  CancelMaintenanceHandler,
+  ListMaintenancesHandler,
+  ScheduleMaintenanceHandler,
+} from './maintenance/maintenance.handlers';
 import { syncMaintenanceContext } from './sync-maintenance.context';
 import { COPY_EXECUTOR, SYNC_RUNTIME } from './sync-maintenance.tokens';
 import { type CopyExecutor, UnavailableCopyExecutor } from './syncs/executor/copy-executor';
 import { DockerCopyExecutor } from './syncs/executor/docker-copy.executor';
+import { AgentCopyReportsReactor } from './syncs/agent-copy-reports.reactor';
 import { SyncWorkflow } from './syncs/sync-workflow';
 import { CancelSyncHandler, StartSyncHandler } from './syncs/syncs.handlers';
 import { SyncsController } from './syncs/syncs.http.controller';
@@ -39,6 +44,7 @@ export class SyncMaintenanceModule {
       providers: [
         { provide: COPY_EXECUTOR, useFactory: () => options.copyExecutor ?? copyExecutorFromEnvironment() },
         SyncWorkflow,
+        AgentCopyReportsReactor,
         StartSyncHandler,
         CancelSyncHandler,
         ScheduleMaintenanceHandler,

@@ -1,4 +1,11 @@
-import type { EventEnvelope, InstanceEvent, MachineEvent, MaintenanceEvent, SyncEvent } from '@rigmarket/contracts';
+import type {
+  EventEnvelope,
+  HostAgentEvent,
+  InstanceEvent,
+  MachineEvent,
+  MaintenanceEvent,
+  SyncEvent,
+} from '@rigmarket/contracts';
 import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
 
 export const SCHEMA = 'sync_maintenance';
@@ -10,7 +17,9 @@ export const SCHEMA = 'sync_maintenance';
 export const syncReadModelsMigration: Migration = {
   id: '0002-sync-maintenance-read-models',
   async up(sql, s) {
-    await sql.execute(`CREATE TABLE ${s}.known_machines (machine_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL)`);
+    await sql.execute(
+      `CREATE TABLE ${s}.known_machines (machine_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL)`,
+    );
     await sql.execute(`
       CREATE TABLE ${s}.known_instances (
         instance_id INTEGER PRIMARY KEY,
@@ -28,7 +37,9 @@ export const syncReadModelsMigration: Migration = {
         duration_hours DOUBLE PRECISION NOT NULL,
         category TEXT NOT NULL
       )`);
-    await sql.execute(`CREATE INDEX maintenance_windows_by_machine ON ${s}.maintenance_windows (machine_id, start_time)`);
+    await sql.execute(
+      `CREATE INDEX maintenance_windows_by_machine ON ${s}.maintenance_windows (machine_id, start_time)`,
+    );
     await sql.execute(`
       CREATE TABLE ${s}.sync_jobs (
         job_id INTEGER PRIMARY KEY,
@@ -52,6 +63,41 @@ export const syncReadModelsMigration: Migration = {
   },
 };
 
+/** Machines served by a host agent (instance-lifecycle's HostAgentEnrolled), and which executor ran each job. */
+export const agentMachinesMigration: Migration = {
+  id: '0003-agent-machines',
+  async up(sql, s) {
+    await sql.execute(
+      `CREATE TABLE ${s}.agent_machines (machine_id INTEGER PRIMARY KEY, driver TEXT NOT NULL)`,
+    );
+    await sql.execute(`ALTER TABLE ${s}.sync_jobs ADD COLUMN executor TEXT NOT NULL DEFAULT 'platform'`);
+  },
+};
+
+export const agentMachinesProjection: Projection = {
+  name: 'agent_machines',
+  version: 1,
+  sources: [{ context: 'instance', streamType: 'hostagent' }],
+  tables: [`${SCHEMA}.agent_machines`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as HostAgentEvent;
+    if (event.type !== 'HostAgentEnrolled') return;
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.agent_machines (machine_id, driver) VALUES ($1, $2) ON CONFLICT (machine_id) DO NOTHING`,
+      [event.data.machineId, event.data.driver],
+    );
+  },
+};
+
+/** Whether any of the instances runs on a machine a host agent serves. */
+export async function onAgentMachine(sql: Sql, instanceIds: number[]): Promise<boolean> {
+  const rows = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${SCHEMA}.known_instances i JOIN ${SCHEMA}.agent_machines a ON a.machine_id = i.machine_id WHERE i.instance_id = ANY($1::int[])`,
+    [instanceIds],
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
 export const knownMachinesProjection: Projection = {
   name: 'known_machines',
   version: 1,
@@ -60,10 +106,10 @@ export const knownMachinesProjection: Projection = {
   async apply(sql, envelope: EventEnvelope) {
     const event = { type: envelope.type, data: envelope.data } as MachineEvent;
     if (event.type !== 'MachineRegistered') return;
-    await sql.execute(`INSERT INTO ${SCHEMA}.known_machines (machine_id, owner_id) VALUES ($1, $2) ON CONFLICT (machine_id) DO NOTHING`, [
-      event.data.machineId,
-      event.data.ownerId,
-    ]);
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.known_machines (machine_id, owner_id) VALUES ($1, $2) ON CONFLICT (machine_id) DO NOTHING`,
+      [event.data.machineId, event.data.ownerId],
+    );
   },
 };
 
@@ -76,14 +122,15 @@ export const knownInstancesProjection: Projection = {
     const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
     switch (event.type) {
       case 'InstanceCreated':
-        await sql.execute(`INSERT INTO ${SCHEMA}.known_instances (instance_id, owner_id, machine_id) VALUES ($1, $2, $3) ON CONFLICT (instance_id) DO NOTHING`, [
-          event.data.instanceId,
-          event.data.renter,
-          event.data.machineId,
-        ]);
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.known_instances (instance_id, owner_id, machine_id) VALUES ($1, $2, $3) ON CONFLICT (instance_id) DO NOTHING`,
+          [event.data.instanceId, event.data.renter, event.data.machineId],
+        );
         return;
       case 'InstanceDestroyed':
-        await sql.execute(`UPDATE ${SCHEMA}.known_instances SET destroyed = TRUE WHERE instance_id = $1`, [event.data.instanceId]);
+        await sql.execute(`UPDATE ${SCHEMA}.known_instances SET destroyed = TRUE WHERE instance_id = $1`, [
+          event.data.instanceId,
+        ]);
         return;
       default:
         return;
@@ -109,7 +156,9 @@ export const maintenanceWindowsProjection: Projection = {
         return;
       }
       case 'MaintenanceCanceled':
-        await sql.execute(`DELETE FROM ${SCHEMA}.maintenance_windows WHERE window_id = ANY($1::int[])`, [event.data.windowIds]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.maintenance_windows WHERE window_id = ANY($1::int[])`, [
+          event.data.windowIds,
+        ]);
         return;
       default:
         return;
@@ -129,31 +178,52 @@ export const syncJobsProjection: Projection = {
       case 'SyncRequested': {
         const d = event.data;
         await sql.execute(
-          `INSERT INTO ${t} (job_id, instance_id, kind, owner_id, src_instance_id, src_path, dst_path, rclone, status, requested_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'requested', $9, $9) ON CONFLICT (job_id) DO NOTHING`,
-          [d.jobId, d.instanceId, d.kind, d.ownerId, d.srcInstanceId, d.srcPath, d.dstPath, d.rclone ? JSON.stringify(d.rclone) : null, d.at],
+          `INSERT INTO ${t} (job_id, instance_id, kind, owner_id, src_instance_id, src_path, dst_path, rclone, status, requested_at, updated_at, executor)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'requested', $9, $9, $10) ON CONFLICT (job_id) DO NOTHING`,
+          [
+            d.jobId,
+            d.instanceId,
+            d.kind,
+            d.ownerId,
+            d.srcInstanceId,
+            d.srcPath,
+            d.dstPath,
+            d.rclone ? JSON.stringify(d.rclone) : null,
+            d.at,
+            d.executor ?? 'platform',
+          ],
         );
         return;
       }
       case 'SyncStarted':
-        await sql.execute(`UPDATE ${t} SET status = 'running', total_bytes = $2, updated_at = $3 WHERE job_id = $1`, [event.data.jobId, event.data.totalBytes, event.data.at]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'running', total_bytes = $2, updated_at = $3 WHERE job_id = $1`,
+          [event.data.jobId, event.data.totalBytes, event.data.at],
+        );
         return;
       case 'SyncProgressed':
-        await sql.execute(`UPDATE ${t} SET bytes_copied = $2, total_bytes = $3, updated_at = $4 WHERE job_id = $1`, [
-          event.data.jobId,
-          event.data.bytesCopied,
-          event.data.totalBytes,
-          event.data.at,
-        ]);
+        await sql.execute(
+          `UPDATE ${t} SET bytes_copied = $2, total_bytes = $3, updated_at = $4 WHERE job_id = $1`,
+          [event.data.jobId, event.data.bytesCopied, event.data.totalBytes, event.data.at],
+        );
         return;
       case 'SyncCompleted':
-        await sql.execute(`UPDATE ${t} SET status = 'completed', bytes_copied = $2, updated_at = $3 WHERE job_id = $1`, [event.data.jobId, event.data.bytesCopied, event.data.at]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'completed', bytes_copied = $2, updated_at = $3 WHERE job_id = $1`,
+          [event.data.jobId, event.data.bytesCopied, event.data.at],
+        );
         return;
       case 'SyncFailed':
-        await sql.execute(`UPDATE ${t} SET status = 'failed', reason = $2, updated_at = $3 WHERE job_id = $1`, [event.data.jobId, event.data.reason, event.data.at]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'failed', reason = $2, updated_at = $3 WHERE job_id = $1`,
+          [event.data.jobId, event.data.reason, event.data.at],
+        );
         return;
       case 'SyncCanceled':
-        await sql.execute(`UPDATE ${t} SET status = 'canceled', updated_at = $2 WHERE job_id = $1`, [event.data.jobId, event.data.at]);
+        await sql.execute(`UPDATE ${t} SET status = 'canceled', updated_at = $2 WHERE job_id = $1`, [
+          event.data.jobId,
+          event.data.at,
+        ]);
         return;
       default:
         return;
@@ -173,10 +243,19 @@ export async function findInstance(sql: Sql, instanceId: number): Promise<KnownI
     [instanceId],
   );
   const row = rows[0];
-  return row ? { instanceId: Number(row.instance_id), ownerId: Number(row.owner_id), machineId: Number(row.machine_id) } : null;
+  return row
+    ? {
+        instanceId: Number(row.instance_id),
+        ownerId: Number(row.owner_id),
+        machineId: Number(row.machine_id),
+      }
+    : null;
 }
 
 export async function machineOwner(sql: Sql, machineId: number): Promise<number | null> {
-  const rows = await sql.query<{ owner_id: number }>(`SELECT owner_id FROM ${SCHEMA}.known_machines WHERE machine_id = $1`, [machineId]);
+  const rows = await sql.query<{ owner_id: number }>(
+    `SELECT owner_id FROM ${SCHEMA}.known_machines WHERE machine_id = $1`,
+    [machineId],
+  );
   return rows[0] ? Number(rows[0].owner_id) : null;
 }

@@ -32,7 +32,13 @@ export interface AgentHostReport {
 /** instance-lifecycle -> agent. */
 export type LifecycleToAgent =
   /** liveInstanceIds: the machine's instances not destroyed; the host removes containers of any other. */
-  | { type: 'welcome'; version: number; machineId: number; heartbeatIntervalMs: number; liveInstanceIds: number[] }
+  | {
+      type: 'welcome';
+      version: number;
+      machineId: number;
+      heartbeatIntervalMs: number;
+      liveInstanceIds: number[];
+    }
   | { type: 'refused'; reason: string }
   | { type: 'provision'; spec: AgentProvisionSpec }
   | { type: 'start'; instanceId: number }
@@ -40,17 +46,63 @@ export type LifecycleToAgent =
   | { type: 'reboot'; instanceId: number }
   | { type: 'recycle'; instanceId: number }
   | { type: 'destroy'; instanceId: number }
-  | { type: 'logs'; requestId: string; instanceId: number; daemon: boolean };
+  | { type: 'logs'; requestId: string; instanceId: number; daemon: boolean }
+  /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), answer copy_ready. */
+  | { type: 'copy_receive'; jobId: number; instanceId: number; path: string }
+  /** To the source's agent: stream a tar of `path` as binary copy frames, at most bytesPerSecond, within the window. */
+  | { type: 'copy_send'; jobId: number; instanceId: number; path: string; bytesPerSecond: number }
+  /** To the source's agent: the destination has extracted `bytes` so far (the window slides). */
+  | { type: 'copy_ack'; jobId: number; bytes: number }
+  /** To the destination's agent: the source's tar ended after `bytes`; finish the extract and answer copy_done. */
+  | { type: 'copy_end'; jobId: number; bytes: number }
+  /** To both: stop the transfer (canceled, or the other side failed or went away). */
+  | { type: 'copy_abort'; jobId: number; reason: string };
 
 /** agent -> instance-lifecycle. `hello` comes first; nothing else is accepted before the welcome. */
 export type AgentToLifecycle =
   | { type: 'hello'; version: number; machineId: number; driver: string }
   | { type: 'heartbeat'; machineId: number }
   | { type: 'report'; instanceId: number; report: AgentHostReport }
-  | { type: 'logs'; requestId: string; lines: string[]; error?: string };
+  | { type: 'logs'; requestId: string; lines: string[]; error?: string }
+  /** Destination: the container is there and the directory exists; data may come. */
+  | { type: 'copy_ready'; jobId: number }
+  /** Source: the path exists; the tar's size when it is a file (null for a directory). */
+  | { type: 'copy_source'; jobId: number; totalBytes: number | null }
+  /** Source: the tar ended; `bytes` were sent in binary frames. */
+  | { type: 'copy_sent'; jobId: number; bytes: number }
+  /** Destination: `bytes` (cumulative) were handed to the extract; relayed to the source as its window. */
+  | { type: 'copy_ack'; jobId: number; bytes: number }
+  /** Destination: the extract finished with `bytes`. */
+  | { type: 'copy_done'; jobId: number; bytes: number }
+  /** Either side: the transfer cannot go on; `reason` is shown to the renter. */
+  | { type: 'copy_failed'; jobId: number; reason: string };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/**
+ * The copy's data travels as binary frames (text frames stay JSON): one byte COPY_DATA_FRAME, the job id
+ * (uint32, big-endian), then the bytes of the tar. The source sends at most COPY_WINDOW_BYTES beyond what
+ * the destination acknowledged, so neither the relay nor the sockets buffer more than that per job.
+ */
+export const COPY_DATA_FRAME = 0x01;
+export const COPY_WINDOW_BYTES = 4 * 1024 * 1024;
+export const COPY_MAX_CHUNK_BYTES = 256 * 1024;
+
+export function encodeCopyData(jobId: number, data: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt8(COPY_DATA_FRAME, 0);
+  header.writeUInt32BE(jobId, 1);
+  return Buffer.concat([header, data]);
+}
+
+/** Null when the frame is not a copy data frame (the receiver drops it). */
+export function decodeCopyData(frame: Buffer): { jobId: number; data: Buffer } | null {
+  if (frame.length < 5 || frame.readUInt8(0) !== COPY_DATA_FRAME) return null;
+  return { jobId: frame.readUInt32BE(1), data: frame.subarray(5) };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
+const isCount = (value: unknown): value is number => isInt(value) && value >= 0;
 
 const REPORTABLE: readonly string[] = ['loading', 'running', 'stopped', 'exited', 'unknown', 'offline'];
 
@@ -72,8 +124,16 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
       return isInt(value.machineId) ? { type: 'heartbeat', machineId: value.machineId } : null;
     case 'report': {
       const r = value.report;
-      if (!isInt(value.instanceId) || !isRecord(r) || typeof r.actualStatus !== 'string' || !REPORTABLE.includes(r.actualStatus)) return null;
-      const ports = isRecord(r.ports) ? Object.fromEntries(Object.entries(r.ports).filter((e): e is [string, number] => isInt(e[1]))) : {};
+      if (
+        !isInt(value.instanceId) ||
+        !isRecord(r) ||
+        typeof r.actualStatus !== 'string' ||
+        !REPORTABLE.includes(r.actualStatus)
+      )
+        return null;
+      const ports = isRecord(r.ports)
+        ? Object.fromEntries(Object.entries(r.ports).filter((e): e is [string, number] => isInt(e[1])))
+        : {};
       return {
         type: 'report',
         instanceId: value.instanceId,
@@ -88,7 +148,28 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
     }
     case 'logs':
       return typeof value.requestId === 'string' && Array.isArray(value.lines)
-        ? { type: 'logs', requestId: value.requestId, lines: value.lines.map(String), ...(typeof value.error === 'string' ? { error: value.error } : {}) }
+        ? {
+            type: 'logs',
+            requestId: value.requestId,
+            lines: value.lines.map(String),
+            ...(typeof value.error === 'string' ? { error: value.error } : {}),
+          }
+        : null;
+    case 'copy_ready':
+      return isInt(value.jobId) ? { type: 'copy_ready', jobId: value.jobId } : null;
+    case 'copy_source':
+      return isInt(value.jobId) && (value.totalBytes === null || isCount(value.totalBytes))
+        ? { type: 'copy_source', jobId: value.jobId, totalBytes: value.totalBytes }
+        : null;
+    case 'copy_sent':
+    case 'copy_ack':
+    case 'copy_done':
+      return isInt(value.jobId) && isCount(value.bytes)
+        ? { type: value.type, jobId: value.jobId, bytes: value.bytes }
+        : null;
+    case 'copy_failed':
+      return isInt(value.jobId) && typeof value.reason === 'string'
+        ? { type: 'copy_failed', jobId: value.jobId, reason: value.reason.slice(0, 500) }
         : null;
     default:
       return null;

@@ -8,3 +8,4 @@ export * from './instance';
 export * from './sync';
 export * from './schema-registry';
 export * from './agent-channel';
+export * from './host-agent-events';

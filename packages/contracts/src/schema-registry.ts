@@ -1,4 +1,5 @@
 import type { ContextName, EventEnvelope } from './envelope';
+import { HostAgentPublicEvents } from './host-agent-events';
 import { IdentityPublicEvents } from './identity';
 import { InstancePublicEvents } from './instance';
 import { MarketplacePublicEvents } from './marketplace';
@@ -13,7 +14,7 @@ export interface PublicEventSpec {
 export const PUBLIC_EVENTS: Record<ContextName, Record<string, PublicEventSpec>> = {
   identity: IdentityPublicEvents,
   marketplace: MarketplacePublicEvents,
-  instance: InstancePublicEvents,
+  instance: { ...InstancePublicEvents, ...HostAgentPublicEvents },
   sync: SyncPublicEvents,
 };
 

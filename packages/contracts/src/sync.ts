@@ -21,7 +21,10 @@ export type MaintenanceScheduled = DomainEvent<
   }
 >;
 /** `cancel maint` deletes every window of the machine that has not ended yet, in one event. */
-export type MaintenanceCanceled = DomainEvent<'MaintenanceCanceled', { machineId: number; windowIds: number[]; at: string }>;
+export type MaintenanceCanceled = DomainEvent<
+  'MaintenanceCanceled',
+  { machineId: number; windowIds: number[]; at: string }
+>;
 export type MaintenanceEvent = MaintenanceScheduled | MaintenanceCanceled;
 
 /** copy_direct: instance to instance; rclone: between an instance and a cloud connection. */
@@ -51,16 +54,39 @@ export type SyncRequested = DomainEvent<
     srcPath: string;
     dstPath: string;
     rclone: RcloneRequest | null;
+    /**
+     * Who carries the job out, decided once when it is requested: `agents` (both instances on host-agent
+     * machines: instance-lifecycle relays it over the agent channel) or `platform` (sync-maintenance's own
+     * copy executor). Absent in events recorded before agent copies existed: `platform`.
+     */
+    executor?: SyncExecutor;
     at: string;
   }
 >;
-export type SyncStarted = DomainEvent<'SyncStarted', { instanceId: number; jobId: number; totalBytes: number | null; at: string }>;
-export type SyncProgressed = DomainEvent<'SyncProgressed', { instanceId: number; jobId: number; bytesCopied: number; totalBytes: number | null; at: string }>;
-export type SyncCompleted = DomainEvent<'SyncCompleted', { instanceId: number; jobId: number; bytesCopied: number; at: string }>;
-export type SyncFailed = DomainEvent<'SyncFailed', { instanceId: number; jobId: number; reason: string; at: string }>;
-export type SyncCanceled = DomainEvent<'SyncCanceled', { instanceId: number; jobId: number; canceledBy: number; at: string }>;
+export type SyncExecutor = 'agents' | 'platform';
+export type SyncStarted = DomainEvent<
+  'SyncStarted',
+  { instanceId: number; jobId: number; totalBytes: number | null; at: string }
+>;
+export type SyncProgressed = DomainEvent<
+  'SyncProgressed',
+  { instanceId: number; jobId: number; bytesCopied: number; totalBytes: number | null; at: string }
+>;
+export type SyncCompleted = DomainEvent<
+  'SyncCompleted',
+  { instanceId: number; jobId: number; bytesCopied: number; at: string }
+>;
+export type SyncFailed = DomainEvent<
+  'SyncFailed',
+  { instanceId: number; jobId: number; reason: string; at: string }
+>;
+export type SyncCanceled = DomainEvent<
+  'SyncCanceled',
+  { instanceId: number; jobId: number; canceledBy: number; at: string }
+>;
 
-export type SyncEvent = SyncRequested | SyncStarted | SyncProgressed | SyncCompleted | SyncFailed | SyncCanceled;
+export type SyncEvent =
+  SyncRequested | SyncStarted | SyncProgressed | SyncCompleted | SyncFailed | SyncCanceled;
 
 export const SyncPublicEvents = {
   MaintenanceScheduled: { schemaVersion: 1, streamType: 'maintenance' },

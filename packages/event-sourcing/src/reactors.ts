@@ -35,7 +35,9 @@ export const reactorQueueMigration: Migration = {
         done_at TIMESTAMPTZ,
         PRIMARY KEY (reactor, event_id)
       )`);
-    await sql.execute(`CREATE INDEX reactor_queue_pending ON ${s}.reactor_queue (claimed_until) WHERE done_at IS NULL`);
+    await sql.execute(
+      `CREATE INDEX reactor_queue_pending ON ${s}.reactor_queue (claimed_until) WHERE done_at IS NULL`,
+    );
   },
 };
 
@@ -77,7 +79,9 @@ export class ReactorWorker {
       groupId: `${groupPrefix}.reactor.${reactor.name}`,
       topics: [...new Set(reactor.sources.map((s) => topicFor(s.context, s.streamType)))],
       handle: async (raw: EventEnvelope) => {
-        const isSource = reactor.sources.some((s) => s.context === raw.context && s.streamType === raw.streamType);
+        const isSource = reactor.sources.some(
+          (s) => s.context === raw.context && s.streamType === raw.streamType,
+        );
         if (!isSource) return;
         const event = upcast(raw);
         if (!reactor.wants(event)) return;
@@ -143,28 +147,39 @@ export class ReactorWorker {
       `UPDATE ${this.schema}.reactor_queue q SET claimed_until = now() + ($1 || ' milliseconds')::interval, attempts = attempts + 1
         WHERE (q.reactor, q.event_id) IN (
           SELECT reactor, event_id FROM ${this.schema}.reactor_queue
-           WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2
+           WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2 AND reactor = ANY($3::text[])
            ORDER BY queued_at, event_id LIMIT 20 FOR UPDATE SKIP LOCKED)
         RETURNING q.reactor, q.event_id, q.envelope, q.attempts`,
-      [String(this.options.claimMs ?? 30_000), this.options.maxAttempts ?? 10],
+      // Only this worker's reactors: a context may run several workers (one per module that has reactors).
+      [
+        String(this.options.claimMs ?? 30_000),
+        this.options.maxAttempts ?? 10,
+        this.reactors.map((r) => r.name),
+      ],
     );
     for (const row of rows) {
       const reactor = this.reactors.find((r) => r.name === row.reactor);
-      const event = typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
+      const event =
+        typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
       if (!reactor) continue;
       try {
         await reactor.react(event);
-        await this.db.execute(`UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`, [
-          row.reactor,
-          row.event_id,
-        ]);
+        await this.db.execute(
+          `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`,
+          [row.reactor, row.event_id],
+        );
       } catch (error) {
         this.options.onError?.(reactor.name, error, event);
         // Retry later with a growing delay.
         await this.db.execute(
           `UPDATE ${this.schema}.reactor_queue SET last_error = $3, claimed_until = now() + ($4 || ' milliseconds')::interval
             WHERE reactor = $1 AND event_id = $2`,
-          [row.reactor, row.event_id, String(error).slice(0, 2000), String(Math.min(60_000, 250 * 2 ** row.attempts))],
+          [
+            row.reactor,
+            row.event_id,
+            String(error).slice(0, 2000),
+            String(Math.min(60_000, 250 * 2 ** row.attempts)),
+          ],
         );
       }
     }

@@ -1,6 +1,13 @@
-import { AGENT_CHANNEL_VERSION, type AgentHostReport, type AgentToLifecycle, type LifecycleToAgent } from '@rigmarket/contracts';
+import {
+  AGENT_CHANNEL_VERSION,
+  type AgentHostReport,
+  type AgentToLifecycle,
+  type LifecycleToAgent,
+  decodeCopyData,
+} from '@rigmarket/contracts';
 import WebSocket from 'ws';
 import type { AgentDriver } from '../drivers/agent-driver';
+import { AgentCopies } from './agent-copies';
 
 export interface ChannelClientOptions {
   channelUrl: string;
@@ -28,8 +35,15 @@ export class ChannelClient {
   /** Commands of one instance run one after the other. */
   private readonly queues = new Map<number, Promise<void>>();
   private onWelcome: (() => void) | undefined;
+  private readonly copies: AgentCopies;
 
-  constructor(private readonly options: ChannelClientOptions) {}
+  constructor(private readonly options: ChannelClientOptions) {
+    this.copies = new AgentCopies(options.driver, {
+      send: (message) => this.send(message),
+      sendBinary: (frame) => this.sendBinary(frame),
+      log: options.log,
+    });
+  }
 
   /** Connects; resolves at the first welcome. */
   open(): Promise<void> {
@@ -64,12 +78,27 @@ export class ChannelClient {
 
   private connect(): void {
     if (this.closed) return;
-    const socket = new WebSocket(this.options.channelUrl, { headers: { Authorization: `Bearer ${this.options.apiKey}` }, handshakeTimeout: 15_000 });
+    const socket = new WebSocket(this.options.channelUrl, {
+      headers: { Authorization: `Bearer ${this.options.apiKey}` },
+      handshakeTimeout: 15_000,
+    });
     this.socket = socket;
     socket.on('open', () => {
-      socket.send(JSON.stringify({ type: 'hello', version: AGENT_CHANNEL_VERSION, machineId: this.options.machineId, driver: this.options.driver.name } satisfies AgentToLifecycle));
+      socket.send(
+        JSON.stringify({
+          type: 'hello',
+          version: AGENT_CHANNEL_VERSION,
+          machineId: this.options.machineId,
+          driver: this.options.driver.name,
+        } satisfies AgentToLifecycle),
+      );
     });
-    socket.on('message', (data) => {
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) {
+        const frame = decodeCopyData(Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer));
+        if (frame) this.copies.data(frame.jobId, frame.data);
+        return;
+      }
       let message: LifecycleToAgent;
       try {
         message = JSON.parse(data.toString()) as LifecycleToAgent;
@@ -84,6 +113,7 @@ export class ChannelClient {
     socket.on('error', (error) => this.options.log(`agent channel error: ${error.message}`));
     socket.on('close', () => {
       this.welcomed = false;
+      this.copies.abortAll('the agent channel closed');
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.closed) return;
       this.options.log(`agent channel closed; reconnecting in ${this.backoffMs} ms`);
@@ -100,7 +130,11 @@ export class ChannelClient {
         this.backoffMs = 500;
         this.options.log(`agent channel open for machine ${message.machineId}`);
         this.startHeartbeat(message.heartbeatIntervalMs);
-        void driver.forgetAllBut(message.liveInstanceIds ?? []).catch((error: unknown) => this.options.log(`cleanup of destroyed instances failed: ${String(error)}`));
+        void driver
+          .forgetAllBut(message.liveInstanceIds ?? [])
+          .catch((error: unknown) =>
+            this.options.log(`cleanup of destroyed instances failed: ${String(error)}`),
+          );
         for (const queued of this.outbox.splice(0)) this.send(queued);
         this.onWelcome?.();
         return;
@@ -112,7 +146,9 @@ export class ChannelClient {
       case 'start':
         return this.run(message.instanceId, message.type, () => driver.start(message.instanceId));
       case 'stop':
-        return this.run(message.instanceId, message.type, () => driver.stop(message.instanceId, message.statusMsg));
+        return this.run(message.instanceId, message.type, () =>
+          driver.stop(message.instanceId, message.statusMsg),
+        );
       case 'reboot':
         return this.run(message.instanceId, message.type, () => driver.reboot(message.instanceId));
       case 'recycle':
@@ -122,8 +158,16 @@ export class ChannelClient {
       case 'logs':
         void driver.logs(message.instanceId, message.daemon).then(
           (lines) => this.send({ type: 'logs', requestId: message.requestId, lines }),
-          (error: unknown) => this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
+          (error: unknown) =>
+            this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
         );
+        return;
+      case 'copy_receive':
+      case 'copy_send':
+      case 'copy_ack':
+      case 'copy_end':
+      case 'copy_abort':
+        this.copies.handle(message);
         return;
       default:
         return;
@@ -131,7 +175,11 @@ export class ChannelClient {
   }
 
   private run(instanceId: number, what: string, work: () => Promise<void>): void {
-    const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((error: unknown) => this.options.log(`${what} of instance ${instanceId} failed: ${String(error)}`));
+    const next = (this.queues.get(instanceId) ?? Promise.resolve())
+      .then(work)
+      .catch((error: unknown) =>
+        this.options.log(`${what} of instance ${instanceId} failed: ${String(error)}`),
+      );
     this.queues.set(instanceId, next);
     void next.then(() => {
       if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
@@ -143,6 +191,15 @@ export class ChannelClient {
     const beat = () => this.send({ type: 'heartbeat', machineId: this.options.machineId });
     beat();
     this.heartbeat = setInterval(beat, Math.max(50, intervalMs));
+  }
+
+  private sendBinary(frame: Buffer): Promise<void> {
+    const socket = this.socket;
+    if (!this.welcomed || socket?.readyState !== WebSocket.OPEN)
+      return Promise.reject(new Error('the agent channel is not open'));
+    return new Promise<void>((resolve, reject) =>
+      socket.send(frame, { binary: true }, (error) => (error ? reject(error) : resolve())),
+    );
   }
 
   private send(message: AgentToLifecycle): void {

@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
 
 export type ReportTransition = (instanceId: number, report: AgentHostReport) => void;
@@ -17,6 +18,24 @@ export interface AgentDriver {
   forgetAllBut(liveInstanceIds: number[]): Promise<void>;
   /** The container's output, or the agent's own lines about this instance (daemon). */
   logs(instanceId: number, daemon: boolean): Promise<string[]>;
+  /**
+   * Copies (copy_direct between instances): a tar of `path` in the instance's container, and its size when
+   * it is a file. Rejects with a message for the renter when the container or the path is missing.
+   */
+  readArchive(
+    instanceId: number,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ tar: Readable; totalBytes: number | null }>;
+  /**
+   * Prepares an extract into the directory `path` of the instance's container (created if missing): the tar
+   * written to `sink` is extracted there; `done` settles when the extract has finished or failed.
+   */
+  writeArchive(
+    instanceId: number,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ sink: Writable; done: Promise<void> }>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,11 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import {
+  archiveDestinationDir,
+  archiveSourcePath,
+  ensureDirectory,
+  knownTotalBytes,
+  statPath,
+} from '@rigmarket/container-copy';
 import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
 import type Docker from 'dockerode';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
@@ -38,7 +45,8 @@ interface DockerEvent {
   Actor?: { Attributes?: Record<string, string> };
 }
 
-const statusCode = (error: unknown): number | undefined => (error as { statusCode?: number } | null)?.statusCode;
+const statusCode = (error: unknown): number | undefined =>
+  (error as { statusCode?: number } | null)?.statusCode;
 
 /**
  * Instances as Docker containers (dockerode over the Engine API). Every report comes from Docker itself:
@@ -91,7 +99,9 @@ export class DockerDriver implements AgentDriver {
         } catch {
           continue;
         }
-        this.onEvent(event).catch((error: unknown) => this.options.onError?.(`docker event handling failed: ${message(error)}`));
+        this.onEvent(event).catch((error: unknown) =>
+          this.options.onError?.(`docker event handling failed: ${message(error)}`),
+        );
       }
     });
     let resumed = false;
@@ -114,7 +124,10 @@ export class DockerDriver implements AgentDriver {
 
   /** After an agent restart: containers already running are reported as running again. */
   private async reconcile(): Promise<void> {
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] },
+    });
     for (const c of containers) {
       const instanceId = Number(c.Labels[INSTANCE_LABEL]);
       if (!Number.isInteger(instanceId)) continue;
@@ -134,7 +147,11 @@ export class DockerDriver implements AgentDriver {
     try {
       await this.ensureImage(id, spec.config.image, spec.config.imageLogin);
       const gpuDeviceIds = await this.gpusFor(spec.numGpus);
-      if (!this.diskQuota) this.log.line(id, `disk size ${spec.config.disk} GB not enforced: the storage driver has no per-container quota`);
+      if (!this.diskQuota)
+        this.log.line(
+          id,
+          `disk size ${spec.config.disk} GB not enforced: the storage driver has no per-container quota`,
+        );
       const { name, ...options } = containerPlan(spec, { gpuDeviceIds, diskQuota: this.diskQuota });
       await this.removeContainer(id); // a leftover of an earlier attempt
       const container = await this.docker.createContainer({ name, ...options });
@@ -162,16 +179,32 @@ export class DockerDriver implements AgentDriver {
     this.log.line(instanceId, `stop container${statusMsg ? ` (${statusMsg})` : ''}`);
     const container = await this.container(instanceId);
     if (!container) return;
-    const state = await container.inspect().then((i) => i.State, () => null);
+    const state = await container.inspect().then(
+      (i) => i.State,
+      () => null,
+    );
     // Already down: no die event will come, so the inspected state is the report.
-    if (state && !state.Running) return this.send(instanceId, { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: this.takeStopMessage(instanceId) });
+    if (state && !state.Running)
+      return this.send(instanceId, {
+        actualStatus: 'stopped',
+        sshHost: null,
+        sshPort: null,
+        ports: {},
+        statusMsg: this.takeStopMessage(instanceId),
+      });
     await this.act(instanceId, (c) => c.stop({ t: this.options.stopTimeoutS ?? 10 }), [304]);
   }
 
   async reboot(instanceId: number): Promise<void> {
     this.intents.set(instanceId, 'reboot');
     this.log.line(instanceId, 'reboot: restart container');
-    this.send(instanceId, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg: 'Rebooting' });
+    this.send(instanceId, {
+      actualStatus: 'loading',
+      sshHost: null,
+      sshPort: null,
+      ports: {},
+      statusMsg: 'Rebooting',
+    });
     await this.act(instanceId, (c) => c.restart({ t: this.options.stopTimeoutS ?? 10 }));
   }
 
@@ -182,9 +215,17 @@ export class DockerDriver implements AgentDriver {
     this.intents.set(instanceId, 'recycle');
     const info = await container.inspect();
     this.log.line(instanceId, `recycle: recreate container from ${info.Config.Image}`);
-    this.send(instanceId, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg: `Recycling: pulling image ${info.Config.Image}` });
+    this.send(instanceId, {
+      actualStatus: 'loading',
+      sshHost: null,
+      sshPort: null,
+      ports: {},
+      statusMsg: `Recycling: pulling image ${info.Config.Image}`,
+    });
     try {
-      await this.pull(instanceId, info.Config.Image, null).catch((error: unknown) => this.log.line(instanceId, `fresh pull failed, keeping the local image: ${message(error)}`));
+      await this.pull(instanceId, info.Config.Image, null).catch((error: unknown) =>
+        this.log.line(instanceId, `fresh pull failed, keeping the local image: ${message(error)}`),
+      );
       await container.remove({ force: true });
       const fresh = await this.docker.createContainer({
         name: containerName(instanceId),
@@ -222,7 +263,10 @@ export class DockerDriver implements AgentDriver {
   /** Containers of this machine whose instance is gone (and that this agent did not just provision) are removed. */
   async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
     const live = new Set(liveInstanceIds);
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] },
+    });
     for (const c of containers) {
       const instanceId = Number(c.Labels[INSTANCE_LABEL]);
       if (!Number.isInteger(instanceId) || live.has(instanceId) || this.provisioned.has(instanceId)) continue;
@@ -236,7 +280,43 @@ export class DockerDriver implements AgentDriver {
     const container = await this.container(instanceId);
     if (!container) return [];
     const raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
-    return demuxDockerLog(Buffer.from(raw)).split('\n').filter((line, i, all) => line.length > 0 || i < all.length - 1);
+    return demuxDockerLog(Buffer.from(raw))
+      .split('\n')
+      .filter((line, i, all) => line.length > 0 || i < all.length - 1);
+  }
+
+  /** GET /containers/{name}/archive of the source path (rsync's trailing-slash rule), after its stat. */
+  async readArchive(
+    instanceId: number,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ tar: Readable; totalBytes: number | null }> {
+    const container = await this.container(instanceId);
+    if (!container) throw new Error(`No container for source instance ${instanceId} on its host`);
+    const source = archiveSourcePath(path);
+    const stat = await statPath(container, source);
+    if (!stat) throw new Error(`Source path ${path} not found in instance ${instanceId}`);
+    this.log.line(instanceId, `copy: sending a tar of ${path}`);
+    const tar = (await container.getArchive({ path: source, abortSignal: signal })) as unknown as Readable;
+    return { tar, totalBytes: knownTotalBytes(stat) };
+  }
+
+  /** mkdir -p of the destination, then PUT /containers/{name}/archive fed by the returned sink. */
+  async writeArchive(
+    instanceId: number,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ sink: Writable; done: Promise<void> }> {
+    const container = await this.container(instanceId);
+    if (!container) throw new Error(`No container for destination instance ${instanceId} on its host`);
+    const dir = archiveDestinationDir(path);
+    await ensureDirectory(container, dir);
+    this.log.line(instanceId, `copy: extracting into ${dir}`);
+    const sink = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const done = Promise.resolve(container.putArchive(sink, { path: dir, abortSignal: signal })).then(
+      () => undefined,
+    );
+    return { sink, done };
   }
 
   async close(): Promise<void> {
@@ -257,10 +337,22 @@ export class DockerDriver implements AgentDriver {
       const exitCode = event.Actor?.Attributes?.exitCode ?? '?';
       this.log.line(instanceId, `docker: container exited with code ${exitCode}`);
       if (intent === 'stop') {
-        this.send(instanceId, { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: this.takeStopMessage(instanceId) });
+        this.send(instanceId, {
+          actualStatus: 'stopped',
+          sshHost: null,
+          sshPort: null,
+          ports: {},
+          statusMsg: this.takeStopMessage(instanceId),
+        });
       } else if (intent === 'run') {
         // It ended by itself: a crash or a finished command (spec: exited never reaches running again).
-        this.send(instanceId, { actualStatus: 'exited', sshHost: null, sshPort: null, ports: {}, statusMsg: `Container exited with code ${exitCode}` });
+        this.send(instanceId, {
+          actualStatus: 'exited',
+          sshHost: null,
+          sshPort: null,
+          ports: {},
+          statusMsg: `Container exited with code ${exitCode}`,
+        });
       } // reboot and recycle: the loading report went out already; destroy: nothing to say
     } else if (action === 'oom') {
       this.log.line(instanceId, 'docker: container ran out of memory');
@@ -283,7 +375,13 @@ export class DockerDriver implements AgentDriver {
   }
 
   private async ensureImage(instanceId: number, image: string, imageLogin: string | null): Promise<void> {
-    const local = await this.docker.getImage(image).inspect().then(() => true, () => false);
+    const local = await this.docker
+      .getImage(image)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      );
     if (local) {
       this.log.line(instanceId, `image ${image} is present locally; no pull`);
       return;
@@ -309,7 +407,10 @@ export class DockerDriver implements AgentDriver {
   private async gpusFor(count: number): Promise<string[] | null> {
     const deviceIds = this.options.gpuDeviceIds;
     if (!deviceIds || deviceIds.length === 0) return null;
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] } });
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${MACHINE_LABEL}=${this.options.machineId}`] },
+    });
     const held = new Set(containers.flatMap((c) => (c.Labels[GPUS_LABEL] ?? '').split(',').filter(Boolean)));
     const picked = pickGpus(deviceIds, held, count);
     if (!picked) throw new Error(`${count} GPU(s) wanted, ${deviceIds.length - held.size} free on this host`);
@@ -318,7 +419,10 @@ export class DockerDriver implements AgentDriver {
 
   private async container(instanceId: number): Promise<Docker.Container | null> {
     const container = this.docker.getContainer(containerName(instanceId));
-    const exists = await container.inspect().then(() => true, (error: unknown) => (statusCode(error) === 404 ? false : Promise.reject(error)));
+    const exists = await container.inspect().then(
+      () => true,
+      (error: unknown) => (statusCode(error) === 404 ? false : Promise.reject(error)),
+    );
     if (exists) return container;
     this.log.line(instanceId, 'no container for this instance on this host');
     return null;
@@ -334,13 +438,18 @@ export class DockerDriver implements AgentDriver {
   }
 
   /** Runs a container call; the given status codes (304: already in that state) are not failures. */
-  private async act(instanceId: number, call: (c: Docker.Container) => Promise<unknown>, harmless: number[] = []): Promise<void> {
+  private async act(
+    instanceId: number,
+    call: (c: Docker.Container) => Promise<unknown>,
+    harmless: number[] = [],
+  ): Promise<void> {
     const container = await this.container(instanceId);
     if (!container) return this.fail(instanceId, 'The container is gone from the host');
     try {
       await call(container);
     } catch (error) {
-      if (!harmless.includes(statusCode(error) ?? 0)) this.fail(instanceId, `Docker refused: ${message(error)}`);
+      if (!harmless.includes(statusCode(error) ?? 0))
+        this.fail(instanceId, `Docker refused: ${message(error)}`);
     }
   }
 
@@ -360,4 +469,5 @@ export class DockerDriver implements AgentDriver {
   }
 }
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);
+const message = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);

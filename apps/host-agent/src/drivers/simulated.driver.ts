@@ -12,9 +12,7 @@ export class SimulatedAgentDriver implements AgentDriver {
   private readonly specs = new Map<number, AgentProvisionSpec>();
   private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(
-    private readonly options: { sshHost: string; daemonLog: DaemonLog; bootMs?: number },
-  ) {}
+  constructor(private readonly options: { sshHost: string; daemonLog: DaemonLog; bootMs?: number }) {}
 
   async watch(report: ReportTransition): Promise<void> {
     this.report = report;
@@ -23,7 +21,10 @@ export class SimulatedAgentDriver implements AgentDriver {
   async provision(spec: AgentProvisionSpec): Promise<void> {
     this.specs.set(spec.instanceId, spec);
     this.options.daemonLog.line(spec.instanceId, `simulated provision of ${spec.config.image}`);
-    this.report(spec.instanceId, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image} (simulated)` });
+    this.report(spec.instanceId, {
+      actualStatus: 'loading',
+      statusMsg: `Pulling image ${spec.config.image} (simulated)`,
+    });
     if (spec.targetState === 'running') this.later(() => this.running(spec.instanceId));
     else this.later(() => this.report(spec.instanceId, { actualStatus: 'stopped', statusMsg: STOPPED_MSG }));
   }
@@ -33,7 +34,15 @@ export class SimulatedAgentDriver implements AgentDriver {
   }
 
   async stop(instanceId: number, statusMsg?: string): Promise<void> {
-    this.later(() => this.report(instanceId, { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: statusMsg ?? STOPPED_MSG }));
+    this.later(() =>
+      this.report(instanceId, {
+        actualStatus: 'stopped',
+        sshHost: null,
+        sshPort: null,
+        ports: {},
+        statusMsg: statusMsg ?? STOPPED_MSG,
+      }),
+    );
   }
 
   async reboot(instanceId: number): Promise<void> {
@@ -54,7 +63,23 @@ export class SimulatedAgentDriver implements AgentDriver {
   }
 
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {
-    return daemon ? this.options.daemonLog.of(instanceId) : this.specs.has(instanceId) ? ['simulated container: no output'] : [];
+    return daemon
+      ? this.options.daemonLog.of(instanceId)
+      : this.specs.has(instanceId)
+        ? ['simulated container: no output']
+        : [];
+  }
+
+  async readArchive(instanceId: number): Promise<never> {
+    throw new Error(
+      `Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy from`,
+    );
+  }
+
+  async writeArchive(instanceId: number): Promise<never> {
+    throw new Error(
+      `Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy into`,
+    );
   }
 
   async close(): Promise<void> {
@@ -64,8 +89,19 @@ export class SimulatedAgentDriver implements AgentDriver {
   private running(instanceId: number): void {
     const spec = this.specs.get(instanceId);
     if (!spec) return;
-    const ports = Object.fromEntries(containerPorts(spec.config.runtype, spec.config.env).map((p, i) => [`${p}/tcp`, 40_000 + ((instanceId * 8 + i) % 20_000)]));
-    this.report(instanceId, { actualStatus: 'running', sshHost: this.options.sshHost, sshPort: ports['22/tcp'] ?? null, ports, statusMsg: 'Instance running (simulated agent)' });
+    const ports = Object.fromEntries(
+      containerPorts(spec.config.runtype, spec.config.env).map((p, i) => [
+        `${p}/tcp`,
+        40_000 + ((instanceId * 8 + i) % 20_000),
+      ]),
+    );
+    this.report(instanceId, {
+      actualStatus: 'running',
+      sshHost: this.options.sshHost,
+      sshPort: ports['22/tcp'] ?? null,
+      ports,
+      statusMsg: 'Instance running (simulated agent)',
+    });
   }
 
   private later(work: () => void): void {

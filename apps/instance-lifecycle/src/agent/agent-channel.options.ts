@@ -12,6 +12,10 @@ export interface AgentChannelOptions {
   helloWaitMs: number;
   /** How long a logs request waits for the agent's answer. */
   logsTimeoutMs: number;
+  /** The rate a source agent sends a copy at (a copy must not eat the instances' network or disk). */
+  copyBytesPerSecond: number;
+  /** How often a copy's progress is recorded (each record is an event). */
+  copyProgressIntervalMs: number;
 }
 
 const fromEnv = (name: string, fallback: number): number => {
@@ -26,6 +30,8 @@ export function agentChannelOptions(overrides: Partial<AgentChannelOptions> = {}
     offlineGraceMs: fromEnv('RIGMARKET_AGENT_OFFLINE_AFTER_MS', 30_000),
     helloWaitMs: 15_000,
     logsTimeoutMs: 10_000,
+    copyBytesPerSecond: fromEnv('RIGMARKET_AGENT_COPY_BYTES_PER_SECOND', 50 * 1024 * 1024),
+    copyProgressIntervalMs: 2_000,
     ...overrides,
   };
 }

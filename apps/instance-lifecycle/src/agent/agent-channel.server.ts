@@ -1,6 +1,12 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import {
   AGENT_CHANNEL_PATH,
@@ -8,6 +14,7 @@ import {
   type AgentToLifecycle,
   type InstanceActualStatus,
   type LifecycleToAgent,
+  decodeCopyData,
   parseAgentMessage,
   scopeAllows,
 } from '@rigmarket/contracts';
@@ -18,6 +25,8 @@ import { HostReporter } from '../host/host-reporter';
 import { SCHEMA, findMachine } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
+import { AgentCopyRelay } from './agent-copy.relay';
+import { hostAgentDecider, hostAgentStreamId } from './agent-copy.decider';
 import { rememberAgentMachine } from './agent-machines';
 import { type AgentSession, AgentSessions } from './agent-sessions';
 
@@ -46,13 +55,15 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
   private readonly offlineTimers = new Map<number, NodeJS.Timeout>();
   private watchdog: NodeJS.Timeout | undefined;
   private closing = false;
-  private readonly onUpgrade: UpgradeListener = (request, socket, head) => void this.upgrade(request, socket, head);
+  private readonly onUpgrade: UpgradeListener = (request, socket, head) =>
+    void this.upgrade(request, socket, head);
   private server: Server | undefined;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly sessions: AgentSessions,
     private readonly reporter: HostReporter,
+    private readonly copies: AgentCopyRelay,
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
     @Inject(AGENT_CHANNEL_OPTIONS) private readonly options: AgentChannelOptions,
@@ -101,9 +112,19 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const send = (message: LifecycleToAgent) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
-    ws.on('message', (data) => {
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        // A copy's data: relayed at once (not queued behind database work), in the order received.
+        const frame = Buffer.isBuffer(data)
+          ? data
+          : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+        const decoded = decodeCopyData(frame);
+        if (session && decoded) this.copies.data(session, decoded.jobId, frame);
+        return;
+      }
       const message = parseAgentMessage(data.toString());
-      if (!message) return this.logger.warn(`machine ${session?.machineId ?? '?'}: malformed agent message dropped`);
+      if (!message)
+        return this.logger.warn(`machine ${session?.machineId ?? '?'}: malformed agent message dropped`);
       // One agent's messages are handled in the order sent (reports of one instance stay ordered).
       queue = queue
         .then(async () => {
@@ -113,26 +134,41 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
         .catch((error: unknown) => this.logger.warn(`agent message failed: ${String(error)}`));
     });
     ws.on('close', () => {
-      if (session) this.disconnected(session);
+      if (!session) return;
+      if (!this.closing) this.copies.agentGone(session.machineId);
+      this.disconnected(session);
     });
     ws.on('error', (error) => this.logger.warn(`agent socket error: ${error.message}`));
   }
 
-  private async hello(message: AgentToLifecycle, key: AuthenticatedKey, ws: WebSocket, send: (m: LifecycleToAgent) => void): Promise<AgentSession | undefined> {
+  private async hello(
+    message: AgentToLifecycle,
+    key: AuthenticatedKey,
+    ws: WebSocket,
+    send: (m: LifecycleToAgent) => void,
+  ): Promise<AgentSession | undefined> {
     const refuse = (reason: string) => {
       send({ type: 'refused', reason });
       ws.close(4403, reason.slice(0, 100));
       return undefined;
     };
     if (message.type !== 'hello') return refuse('the first message must be hello');
-    if (message.version !== AGENT_CHANNEL_VERSION) return refuse(`channel version ${message.version} is not supported (want ${AGENT_CHANNEL_VERSION})`);
+    if (message.version !== AGENT_CHANNEL_VERSION)
+      return refuse(`channel version ${message.version} is not supported (want ${AGENT_CHANNEL_VERSION})`);
     const owner = await this.machineOwner(message.machineId);
-    if (owner === null) return refuse(`machine ${message.machineId} is unknown here; register it first (POST /api/v0/machines)`);
+    if (owner === null)
+      return refuse(
+        `machine ${message.machineId} is unknown here; register it first (POST /api/v0/machines)`,
+      );
     if (owner !== key.userId) return refuse(`machine ${message.machineId} is not owned by this key`);
+    await this.enroll(message.machineId, key.userId, message.driver);
     const session: AgentSession = {
       machineId: message.machineId,
       userId: key.userId,
       send,
+      sendBinary: (frame) => {
+        if (ws.readyState === ws.OPEN) ws.send(frame, { binary: true });
+      },
       close: (code, reason) => ws.close(code, reason),
       lastHeartbeatAt: Date.now(),
       silent: false,
@@ -142,7 +178,10 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const pending = this.offlineTimers.get(message.machineId);
     if (pending) clearTimeout(pending);
     this.offlineTimers.delete(message.machineId);
-    const live = await this.runtime.db.query<{ instance_id: number }>(`SELECT instance_id FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`, [message.machineId]);
+    const live = await this.runtime.db.query<{ instance_id: number }>(
+      `SELECT instance_id FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`,
+      [message.machineId],
+    );
     send({
       type: 'welcome',
       version: AGENT_CHANNEL_VERSION,
@@ -152,6 +191,20 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     });
     this.logger.log(`machine ${message.machineId}: host agent connected (${message.driver} driver)`);
     return session;
+  }
+
+  /** `HostAgentEnrolled` once per machine: other contexts learn that its instances are served by an agent. */
+  private async enroll(machineId: number, ownerId: number, driver: string): Promise<void> {
+    await this.runtime.runner.handle(
+      hostAgentStreamId(machineId),
+      hostAgentDecider,
+      (state, now) =>
+        hostAgentDecider.decide(
+          { type: 'EnrollHostAgent', machineId, ownerId, driver, at: now.toISOString() },
+          state,
+        ),
+      { correlationId: `agent-hello-${machineId}`, causationId: `agent-hello-${machineId}` },
+    );
   }
 
   /** The machine may be registered a moment before the agent connects: wait for the read model. */
@@ -176,11 +229,24 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       case 'logs':
         this.sessions.logsArrived(message.requestId, message.lines, message.error);
         return;
+      case 'copy_ready':
+      case 'copy_source':
+      case 'copy_sent':
+      case 'copy_ack':
+      case 'copy_done':
+      case 'copy_failed':
+        this.copies.fromAgent(session, message);
+        return;
       case 'report': {
         // An agent reports only about instances on its own machine.
-        const rows = await this.runtime.db.query<{ machine_id: number }>(`SELECT machine_id FROM ${SCHEMA}.instances WHERE instance_id = $1`, [message.instanceId]);
+        const rows = await this.runtime.db.query<{ machine_id: number }>(
+          `SELECT machine_id FROM ${SCHEMA}.instances WHERE instance_id = $1`,
+          [message.instanceId],
+        );
         if (!rows[0] || Number(rows[0].machine_id) !== session.machineId) {
-          this.logger.warn(`machine ${session.machineId}: report about instance ${message.instanceId} of another machine dropped`);
+          this.logger.warn(
+            `machine ${session.machineId}: report about instance ${message.instanceId} of another machine dropped`,
+          );
           return;
         }
         await this.reporter.report(message.instanceId, message.report);
@@ -195,7 +261,11 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const timer = setTimeout(() => {
       this.offlineTimers.delete(session.machineId);
       if (this.sessions.current(session.machineId)) return;
-      void this.markInstances(session.machineId, 'offline', 'Host offline: its agent disconnected and did not come back');
+      void this.markInstances(
+        session.machineId,
+        'offline',
+        'Host offline: its agent disconnected and did not come back',
+      );
     }, this.options.offlineGraceMs);
     timer.unref();
     this.offlineTimers.set(session.machineId, timer);
@@ -207,21 +277,35 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       if (session.silent || now - session.lastHeartbeatAt <= this.options.heartbeatTimeoutMs) continue;
       session.silent = true;
       const seconds = Math.round(this.options.heartbeatTimeoutMs / 1000);
-      await this.markInstances(session.machineId, 'unknown', `Host unknown: no heartbeat from its agent for ${seconds} s`).catch((error: unknown) =>
+      await this.markInstances(
+        session.machineId,
+        'unknown',
+        `Host unknown: no heartbeat from its agent for ${seconds} s`,
+      ).catch((error: unknown) =>
         this.logger.warn(`marking machine ${session.machineId} unknown failed: ${String(error)}`),
       );
     }
   }
 
   /** Every live instance on the machine moves to unknown or offline (never back to running: spec). */
-  private async markInstances(machineId: number, actualStatus: Extract<InstanceActualStatus, 'unknown' | 'offline'>, statusMsg: string): Promise<void> {
+  private async markInstances(
+    machineId: number,
+    actualStatus: Extract<InstanceActualStatus, 'unknown' | 'offline'>,
+    statusMsg: string,
+  ): Promise<void> {
     if (this.closing) return;
     const rows = await this.runtime.db.query<{ instance_id: number }>(
       `SELECT instance_id FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed AND ${NOT_DEAD}`,
       [machineId],
     );
     for (const row of rows) {
-      await this.reporter.report(Number(row.instance_id), { actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg });
+      await this.reporter.report(Number(row.instance_id), {
+        actualStatus,
+        sshHost: null,
+        sshPort: null,
+        ports: {},
+        statusMsg,
+      });
     }
   }
 }

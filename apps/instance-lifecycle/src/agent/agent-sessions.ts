@@ -7,6 +7,8 @@ export interface AgentSession {
   machineId: number;
   userId: number;
   send(message: LifecycleToAgent): void;
+  /** A binary frame (a copy's data). */
+  sendBinary(frame: Buffer): void;
   close(code: number, reason: string): void;
   lastHeartbeatAt: number;
   /** Set once its instances were marked unknown for silence, until it heartbeats again. */
@@ -21,13 +23,17 @@ export interface AgentSession {
 export class AgentSessions {
   private readonly sessions = new Map<number, AgentSession>();
   private readonly everServed = new Set<number>();
-  private readonly pendingLogs = new Map<string, { resolve(lines: string[]): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
+  private readonly pendingLogs = new Map<
+    string,
+    { resolve(lines: string[]): void; reject(error: Error): void; timer: NodeJS.Timeout }
+  >();
 
   attach(session: AgentSession): void {
     const previous = this.sessions.get(session.machineId);
     this.sessions.set(session.machineId, session);
     this.everServed.add(session.machineId);
-    if (previous && previous !== session) previous.close(4409, 'replaced by a newer connection for this machine');
+    if (previous && previous !== session)
+      previous.close(4409, 'replaced by a newer connection for this machine');
   }
 
   /** False when a newer session had already replaced this one. */
@@ -66,14 +72,26 @@ export class AgentSessions {
     return new Promise<string[]>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pendingLogs.delete(requestId);
-        reject(new ApiError(504, 'host_timeout', `The host agent of machine ${machineId} did not send the logs in time; retry`));
+        reject(
+          new ApiError(
+            504,
+            'host_timeout',
+            `The host agent of machine ${machineId} did not send the logs in time; retry`,
+          ),
+        );
       }, timeoutMs);
       timer.unref();
       this.pendingLogs.set(requestId, { resolve, reject, timer });
       if (!this.send(machineId, { type: 'logs', requestId, instanceId, daemon })) {
         clearTimeout(timer);
         this.pendingLogs.delete(requestId);
-        reject(new ApiError(503, 'host_unreachable', `The host agent of machine ${machineId} is not connected; retry later`));
+        reject(
+          new ApiError(
+            503,
+            'host_unreachable',
+            `The host agent of machine ${machineId} is not connected; retry later`,
+          ),
+        );
       }
     });
   }
@@ -83,7 +101,8 @@ export class AgentSessions {
     if (!pending) return;
     this.pendingLogs.delete(requestId);
     clearTimeout(pending.timer);
-    if (error) pending.reject(new ApiError(502, 'host_error', `The host agent could not read the logs: ${error}`));
+    if (error)
+      pending.reject(new ApiError(502, 'host_error', `The host agent could not read the logs: ${error}`));
     else pending.resolve(lines);
   }
 

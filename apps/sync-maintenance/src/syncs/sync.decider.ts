@@ -1,4 +1,10 @@
-import { ApiError, type RcloneRequest, type SyncEvent, type SyncKind } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type RcloneRequest,
+  type SyncEvent,
+  type SyncExecutor,
+  type SyncKind,
+} from '@rigmarket/contracts';
 
 /**
  * `sync-<instanceId>`: the remote syncs (copy jobs) that write into one instance (the destination of
@@ -31,6 +37,8 @@ export interface SyncRequestData {
   srcPath: string;
   dstPath: string;
   rclone: RcloneRequest | null;
+  /** Who carries it out (decided by the API from the instances' machines); absent: the platform's executor. */
+  executor?: SyncExecutor;
 }
 
 export type SyncCommand = { instanceId: number; at: string } & (
@@ -60,14 +68,29 @@ export function evolve(state: SyncState, event: SyncEvent): SyncState {
   switch (event.type) {
     case 'SyncRequested': {
       const d = event.data;
-      return { current: { jobId: d.jobId, kind: d.kind, ownerId: d.ownerId, status: 'requested', bytesCopied: 0, totalBytes: null } };
+      return {
+        current: {
+          jobId: d.jobId,
+          kind: d.kind,
+          ownerId: d.ownerId,
+          status: 'requested',
+          bytesCopied: 0,
+          totalBytes: null,
+        },
+      };
     }
     case 'SyncStarted':
-      return current ? { current: { ...current, status: 'running', totalBytes: event.data.totalBytes } } : state;
+      return current
+        ? { current: { ...current, status: 'running', totalBytes: event.data.totalBytes } }
+        : state;
     case 'SyncProgressed':
-      return current ? { current: { ...current, bytesCopied: event.data.bytesCopied, totalBytes: event.data.totalBytes } } : state;
+      return current
+        ? { current: { ...current, bytesCopied: event.data.bytesCopied, totalBytes: event.data.totalBytes } }
+        : state;
     case 'SyncCompleted':
-      return current ? { current: { ...current, status: 'completed', bytesCopied: event.data.bytesCopied } } : state;
+      return current
+        ? { current: { ...current, status: 'completed', bytesCopied: event.data.bytesCopied } }
+        : state;
     case 'SyncFailed':
       return current ? { current: { ...current, status: 'failed' } } : state;
     case 'SyncCanceled':
@@ -91,7 +114,10 @@ export function decide(command: SyncCommand, state: SyncState): SyncEvent[] {
   switch (command.type) {
     case 'RequestSync': {
       if (isActive(state.current)) {
-        throw ApiError.conflict(`A remote copy to instance ${instanceId} is already in progress; cancel it first`, SyncErrors.inProgress);
+        throw ApiError.conflict(
+          `A remote copy to instance ${instanceId} is already in progress; cancel it first`,
+          SyncErrors.inProgress,
+        );
       }
       const { type: _type, at: _at, ...data } = command;
       return [{ type: 'SyncRequested', data: { ...data, at } }];
@@ -99,16 +125,34 @@ export function decide(command: SyncCommand, state: SyncState): SyncEvent[] {
     case 'StartSync': {
       const job = activeJob(state, command.jobId);
       if (job.status !== 'requested') return [];
-      return [{ type: 'SyncStarted', data: { instanceId, jobId: job.jobId, totalBytes: command.totalBytes, at } }];
+      return [
+        { type: 'SyncStarted', data: { instanceId, jobId: job.jobId, totalBytes: command.totalBytes, at } },
+      ];
     }
     case 'ReportProgress': {
       const job = activeJob(state, command.jobId);
       if (command.bytesCopied <= job.bytesCopied && command.totalBytes === job.totalBytes) return [];
-      return [{ type: 'SyncProgressed', data: { instanceId, jobId: job.jobId, bytesCopied: command.bytesCopied, totalBytes: command.totalBytes, at } }];
+      return [
+        {
+          type: 'SyncProgressed',
+          data: {
+            instanceId,
+            jobId: job.jobId,
+            bytesCopied: command.bytesCopied,
+            totalBytes: command.totalBytes,
+            at,
+          },
+        },
+      ];
     }
     case 'CompleteSync': {
       const job = activeJob(state, command.jobId);
-      return [{ type: 'SyncCompleted', data: { instanceId, jobId: job.jobId, bytesCopied: command.bytesCopied, at } }];
+      return [
+        {
+          type: 'SyncCompleted',
+          data: { instanceId, jobId: job.jobId, bytesCopied: command.bytesCopied, at },
+        },
+      ];
     }
     case 'FailSync': {
       const job = state.current;
@@ -119,7 +163,9 @@ export function decide(command: SyncCommand, state: SyncState): SyncEvent[] {
     case 'CancelSync': {
       const job = state.current;
       if (!isActive(job)) return [];
-      return [{ type: 'SyncCanceled', data: { instanceId, jobId: job.jobId, canceledBy: command.requesterId, at } }];
+      return [
+        { type: 'SyncCanceled', data: { instanceId, jobId: job.jobId, canceledBy: command.requesterId, at } },
+      ];
     }
     default:
       return [];

@@ -1,8 +1,15 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type RcloneRequest, type SyncKind, type SyncRequested } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  type RcloneRequest,
+  type SyncExecutor,
+  type SyncKind,
+  type SyncRequested,
+} from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { findInstance } from '../sync-maintenance.read-models';
+import { findInstance, onAgentMachine } from '../sync-maintenance.read-models';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { runSyncCommand, SyncWorkflow } from './sync-workflow';
 
@@ -34,7 +41,12 @@ export class StartSyncCommand extends Command<{ jobId: number }> {
   }
 }
 
-/** Checks the caller owns every instance involved, records the job, then hands it to the workflow. */
+/**
+ * Checks the caller owns every instance involved, decides once who carries the job out, records it, then
+ * hands it to the workflow, or leaves it to the host agents: a copy between instances of which one runs on
+ * a host-agent machine is carried out by the agents (instance-lifecycle reacts to the SyncRequested), so
+ * the two mechanisms never both run one job.
+ */
 @CommandHandler(StartSyncCommand)
 export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
   constructor(
@@ -45,10 +57,20 @@ export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
   async execute({ userId, request, metadata }: StartSyncCommand): Promise<{ jobId: number }> {
     await ownedInstance(this.runtime, request.instanceId, userId);
     if (request.srcInstanceId !== null) await ownedInstance(this.runtime, request.srcInstanceId, userId);
+    const executor: SyncExecutor =
+      request.kind === 'copy_direct' &&
+      request.srcInstanceId !== null &&
+      (await onAgentMachine(this.runtime.db, [request.srcInstanceId, request.instanceId]))
+        ? 'agents'
+        : 'platform';
     const jobId = await this.runtime.nextId('sync_job_ids');
-    const result = await runSyncCommand(this.runtime, { type: 'RequestSync', ...request, jobId, ownerId: userId }, metadata);
+    const result = await runSyncCommand(
+      this.runtime,
+      { type: 'RequestSync', ...request, jobId, ownerId: userId, executor },
+      metadata,
+    );
     const requested = result.events.find((e) => e.type === 'SyncRequested') as SyncRequested | undefined;
-    if (requested) this.workflow.launch({ jobId, ...request }, metadata);
+    if (requested && executor === 'platform') this.workflow.launch({ jobId, ...request }, metadata);
     return { jobId };
   }
 }
@@ -70,9 +92,17 @@ export class CancelSyncHandler implements ICommandHandler<CancelSyncCommand> {
     private readonly workflow: SyncWorkflow,
   ) {}
 
-  async execute({ userId, instanceId, metadata }: CancelSyncCommand): Promise<{ canceledJobId: number | null }> {
+  async execute({
+    userId,
+    instanceId,
+    metadata,
+  }: CancelSyncCommand): Promise<{ canceledJobId: number | null }> {
     await ownedInstance(this.runtime, instanceId, userId);
-    const result = await runSyncCommand(this.runtime, { type: 'CancelSync', instanceId, requesterId: userId }, metadata);
+    const result = await runSyncCommand(
+      this.runtime,
+      { type: 'CancelSync', instanceId, requesterId: userId },
+      metadata,
+    );
     const canceled = result.events.find((e) => e.type === 'SyncCanceled');
     if (!canceled) return { canceledJobId: null };
     const jobId = (canceled.data as { jobId: number }).jobId;

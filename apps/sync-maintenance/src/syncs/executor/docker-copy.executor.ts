@@ -1,9 +1,20 @@
-import type { IncomingMessage } from 'node:http';
-import { posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import {
+  ThrottleStream,
+  archiveDestinationDir,
+  archiveSourcePath,
+  ensureDirectory,
+  knownTotalBytes,
+  statPath,
+} from '@rigmarket/container-copy';
 import Docker from 'dockerode';
-import { type CopyExecutor, CopyFailure, type CopyJob, type CopyReporter, cloudCopyUnavailable } from './copy-executor';
-import { ThrottleStream } from './throttle';
+import {
+  type CopyExecutor,
+  CopyFailure,
+  type CopyJob,
+  type CopyReporter,
+  cloudCopyUnavailable,
+} from './copy-executor';
 
 /** Finds the container of an instance on the engine, or null. */
 export type ContainerResolver = (docker: Docker, instanceId: number) => Promise<Docker.Container | null>;
@@ -15,7 +26,10 @@ export const containerName = (instanceId: number): string => `rigmarket-instance
 /** By label first (the contract's stable key), then by name. Extra labels narrow it (tests share an engine). */
 export function labelResolver(extraLabels: Record<string, string> = {}): ContainerResolver {
   return async (docker, instanceId) => {
-    const labels = [`${INSTANCE_LABEL}=${instanceId}`, ...Object.entries(extraLabels).map(([k, v]) => `${k}=${v}`)];
+    const labels = [
+      `${INSTANCE_LABEL}=${instanceId}`,
+      ...Object.entries(extraLabels).map(([k, v]) => `${k}=${v}`),
+    ];
     const found = await docker.listContainers({ all: true, filters: { label: labels } });
     if (found[0]) return docker.getContainer(found[0].Id);
     if (Object.keys(extraLabels).length > 0) return null;
@@ -38,51 +52,14 @@ export interface DockerCopyOptions {
   resolve?: ContainerResolver;
 }
 
-interface PathStat {
-  name: string;
-  size: number;
-  mode: number;
-}
-
-/** Docker's X-Docker-Container-Path-Stat header: base64 JSON of the path's stat. */
-async function statPath(container: Docker.Container, path: string): Promise<PathStat | null> {
-  try {
-    const response = (await container.infoArchive({ path })) as IncomingMessage;
-    response.resume();
-    const header = response.headers['x-docker-container-path-stat'];
-    return typeof header === 'string' ? (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PathStat) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Directories have the Go os.ModeDir bit (1 << 31) in Docker's stat mode. */
-const isDirectory = (stat: PathStat): boolean => (stat.mode & 0x80000000) !== 0;
-
-async function execQuiet(container: Docker.Container, cmd: string[]): Promise<void> {
-  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  await new Promise<void>((resolve) => {
-    stream.on('end', () => resolve());
-    stream.on('close', () => resolve());
-    stream.on('error', () => resolve());
-    stream.resume();
-  });
-}
-
-/** rsync's convention: a source path ending in '/' copies the directory's contents, not the directory. */
-export function archiveSourcePath(srcPath: string): string {
-  return srcPath.endsWith('/') && srcPath !== '/' ? `${srcPath}.` : srcPath;
-}
-
 /**
  * Copies between two containers on one Docker Engine: a tar of the source path (GET archive) streamed
  * through a throttle into the destination directory (PUT archive), created first if missing. Cancel
  * aborts both HTTP streams at once; the destination keeps whatever had been extracted (incomplete).
  *
- * Limit: it talks to the engine directly, so both instances must run on the engine it reaches
- * (DOCKER_HOST): one host, or a test. Across hosts the copy has to go through the host agents'
- * channel (not built yet).
+ * It talks to the engine directly, so both instances must run on the engine it reaches (DOCKER_HOST):
+ * one host, or a test. Instances on host-agent machines are copied by their agents instead (the
+ * `agents` executor of a job, docs/sync-maintenance.md).
  */
 export class DockerCopyExecutor implements CopyExecutor {
   private readonly docker: Docker;
@@ -104,9 +81,9 @@ export class DockerCopyExecutor implements CopyExecutor {
     const srcPath = archiveSourcePath(job.srcPath);
     const stat = await statPath(source, srcPath);
     if (!stat) throw new CopyFailure(`Source path ${job.srcPath} not found in instance ${job.srcInstanceId}`);
-    const totalBytes = isDirectory(stat) ? null : stat.size;
-    const dstDir = posix.normalize(job.dstPath || '/');
-    await execQuiet(destination, ['mkdir', '-p', dstDir]).catch(() => undefined);
+    const totalBytes = knownTotalBytes(stat);
+    const dstDir = archiveDestinationDir(job.dstPath);
+    await ensureDirectory(destination, dstDir);
 
     await reporter.started(totalBytes);
     const abort = new AbortController();
@@ -144,10 +121,12 @@ export class DockerCopyExecutor implements CopyExecutor {
 
   private async container(instanceId: number, role: string): Promise<Docker.Container> {
     const container = await this.resolve(this.docker, instanceId).catch((error: unknown) => {
-      throw new CopyFailure(`The Docker Engine could not be reached to find the ${role} instance ${instanceId}: ${(error as Error).message}`);
+      throw new CopyFailure(
+        `The Docker Engine could not be reached to find the ${role} instance ${instanceId}: ${(error as Error).message}`,
+      );
     });
     if (!container) {
-      throw new CopyFailure(`No container for ${role} instance ${instanceId} on this host's Docker Engine; copies across hosts need the host agents' channel, which is not built yet`);
+      throw new CopyFailure(`No container for ${role} instance ${instanceId} on this host's Docker Engine`);
     }
     return container;
   }

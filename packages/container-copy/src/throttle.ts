@@ -33,10 +33,13 @@ export class ThrottleStream extends Transform {
       this.push(piece);
       this.onBytes(this.passed);
       const due = this.startedAt + (this.passed / this.bytesPerSecond) * 1000;
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        next();
-      }, Math.max(0, due - Date.now()));
+      this.timer = setTimeout(
+        () => {
+          this.timer = null;
+          next();
+        },
+        Math.max(0, due - Date.now()),
+      );
     };
     next();
   }

@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { archiveSourcePath } from './docker-copy.executor';
+import { archiveSourcePath } from './archive';
 import { ThrottleStream } from './throttle';
 
 const sink = (received: { bytes: number }) =>
@@ -42,7 +42,7 @@ describe('the copy throttle', () => {
 });
 
 describe('source paths', () => {
-  it('copies a directory\'s contents when the path ends in a slash (rsync\'s convention)', () => {
+  it("copies a directory's contents when the path ends in a slash (rsync's convention)", () => {
     expect(archiveSourcePath('/workspace/')).toBe('/workspace/.');
     expect(archiveSourcePath('/workspace')).toBe('/workspace');
     expect(archiveSourcePath('/data/big.bin')).toBe('/data/big.bin');

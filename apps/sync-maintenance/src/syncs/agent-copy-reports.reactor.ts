@@ -1,0 +1,84 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type AgentCopyEvent, ApiError, type EventEnvelope } from '@rigmarket/contracts';
+import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
+import { SyncErrors } from './sync.decider';
+import { runSyncCommand } from './sync-workflow';
+
+/**
+ * A copy left to the host agents (`executor: 'agents'`) is carried out by instance-lifecycle's relay, whose
+ * public agentcopy events become the job's commands here: started, progress, completed, failed. The job
+ * stays this context's aggregate, so status_msg and remote_sync read as for any other copy. A report about
+ * a job that is no longer active (canceled meanwhile) is refused by the decider and dropped; the relay
+ * has stopped the agents already. Queued from the delivery and run after it (ADR 0009).
+ */
+@Injectable()
+export class AgentCopyReportsReactor implements Reactor, OnApplicationBootstrap {
+  readonly name = 'agent_copy_reports';
+  readonly sources = [{ context: 'instance', streamType: 'agentcopy' }] as const;
+  private readonly logger = new Logger('AgentCopyReportsReactor');
+
+  constructor(@Inject(SYNC_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.runtime.startReactors([this], {
+      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
+    });
+  }
+
+  wants(envelope: EventEnvelope): boolean {
+    return ['AgentCopyStarted', 'AgentCopyProgressed', 'AgentCopyCompleted', 'AgentCopyFailed'].includes(
+      envelope.type,
+    );
+  }
+
+  async react(envelope: EventEnvelope): Promise<void> {
+    const event = { type: envelope.type, data: envelope.data } as AgentCopyEvent;
+    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    const { instanceId, jobId } = event.data;
+    try {
+      switch (event.type) {
+        case 'AgentCopyStarted':
+          await runSyncCommand(
+            this.runtime,
+            { type: 'StartSync', instanceId, jobId, totalBytes: event.data.totalBytes },
+            metadata,
+          );
+          return;
+        case 'AgentCopyProgressed':
+          await runSyncCommand(
+            this.runtime,
+            {
+              type: 'ReportProgress',
+              instanceId,
+              jobId,
+              bytesCopied: event.data.bytesCopied,
+              totalBytes: event.data.totalBytes,
+            },
+            metadata,
+          );
+          return;
+        case 'AgentCopyCompleted':
+          await runSyncCommand(
+            this.runtime,
+            { type: 'CompleteSync', instanceId, jobId, bytesCopied: event.data.bytesCopied },
+            metadata,
+          );
+          return;
+        case 'AgentCopyFailed':
+          await runSyncCommand(
+            this.runtime,
+            { type: 'FailSync', instanceId, jobId, reason: event.data.reason },
+            metadata,
+          );
+          return;
+        default:
+          return;
+      }
+    } catch (error) {
+      // Canceled (or completed, on a redelivery) meanwhile: nothing to record.
+      if (error instanceof ApiError && error.code === SyncErrors.notActive) return;
+      throw error;
+    }
+  }
+}
