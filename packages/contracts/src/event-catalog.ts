@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContextName } from './envelope';
 import { PUBLIC_EVENTS } from './schema-registry';
@@ -13,30 +13,37 @@ import { topicFor } from './topics';
  * Regenerate with `npm run events:catalog`; a unit spec fails when the committed catalog is stale.
  */
 
-const CONTEXT_SOURCES: Record<ContextName, { file: string; app: string }> = {
-  identity: { file: 'identity.ts', app: 'identity-2fa' },
-  marketplace: { file: 'marketplace.ts', app: 'marketplace-api' },
-  instance: { file: 'instance.ts', app: 'instance-lifecycle' },
-  sync: { file: 'sync.ts', app: 'sync-maintenance' },
+const CONTEXT_APPS: Record<ContextName, string> = {
+  identity: 'identity-2fa',
+  marketplace: 'marketplace-api',
+  instance: 'instance-lifecycle',
+  sync: 'sync-maintenance',
 };
 
 interface EventDoc {
   type: string;
+  file: string;
   summary: string;
   fields: Array<{ name: string; type: string; optional: boolean }>;
 }
 
-/** Reads every `DomainEvent<'Type', {...}>` alias of one contracts file with its payload fields. */
-function eventDocs(sourceDir: string, file: string): Map<string, EventDoc> {
+/** Reads every `DomainEvent<'Type', {...}>` alias of the contracts sources with its payload fields. */
+function eventDocs(sourceDir: string): Map<string, EventDoc> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily: tooling only
   const ts = require('typescript') as typeof import('typescript');
-  const path = join(sourceDir, file);
-  const program = ts.createProgram([path], { strict: true, target: ts.ScriptTarget.ES2022, skipLibCheck: true, noEmit: true });
+  const files = readdirSync(sourceDir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !/\.(int-|e2e-)?spec\.ts$/.test(f))
+    .sort();
+  const program = ts.createProgram(
+    files.map((f) => join(sourceDir, f)),
+    { strict: true, target: ts.ScriptTarget.ES2022, skipLibCheck: true, noEmit: true },
+  );
   const checker = program.getTypeChecker();
-  const source = program.getSourceFile(path);
   const docs = new Map<string, EventDoc>();
-  if (!source) throw new Error(`cannot read ${path}`);
-  for (const statement of source.statements) {
+  for (const file of files) {
+    const source = program.getSourceFile(join(sourceDir, file));
+    if (!source) throw new Error(`cannot read ${file}`);
+    for (const statement of source.statements) {
     if (!ts.isTypeAliasDeclaration(statement)) continue;
     const type = checker.getTypeAtLocation(statement.name);
     const typeProp = type.getProperty('type');
@@ -51,7 +58,8 @@ function eventDocs(sourceDir: string, file: string): Map<string, EventDoc> {
       optional: (prop.flags & ts.SymbolFlags.Optional) !== 0,
     }));
     const jsDoc = ts.getJSDocCommentsAndTags(statement).map((d) => ts.getTextOfJSDocComment(d.comment) ?? '');
-    docs.set(literal.value, { type: literal.value, summary: jsDoc.join(' ').replace(/\s+/g, ' ').trim(), fields });
+    docs.set(literal.value, { type: literal.value, file, summary: jsDoc.join(' ').replace(/\s+/g, ' ').trim(), fields });
+    }
   }
   return docs;
 }
@@ -70,15 +78,17 @@ export function renderEventCatalog(sourceDir: string): string {
     '`npm run rigmarket -- history <context> <stream-id>` (docs/operations.md).',
     '',
   ];
-  for (const context of Object.keys(CONTEXT_SOURCES) as ContextName[]) {
-    const { file, app } = CONTEXT_SOURCES[context];
-    const docs = eventDocs(sourceDir, file);
-    lines.push(`## ${app} (\`packages/contracts/src/${file}\`)`, '');
+  const docs = eventDocs(sourceDir);
+  for (const context of Object.keys(CONTEXT_APPS) as ContextName[]) {
+    lines.push(`## ${CONTEXT_APPS[context]}`, '');
     for (const [type, spec] of Object.entries(PUBLIC_EVENTS[context])) {
       const doc = docs.get(type);
-      if (!doc) throw new Error(`${type} is registered as public in ${context} but no DomainEvent<'${type}', ...> is declared in ${file}`);
+      if (!doc) throw new Error(`${type} is registered as public in ${context} but no DomainEvent<'${type}', ...> is declared in packages/contracts/src`);
       lines.push(`### ${type}`, '');
-      lines.push(`topic \`${topicFor(context, spec.streamType)}\`, stream \`${spec.streamType}-<id>\`, schema version ${spec.schemaVersion}`, '');
+      lines.push(
+        `topic \`${topicFor(context, spec.streamType)}\`, stream \`${spec.streamType}-<id>\`, schema version ${spec.schemaVersion} (\`${doc.file}\`)`,
+        '',
+      );
       if (doc.summary) lines.push(doc.summary, '');
       lines.push('| field | type |', '|---|---|');
       for (const field of doc.fields) lines.push(`| ${field.name}${field.optional ? '?' : ''} | \`${cell(field.type)}\` |`);
