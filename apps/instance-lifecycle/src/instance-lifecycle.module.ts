@@ -9,6 +9,7 @@ import { REALISTIC_TIMINGS, SimulatedHostDriver, type SimulatedHostTimings } fro
 import { instanceLifecycleContext } from './instance-lifecycle.context';
 import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE, SIMULATED_HOST_TIMINGS } from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
+import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
@@ -67,6 +68,7 @@ export class InstanceLifecycleModule {
         RestartInstanceHandler,
         ChangeBidHandler,
         CreditExhaustedReactor,
+        VolumeForInstanceReactor,
         LaunchInstanceHandler,
       ],
     });

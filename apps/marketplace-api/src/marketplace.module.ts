@@ -18,6 +18,7 @@ import { SearchOffersHandler } from './offers/offers.handlers';
 import { LedgerController } from './ledger/ledger.http.controller';
 import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
 import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
+import { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
   CreateVolumeHandler,
@@ -68,6 +69,7 @@ export class MarketplaceModule {
         DeleteVolumeHandler,
         ListVolumesHandler,
         SearchVolumeOffersHandler,
+        InstanceVolumesReactor,
         GrantCreditHandler,
         ChargeUsageHandler,
         LedgerEntriesHandler,
