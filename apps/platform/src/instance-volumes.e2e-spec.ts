@@ -214,6 +214,23 @@ describe.each(BOTH_MODES)('volumes created while renting, and cancel_unavail, %s
     });
   });
 
+  it('a stop asked while the instance waits for its volume is honoured when the host gets it', async () => {
+    await volumes().pause();
+    const created = await rentWithNewVolume(5);
+    expect(created.status).toBe(200);
+    const id = created.body.new_contract as number;
+    const reboot = await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey));
+    expect(reboot.status).toBe(409);
+    expect(reboot.body).toMatchObject({ success: false, error: 'instance_waiting_for_volume' });
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
+    expect(await show(id)).toMatchObject({ actual_status: null, intended_status: 'stopped', status_msg: expect.stringContaining('Waiting for the volume') });
+    volumes().resume();
+    const stopped = await until(id, 'stopped');
+    expect(stopped.volume_info).toEqual({ volume_id: expect.any(Number), mount_path: '/data' });
+    expect(h.app.get(SimulatedHostDriver, { strict: false }).provisioned(id)?.targetState).toBe('stopped');
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
+  });
+
   it('every read model rebuilds from the events to the same rows', async () => {
     for (const token of [INSTANCE_RUNTIME, MARKETPLACE_RUNTIME]) {
       expect(await settledRebuildMismatches(h.app.get<ContextRuntime>(token, { strict: false }))).toEqual([]);

@@ -168,6 +168,11 @@ describe('instance decider', () => {
       spec.given([waiting, destroyed]).when(attach).thenNothingHappened();
     });
 
+    it('takes no host report while it waits: the host runs nothing for it yet', () => {
+      spec.given(opening).when({ type: 'ReportHostState', at: AT, actualStatus: 'stopped' }).thenNothingHappened();
+      spec.given([...opening, attached]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).then([state('loading')]);
+    });
+
     it('has no container to restart while it waits', () => {
       spec.given(opening).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.waitingForVolume);
       spec

@@ -205,8 +205,9 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
       return [{ type: 'InstanceDestroyed', data: { instanceId: instance.instanceId, renter: instance.renter, machineId: instance.machineId, numGpus: instance.numGpus, at: command.at } }];
     }
     case 'ReportHostState': {
-      // A late report about a destroyed instance changes nothing.
-      if (state.status !== 'active') return [];
+      // A late report about a destroyed instance changes nothing; nor one about an instance the host does
+      // not run yet (waiting for its volume: a stop for credit or an outbid only changes its intent then).
+      if (state.status !== 'active' || state.pendingVolume !== null) return [];
       if (command.actualStatus === 'running' && DEAD_STATES.includes(state.actual)) {
         throw new ApiError(409, InstanceErrors.invalidReport, `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`);
       }
