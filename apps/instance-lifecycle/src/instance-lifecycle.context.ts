@@ -11,7 +11,13 @@ import {
 } from './instance-lifecycle.read-models';
 import { agentMachinesMigration } from './agent/agent-machines';
 import { sealIdempotencyMigration } from './instances/idempotency';
-import { marketMachinesGeolocationMigration, marketVolumesMigration, marketVolumesProjection } from './instances/market-volumes.read-model';
+import {
+  marketMachinesGeolocationMigration,
+  marketVolumeOffersMigration,
+  marketVolumeOffersProjection,
+  marketVolumesMigration,
+  marketVolumesProjection,
+} from './instances/market-volumes.read-model';
 import { instanceSyncsProjection, machineMaintenanceProjection, syncMaintenanceNoticesMigration } from './instances/sync-maintenance-notices';
 
 export { SCHEMA };
@@ -32,6 +38,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     marketMachinesGeolocationMigration,
     syncMaintenanceNoticesMigration,
     agentMachinesMigration,
+    marketVolumeOffersMigration,
   ],
   inlineProjections: [instancesProjection],
   subscribedProjections: [
@@ -39,6 +46,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     marketMachinesProjection,
     marketTemplatesProjection,
     marketVolumesProjection,
+    marketVolumeOffersProjection,
     machineMaintenanceProjection,
     instanceSyncsProjection,
   ],

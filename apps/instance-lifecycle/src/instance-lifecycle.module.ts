@@ -24,6 +24,7 @@ import {
   SIMULATED_HOST_TIMINGS,
 } from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
+import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
@@ -98,6 +99,7 @@ export class InstanceLifecycleModule {
         RestartInstanceHandler,
         ChangeBidHandler,
         CreditExhaustedReactor,
+        VolumeForInstanceReactor,
         LaunchInstanceHandler,
       ],
     });

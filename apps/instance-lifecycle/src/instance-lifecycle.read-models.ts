@@ -211,6 +211,10 @@ export const marketTemplatesProjection: Projection = {
   },
 };
 
+/** status_msg while marketplace creates the instance's volume (volume_info create_new). */
+export const waitingForVolumeMsg = (v: NonNullable<InstanceConfig['newVolume']>): string =>
+  `Waiting for the volume: creating ${v.sizeGb} GB from volume offer ${v.volumeOfferId}; the container starts once it exists`;
+
 export const OUTBID_MSG = 'Outbid: a higher bid or an on-demand rental took the GPUs; raise the bid (bid_price) and start the instance again';
 
 /** The mutable parts of a row kept as JSON (the rest are columns, for filters and ordering). */
@@ -250,7 +254,7 @@ export const instancesProjection: Projection = {
           sshHost: null,
           sshPort: null,
           ports: {},
-          statusMsg: 'Provisioning',
+          statusMsg: d.config.newVolume ? waitingForVolumeMsg(d.config.newVolume) : 'Provisioning',
         };
         await sql.execute(
           `INSERT INTO ${table} (instance_id, owner_id, machine_id, actual_status, intended_status, label, gpu_name, num_gpus, dph_total, start_date, details)
@@ -284,9 +288,19 @@ export const instancesProjection: Projection = {
           JSON.stringify({ bidPrice: event.data.price }),
         ]);
         return;
+      case 'InstanceVolumeAttached': {
+        const volume = { volumeId: event.data.volumeId, mountPath: event.data.mountPath };
+        await sql.execute(`UPDATE ${table} SET details = jsonb_set(details, '{config,volume}', $2::jsonb) || $3::jsonb WHERE instance_id = $1`, [
+          event.data.instanceId,
+          JSON.stringify(volume),
+          JSON.stringify({ statusMsg: 'Provisioning' }),
+        ]);
+        return;
+      }
       case 'InstanceDestroyed':
         await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [event.data.instanceId]);
         await sql.execute(`DELETE FROM ${SCHEMA}.instance_keys WHERE instance_id = $1`, [event.data.instanceId]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [event.data.instanceId]);
         return;
       default:
         return;

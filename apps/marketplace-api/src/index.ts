@@ -10,3 +10,4 @@ export { syntheticOfferRows } from './offers/synthetic-offers';
 export type { OfferRow } from './offers/offer-rows';
 export { ChargeUsageCommand } from './ledger/ledger.handlers';
 export { chargeFor } from './ledger/ledger.decider';
+export { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';

@@ -20,6 +20,7 @@ import { LedgerController } from './ledger/ledger.http.controller';
 import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
 import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
 import { HostEarningsReactor } from './ledger/host-earnings.reactor';
+import { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
   CreateVolumeHandler,
@@ -73,6 +74,7 @@ export class MarketplaceModule {
         DeleteVolumeHandler,
         ListVolumesHandler,
         SearchVolumeOffersHandler,
+        InstanceVolumesReactor,
         GrantCreditHandler,
         ChargeUsageHandler,
         LedgerEntriesHandler,

@@ -497,9 +497,10 @@ describe.each([
     expect(missing.body).toMatchObject({ success: false, error: 'no_such_volume' });
     const foreign = await http().put(`/api/v0/asks/${offer}/`).set(as(otherKey)).send(withVolume);
     expect(foreign.status).toBe(404);
-    const create = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ ...withVolume, volume_info: { create_new: true, volume_id: machineId, size: 15, mount_path: '/data' } });
-    expect(create.status).toBe(400);
-    expect(create.body).toMatchObject({ success: false, error: 'volume_create_unsupported', msg: expect.stringContaining('link it') });
+    // (create_new: instance-volumes.e2e-spec.ts)
+    const create = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ ...withVolume, volume_info: { create_new: true, volume_id: 999999, size: 15, mount_path: '/data' } });
+    expect(create.status).toBe(404);
+    expect(create.body).toMatchObject({ success: false, error: 'no_such_volume_offer' });
     const vm = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox', vm: true });
     expect(vm.status).toBe(400);
     expect(vm.body).toMatchObject({ success: false, error: 'vm_unsupported' });

@@ -33,6 +33,12 @@ export interface InstanceConfig {
   vm?: boolean;
   /** volume_info of the request: an existing local volume of the renter on this machine, mounted at mountPath. */
   volume?: { volumeId: number; mountPath: string } | null;
+  /**
+   * volume_info with create_new: a volume to create from a volume offer (its id is the offer's machine id)
+   * before the instance is provisioned. marketplace creates it (VolumeCreated with this instanceId) or
+   * refuses it (VolumeRefused); InstanceVolumeAttached then sets `volume`.
+   */
+  newVolume?: { volumeOfferId: number; sizeGb: number; name: string | null; mountPath: string } | null;
 }
 
 export type InstanceCreated = DomainEvent<
@@ -82,6 +88,9 @@ export type InstanceIntentChanged = DomainEvent<'InstanceIntentChanged', { insta
 export type InstanceLabelled = DomainEvent<'InstanceLabelled', { instanceId: number; label: string; at: string }>;
 export type InstanceDestroyed = DomainEvent<'InstanceDestroyed', { instanceId: number; renter: number; machineId: number; numGpus: number; at: string }>;
 
+/** The volume created for the instance (config.newVolume) exists: it is mounted at mountPath and the host may provision. */
+export type InstanceVolumeAttached = DomainEvent<'InstanceVolumeAttached', { instanceId: number; volumeId: number; mountPath: string; at: string }>;
+
 /** Reboot (restart the container) or recycle (recreate it from a fresh pull), keeping the GPUs. */
 export type InstanceRestarted = DomainEvent<'InstanceRestarted', { instanceId: number; recycle: boolean; at: string }>;
 
@@ -110,6 +119,7 @@ export type InstanceEvent =
   | InstanceRestarted
   | InstanceOutbid
   | InstanceBidChanged
+  | InstanceVolumeAttached
   | InstanceDestroyed;
 
 export const InstancePublicEvents = {
@@ -122,4 +132,5 @@ export const InstancePublicEvents = {
   InstanceBidChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
   InstanceBillingChanged: { schemaVersion: 1, streamType: 'instance' },
+  InstanceVolumeAttached: { schemaVersion: 1, streamType: 'instance' },
 } as const;

@@ -86,13 +86,21 @@ export type MachineEvent =
   | VolumeSpaceListed
   | VolumeSpaceUnlisted;
 
-/** A renter's volume on a machine (`volume-<id>`). */
+/**
+ * A renter's volume on a machine (`volume-<id>`). instanceId: created for that instance's volume_info
+ * create_new (absent for `PUT /api/v0/volumes/`).
+ */
 export type VolumeCreated = DomainEvent<
   'VolumeCreated',
-  { volumeId: number; ownerId: number; machineId: number; sizeGb: number; name: string | null; priceDisk: number; createdAt: string }
+  { volumeId: number; ownerId: number; machineId: number; sizeGb: number; name: string | null; priceDisk: number; createdAt: string; instanceId?: number }
 >;
 export type VolumeDeleted = DomainEvent<'VolumeDeleted', { volumeId: number; machineId: number; sizeGb: number; deletedAt: string }>;
-export type VolumeEvent = VolumeCreated | VolumeDeleted;
+/** The volume an instance asked for (create_new) could not be created; no volume exists under this id. */
+export type VolumeRefused = DomainEvent<
+  'VolumeRefused',
+  { volumeId: number; instanceId: number; ownerId: number; machineId: number; sizeGb: number; reason: string; at: string }
+>;
+export type VolumeEvent = VolumeCreated | VolumeDeleted | VolumeRefused;
 
 /** A template's content as stored (the spec's Template fields, snake_case as the API shows them). */
 export interface TemplateContent {
@@ -179,6 +187,7 @@ export const MarketplacePublicEvents = {
   VolumeSpaceUnlisted: { schemaVersion: 1, streamType: 'machine' },
   VolumeCreated: { schemaVersion: 1, streamType: 'volume' },
   VolumeDeleted: { schemaVersion: 1, streamType: 'volume' },
+  VolumeRefused: { schemaVersion: 1, streamType: 'volume' },
   TemplateCreated: { schemaVersion: 1, streamType: 'template' },
   TemplateEdited: { schemaVersion: 1, streamType: 'template' },
   TemplateDeleted: { schemaVersion: 1, streamType: 'template' },

@@ -1,4 +1,5 @@
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { eventually } from './services';
 
 export interface RebuildMismatch {
   projection: string;
@@ -31,4 +32,15 @@ export async function rebuildMismatches(runtime: ContextRuntime): Promise<Rebuil
     }
   }
   return mismatches;
+}
+
+/**
+ * rebuildMismatches once the platform has settled: retried while the last events may still be on their
+ * way over the transport; the mismatches of the last try otherwise (an empty list means equal).
+ */
+export async function settledRebuildMismatches(runtime: ContextRuntime, timeoutMs = 30_000): Promise<RebuildMismatch[]> {
+  return eventually(async () => {
+    const found = await rebuildMismatches(runtime);
+    return found.length === 0 ? found : undefined;
+  }, timeoutMs, `${runtime.schema} read models equal after rebuild`).catch(() => rebuildMismatches(runtime));
 }

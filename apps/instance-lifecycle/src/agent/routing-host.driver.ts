@@ -60,6 +60,11 @@ export class RoutingHostDriver implements HostDriver {
     this.route(instanceId, () => this.simulated.destroy(instanceId), { type: 'destroy', instanceId }, false);
   }
 
+  async unavailableReason(machineId: number): Promise<string | null> {
+    if (!(await this.agentServed(machineId)) || this.sessions.current(machineId)) return null;
+    return `the host agent of machine ${machineId} is not connected`;
+  }
+
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {
     const machineId = await this.machine(instanceId);
     if (machineId === null || !(await this.agentServed(machineId))) return this.simulated.logs(instanceId, daemon);

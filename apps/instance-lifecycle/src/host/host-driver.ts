@@ -26,6 +26,8 @@ export interface HostDriver {
   /** Recreate the container from a fresh pull, keeping the GPUs (loading -> running). */
   recycle(instanceId: number): void;
   destroy(instanceId: number): void;
+  /** Why the machine's host cannot start an instance right now (e.g. its agent is not connected), or null. */
+  unavailableReason(machineId: number): Promise<string | null>;
   /** The container's output (or, with daemon, the host daemon's lines about this instance), oldest first. */
   logs(instanceId: number, daemon: boolean): Promise<string[]>;
 }

@@ -42,6 +42,7 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
 
   provision(spec: ProvisionSpec): void {
     this.specs.set(spec.instanceId, spec);
+    if (spec.config.volume) this.daemon(spec.instanceId, `mount volume ${spec.config.volume.volumeId} at ${spec.config.volume.mountPath}`);
     this.daemon(spec.instanceId, `pull ${spec.config.image}`);
     this.after(spec.instanceId, this.timings.pullMs, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
     this.after(spec.instanceId, this.timings.pullMs + this.timings.bootMs, spec.targetState === 'running' ? this.runningReport(spec) : stoppedReport());
@@ -71,6 +72,16 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   }
 
   /** What a real host reports when the container dies, the heartbeat stops or the host disconnects. */
+  /** What the host was told to run for this instance (undefined before provisioning and after destroy). */
+  provisioned(instanceId: number): ProvisionSpec | undefined {
+    return this.specs.get(instanceId);
+  }
+
+  /** The simulated host is always there. */
+  unavailableReason(): Promise<string | null> {
+    return Promise.resolve(null);
+  }
+
   fail(instanceId: number, actualStatus: 'exited' | 'unknown' | 'offline', statusMsg: string | null = null): void {
     this.cancel(instanceId);
     this.after(instanceId, 0, { actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg });

@@ -96,6 +96,12 @@ describe('instance creation requests', () => {
     const create = parseCreateRequest({ image: 'x', volume_info: { mount_path: '/data', create_new: true, volume_id: 222, name: 'v1', size: 30 } });
     expect(create.volume).toEqual({ createNew: true, volumeId: 222, mountPath: '/data', sizeGb: 30, name: 'v1' });
     expect(instanceConfig(link, null).volume).toEqual({ volumeId: 222, mountPath: '/data' });
+    // create_new: the volume to create from offer 222 travels in the config; nothing is linked yet.
+    expect(instanceConfig(create, null)).toMatchObject({ volume: null, newVolume: { volumeOfferId: 222, sizeGb: 30, name: 'v1', mountPath: '/data' } });
+    const sizeless = parseCreateRequest({ image: 'x', volume_info: { mount_path: '/data', create_new: true, volume_id: 222 } });
+    expect(instanceConfig(sizeless, null).newVolume).toMatchObject({ sizeGb: 15 });
+    expect(instanceConfig(link, null)).not.toHaveProperty('newVolume');
+    expect(message(() => parseCreateRequest({ image: 'x', volume_info: { mount_path: '/data', create_new: true, volume_id: 222, size: 2.5 } }))).toContain('whole number');
     expect(instanceConfig(parseCreateRequest({ image: 'x', vm: true }), null).vm).toBe(true);
   });
 

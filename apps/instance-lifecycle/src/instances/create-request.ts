@@ -24,7 +24,7 @@ export interface CreateRequest {
   volume: VolumeRequest | null;
 }
 
-/** volume_info (spec): link an existing volume, or create one from a volume offer (not served yet). */
+/** volume_info (spec): link an existing volume, or create one from a volume offer (volume_id = the offer's id). */
 export interface VolumeRequest {
   createNew: boolean;
   volumeId: number;
@@ -47,6 +47,7 @@ export function parseVolumeInfo(raw: unknown): VolumeRequest {
   const createNew = raw.create_new === true || raw.create_new === 'true';
   const size = raw.size === undefined || raw.size === null ? null : Number(raw.size);
   if (size !== null && (!Number.isFinite(size) || size <= 0)) throw ApiError.badRequest('volume_info.size must be a positive number of GB');
+  if (createNew && size !== null && !Number.isInteger(size)) throw ApiError.badRequest('volume_info.size must be a whole number of GB for a new volume');
   return { createNew, volumeId, mountPath, sizeGb: size, name: typeof raw.name === 'string' ? raw.name : null };
 }
 
@@ -272,5 +273,13 @@ export function instanceConfig(request: CreateRequest, template: (TemplateConten
     vm: request.vm,
     // Only the request's volume_info counts; a template's is a UI hint.
     volume: request.volume && !request.volume.createNew ? { volumeId: request.volume.volumeId, mountPath: request.volume.mountPath } : null,
+    ...(request.volume?.createNew ? { newVolume: newVolumeOf(request.volume) } : {}),
   };
+}
+
+/** The CLI's default size of a volume created while renting (client-compat.md 2.2). */
+export const DEFAULT_NEW_VOLUME_GB = 15;
+
+function newVolumeOf(volume: VolumeRequest): NonNullable<InstanceConfig['newVolume']> {
+  return { volumeOfferId: volume.volumeId, sizeGb: volume.sizeGb ?? DEFAULT_NEW_VOLUME_GB, name: volume.name, mountPath: volume.mountPath };
 }

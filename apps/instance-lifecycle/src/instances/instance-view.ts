@@ -1,4 +1,4 @@
-import type { InstanceActualStatus, InstanceIntendedStatus } from '@rigmarket/contracts';
+import type { InstanceActualStatus, InstanceConfig, InstanceIntendedStatus } from '@rigmarket/contracts';
 import type { InstanceDetails } from '../instance-lifecycle.read-models';
 import { billingClassOf } from './instance.decider';
 
@@ -34,6 +34,13 @@ const DEAD_MESSAGES: Record<string, string> = {
 /** Billing per state (the decider's rule): compute while provisioning/running, storage only when stopped or dead. */
 export function billingFor(actual: InstanceActualStatus, intended: InstanceIntendedStatus): { compute: boolean; storage: boolean } {
   return { compute: billingClassOf(actual, intended, false) === 'compute', storage: true };
+}
+
+/** The linked or created volume; while a create_new volume is being made, volume_id is null and the offer is named. */
+function volumeInfo(config: InstanceConfig) {
+  if (config.volume) return { volume_id: config.volume.volumeId, mount_path: config.volume.mountPath };
+  const wanted = config.newVolume;
+  return wanted ? { volume_id: null, create_new: true, volume_offer_id: wanted.volumeOfferId, size: wanted.sizeGb, mount_path: wanted.mountPath } : null;
 }
 
 /** One instance row as the CLI's tables read it (client-compat.md 2.3/2.4: start_date number, extra_env pairs). */
@@ -79,7 +86,7 @@ export function instanceView(row: InstanceRowRecord) {
     is_bid: details.bidPrice !== null,
     disk_space: config.disk,
     vm: config.vm ?? false,
-    volume_info: config.volume ? { volume_id: config.volume.volumeId, mount_path: config.volume.mountPath } : null,
+    volume_info: volumeInfo(config),
     status_msg: actual && DEAD_MESSAGES[actual] ? (details.statusMsg ?? DEAD_MESSAGES[actual]) : details.statusMsg,
     actions: actionsFor(actual, intended),
     billing: billingFor(actual, intended),

@@ -33,6 +33,8 @@ export type InstanceState =
       storageDph: number;
       /** What the last InstanceBillingChanged said (class and rate), so only changes are emitted. */
       billed: { billing: InstanceBillingClass; ratePerHour: number };
+      /** Created with volume_info create_new: not provisioned until marketplace created the volume. */
+      pendingVolume: { mountPath: string } | null;
     };
 
 export interface CreateInstanceData {
@@ -70,6 +72,8 @@ export type InstanceCommand = { at: string } & (
   | { type: 'MarkOutbid' }
   | { type: 'ChangeBid'; requesterId: number; price: number }
   | ({ type: 'ReportHostState' } & HostReport)
+  | { type: 'AttachVolume'; volumeId: number; ownerId: number; machineId: number }
+  | { type: 'FailVolume'; reason: string }
 );
 
 export const InstanceErrors = {
@@ -79,7 +83,13 @@ export const InstanceErrors = {
   notRunning: 'instance_not_running',
   notABid: 'not_a_bid',
   invalidReport: 'invalid_transition',
+  waitingForVolume: 'instance_waiting_for_volume',
+  volumeMismatch: 'volume_mismatch',
 } as const;
+
+/** status_msg of an instance whose volume (create_new) could not be created. */
+export const volumeFailedMsg = (reason: string): string =>
+  `Provisioning failed: the volume could not be created (${reason}). Destroy the instance and rent again, with a smaller volume or another volume offer.`;
 
 /** States from which the instance never becomes running again. */
 export const DEAD_STATES: readonly InstanceActualStatus[] = ['exited', 'unknown', 'offline'];
@@ -104,7 +114,10 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
         dphTotal: event.data.dphTotal,
         storageDph: event.data.storageDph ?? 0,
         billed: { billing: 'none', ratePerHour: 0 },
+        pendingVolume: event.data.config.newVolume ? { mountPath: event.data.config.newVolume.mountPath } : null,
       };
+    case 'InstanceVolumeAttached':
+      return state.status === 'none' ? state : { ...state, pendingVolume: null };
     case 'InstanceBillingChanged':
       return state.status === 'none' ? state : { ...state, billed: { billing: event.data.billing, ratePerHour: event.data.ratePerHour } };
     case 'InstanceStateChanged':
@@ -175,6 +188,7 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
         throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
       }
       if (instance.intended !== 'running') throw new ApiError(400, InstanceErrors.notRunning, `Instance ${instance.instanceId} is stopped; start it instead`);
+      if (instance.pendingVolume) throw ApiError.conflict(`Instance ${instance.instanceId} is waiting for its volume; it has no container to restart yet`, InstanceErrors.waitingForVolume);
       return [{ type: 'InstanceRestarted', data: { instanceId: instance.instanceId, recycle: command.recycle, at: command.at } }];
     }
     case 'MarkOutbid': {
@@ -193,8 +207,9 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
       return [{ type: 'InstanceDestroyed', data: { instanceId: instance.instanceId, renter: instance.renter, machineId: instance.machineId, numGpus: instance.numGpus, at: command.at } }];
     }
     case 'ReportHostState': {
-      // A late report about a destroyed instance changes nothing.
-      if (state.status !== 'active') return [];
+      // A late report about a destroyed instance changes nothing; nor one about an instance the host does
+      // not run yet (waiting for its volume: a stop for credit or an outbid only changes its intent then).
+      if (state.status !== 'active' || state.pendingVolume !== null) return [];
       if (command.actualStatus === 'running' && DEAD_STATES.includes(state.actual)) {
         throw new ApiError(409, InstanceErrors.invalidReport, `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`);
       }
@@ -213,6 +228,19 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
           },
         },
       ];
+    }
+    case 'AttachVolume': {
+      // Late or repeated: a destroyed or dead instance, or one that has its volume already, changes nothing.
+      if (state.status !== 'active' || !state.pendingVolume || DEAD_STATES.includes(state.actual)) return [];
+      if (command.ownerId !== state.renter || command.machineId !== state.machineId) {
+        throw ApiError.conflict(`Volume ${command.volumeId} is not the renter's on machine ${state.machineId}`, InstanceErrors.volumeMismatch);
+      }
+      return [{ type: 'InstanceVolumeAttached', data: { instanceId: state.instanceId, volumeId: command.volumeId, mountPath: state.pendingVolume.mountPath, at: command.at } }];
+    }
+    case 'FailVolume': {
+      if (state.status !== 'active' || !state.pendingVolume || DEAD_STATES.includes(state.actual)) return [];
+      const data = { instanceId: state.instanceId, actualStatus: 'exited' as const, sshHost: null, sshPort: null, ports: {}, statusMsg: volumeFailedMsg(command.reason), at: command.at };
+      return [{ type: 'InstanceStateChanged', data }];
     }
   }
 }

@@ -8,13 +8,13 @@ import { allocationDecider, allocationStreamId } from '../allocation/allocation.
 import type { HostDriver } from '../host/host-driver';
 import { INSTANCE_VERIFICATION, OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
-import { type CreateRequest, instanceConfig } from './create-request';
+import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
-import { findVolume } from './market-volumes.read-model';
+import { findVolume, volumeOfferFreeGb } from './market-volumes.read-model';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
-import { refuseDuringMaintenance, withSyncAndMaintenance } from './sync-maintenance-notices';
+import { maintenanceUntil, refuseDuringMaintenance, withSyncAndMaintenance } from './sync-maintenance-notices';
 
 type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
 
@@ -73,6 +73,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
     if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    if (request.cancelUnavail) await this.refuseIfUnavailable(machineId, offerId, request);
     await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
     const ask = machine.ask;
     if (request.price !== null && request.price < ask.minBid * numGpus) {
@@ -91,6 +92,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       throw new ApiError(400, 'vm_unsupported', `Machine ${machineId} runs containers only (vms_enabled is false); rent an offer with vms_enabled=true or leave vm out`);
     }
     await checkVolume(this.runtime, renter, machineId, request.volume);
+    const waitsForVolume = Boolean(config.newVolume);
     // priceDisk is $/GB/month; a month is 720 hours, as in the marketplace's offer search.
     const storageDph = (ask.priceDisk * config.disk) / 720;
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
@@ -125,6 +127,8 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           // The instance key exists exactly when the instance does.
           alsoInTransaction: async (sql, events) => {
             await sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]);
+            // Provisioned later (VolumeForInstanceReactor), when the volume exists: the host needs the key then.
+            if (waitsForVolume) await sql.execute(`INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key) VALUES ($1, $2)`, [instanceId, instanceApiKey]);
             if (idempotencyKey === null) return;
             const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
             await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);
@@ -139,20 +143,39 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       }
       throw error;
     }
-    this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });
+    if (!waitsForVolume) this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });
     return { instanceId, instanceApiKey };
+  }
+
+  /** cancel_unavail: fail at once, before anything is allocated, when the instance could not start right now. */
+  private async refuseIfUnavailable(machineId: number, offerId: number, request: CreateRequest): Promise<void> {
+    const until = await maintenanceUntil(this.runtime.db, machineId, this.runtime.runner.clock.now());
+    const why =
+      (until !== null ? `machine ${machineId} is in maintenance until ${until}` : null) ??
+      (await this.host.unavailableReason(machineId)) ??
+      (request.volume?.createNew ? `it would wait for its new volume to be created (create the volume first and link it, or leave cancel_unavail out)` : null);
+    if (why !== null) {
+      throw new ApiError(409, 'instance_unavailable', `Offer ${offerId} cannot start an instance now: ${why}. Nothing was rented (cancel_unavail).`);
+    }
   }
 }
 
-/** volume_info: a linked volume must exist, be the renter's and live on the instance's machine (local volumes). */
+/**
+ * volume_info: a linked volume must exist, be the renter's and live on the instance's machine (local
+ * volumes). create_new: the volume offer (id = its machine's id) must be the offer's machine's and have the
+ * space, as far as instance-lifecycle knows; marketplace has the last word when it creates the volume.
+ */
 async function checkVolume(runtime: ContextRuntime, renter: number, machineId: number, volume: CreateRequest['volume']): Promise<void> {
   if (volume === null) return;
   if (volume.createNew) {
-    throw new ApiError(
-      400,
-      'volume_create_unsupported',
-      `Creating a volume while renting is not served yet: create it first (PUT /api/v0/volumes/ {"id": ${volume.volumeId}, "size": ${volume.sizeGb ?? 15}}, or vastai create volume), then link it with volume_info {"volume_id": <id>, "mount_path": "${volume.mountPath}"}`,
-    );
+    const sizeGb = volume.sizeGb ?? DEFAULT_NEW_VOLUME_GB;
+    const free = await volumeOfferFreeGb(runtime.db, volume.volumeId, runtime.runner.clock.now().getTime() / 1000);
+    if (free === null) throw ApiError.notFound(`No volume offer ${volume.volumeId}; search them with POST /api/v0/volumes/search/`, 'no_such_volume_offer');
+    if (volume.volumeId !== machineId) {
+      throw new ApiError(400, 'volume_on_other_machine', `Volume offer ${volume.volumeId} is on machine ${volume.volumeId}; a local volume must be created on the instance's machine ${machineId}`);
+    }
+    if (sizeGb > free) throw new ApiError(400, 'insufficient_space', `Volume offer ${volume.volumeId} has ${free} GB free, not ${sizeGb}; ask for at most ${free} GB`);
+    return;
   }
   const found = await findVolume(runtime.db, volume.volumeId);
   if (!found || found.deleted || found.ownerId !== renter) {
@@ -195,6 +218,8 @@ async function releaseGpus(runtime: ContextRuntime, machineId: number, instanceI
   );
 }
 
+export const isWaitingForVolume = (state: InstanceState): boolean => state.status === 'active' && state.pendingVolume !== null;
+
 export interface InstanceChanges {
   state?: InstanceIntendedStatus;
   label?: string;
@@ -220,7 +245,8 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
     if (changes.state === 'running') await this.reallocateIfOutbid(requesterId, instanceId, metadata);
     if (changes.state !== undefined) {
       const result = await runInstanceCommand(this.runtime, instanceId, { type: 'SetIntendedState', requesterId, state: changes.state }, metadata);
-      if (result.events.length > 0) {
+      // An instance waiting for its volume has no container yet: it is provisioned in the intended state.
+      if (result.events.length > 0 && !isWaitingForVolume(result.state)) {
         if (changes.state === 'stopped') this.host.stop(instanceId);
         else this.host.start(instanceId);
       }

@@ -1,4 +1,4 @@
-import type { EventEnvelope, VolumeEvent } from '@rigmarket/contracts';
+import type { EventEnvelope, MachineEvent, VolumeEvent } from '@rigmarket/contracts';
 import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../instance-lifecycle.read-models';
 
@@ -30,6 +30,78 @@ export const marketMachinesGeolocationMigration: Migration = {
     await sql.execute(`ALTER TABLE ${s}.market_machines ADD COLUMN geolocation TEXT`);
   },
 };
+
+/**
+ * Volume offers as instance-lifecycle knows them (VolumeSpaceListed/Unlisted on marketplace's machine
+ * streams, VolumeCreated/Deleted for the space used), to refuse a create_new that cannot fit at once; and
+ * the instance keys of instances waiting for such a volume (the host gets the key when it provisions).
+ */
+export const marketVolumeOffersMigration: Migration = {
+  id: '0008-market-volume-offers',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.market_volume_offers (
+        machine_id INTEGER PRIMARY KEY,
+        size_gb DOUBLE PRECISION NOT NULL DEFAULT 0,
+        used_gb DOUBLE PRECISION NOT NULL DEFAULT 0,
+        listed BOOLEAN NOT NULL DEFAULT FALSE,
+        end_date DOUBLE PRECISION
+      )`);
+    await sql.execute(`
+      CREATE TABLE ${s}.pending_provisions (
+        instance_id INTEGER PRIMARY KEY,
+        instance_api_key TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      )`);
+  },
+};
+
+/** Upserts only: machine and volume events arrive on two topics in any order, and the sums commute. */
+export const marketVolumeOffersProjection: Projection = {
+  name: 'market_volume_offers',
+  version: 1,
+  sources: [
+    { context: 'marketplace', streamType: 'machine' },
+    { context: 'marketplace', streamType: 'volume' },
+  ],
+  tables: [`${SCHEMA}.market_volume_offers`],
+  async apply(sql, envelope: EventEnvelope) {
+    const event = { type: envelope.type, data: envelope.data } as MachineEvent | VolumeEvent;
+    const table = `${SCHEMA}.market_volume_offers`;
+    switch (event.type) {
+      case 'VolumeSpaceListed':
+        await sql.execute(
+          `INSERT INTO ${table} (machine_id, size_gb, listed, end_date) VALUES ($1, $2, TRUE, $3)
+           ON CONFLICT (machine_id) DO UPDATE SET size_gb = EXCLUDED.size_gb, listed = TRUE, end_date = EXCLUDED.end_date`,
+          [event.data.machineId, event.data.sizeGb, event.data.endDate],
+        );
+        return;
+      case 'VolumeSpaceUnlisted':
+        await sql.execute(`INSERT INTO ${table} (machine_id, listed) VALUES ($1, FALSE) ON CONFLICT (machine_id) DO UPDATE SET listed = FALSE`, [event.data.machineId]);
+        return;
+      case 'VolumeCreated':
+      case 'VolumeDeleted': {
+        const delta = event.type === 'VolumeCreated' ? event.data.sizeGb : -event.data.sizeGb;
+        await sql.execute(
+          `INSERT INTO ${table} (machine_id, used_gb) VALUES ($1, $2) ON CONFLICT (machine_id) DO UPDATE SET used_gb = ${table}.used_gb + EXCLUDED.used_gb`,
+          [event.data.machineId, delta],
+        );
+        return;
+      }
+      default:
+        return;
+    }
+  },
+};
+
+/** Free GB of a listed, unexpired volume offer as far as instance-lifecycle knows; null when there is none. */
+export async function volumeOfferFreeGb(sql: Sql, volumeOfferId: number, nowSeconds: number): Promise<number | null> {
+  const rows = await sql.query<{ free_gb: number }>(
+    `SELECT size_gb - used_gb AS free_gb FROM ${SCHEMA}.market_volume_offers WHERE machine_id = $1 AND listed AND (end_date IS NULL OR end_date > $2)`,
+    [volumeOfferId, nowSeconds],
+  );
+  return rows[0] ? Math.max(0, Number(rows[0].free_gb)) : null;
+}
 
 export const marketVolumesProjection: Projection = {
   name: 'market_volumes',

@@ -225,19 +225,22 @@ export async function withSyncAndMaintenance<V extends Decorated>(sql: Sql, view
   });
 }
 
-/**
- * A machine in maintenance now cannot be rented (the offer search hides it; this refuses an accept by
- * offer id). Rentals before a window are accepted: the window is on the instance row for the renter.
- */
-export async function refuseDuringMaintenance(sql: Sql, machineId: number, offerId: number, now: Date): Promise<void> {
+/** The end (ISO) of the maintenance window the machine is in now, or null. */
+export async function maintenanceUntil(sql: Sql, machineId: number, now: Date): Promise<string | null> {
   const nowSeconds = now.getTime() / 1000;
   const rows = await sql.query<{ end_time: number }>(
     `SELECT end_time FROM ${SCHEMA}.machine_maintenance WHERE machine_id = $1 AND start_time <= $2 AND end_time > $2 ORDER BY end_time DESC LIMIT 1`,
     [machineId, nowSeconds],
   );
   const window = rows[0];
-  if (window) {
-    const until = new Date(Number(window.end_time) * 1000).toISOString();
-    throw ApiError.conflict(`Offer ${offerId} is not rentable: machine ${machineId} is in maintenance until ${until}`, 'offer_unavailable');
-  }
+  return window ? new Date(Number(window.end_time) * 1000).toISOString() : null;
+}
+
+/**
+ * A machine in maintenance now cannot be rented (the offer search hides it; this refuses an accept by
+ * offer id). Rentals before a window are accepted: the window is on the instance row for the renter.
+ */
+export async function refuseDuringMaintenance(sql: Sql, machineId: number, offerId: number, now: Date): Promise<void> {
+  const until = await maintenanceUntil(sql, machineId, now);
+  if (until !== null) throw ApiError.conflict(`Offer ${offerId} is not rentable: machine ${machineId} is in maintenance until ${until}`, 'offer_unavailable');
 }

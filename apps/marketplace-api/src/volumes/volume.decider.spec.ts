@@ -28,4 +28,18 @@ describe('volume decider', () => {
       .when({ type: 'DeleteVolume', at: AT, requesterId: 2 })
       .thenThrows(VolumeErrors.notFound);
   });
+
+  it('creates an instance\'s volume once, or records its refusal once', () => {
+    const forInstance = { ...create, instanceId: 7 };
+    const createdFor7: VolumeEvent = { type: 'VolumeCreated', data: { ...created.data, instanceId: 7 } };
+    spec.given([]).when(forInstance).then([createdFor7]);
+    spec.given([createdFor7]).when(forInstance).thenNothingHappened();
+    spec.given([created]).when(forInstance).thenThrows(VolumeErrors.exists);
+    const refuse = { type: 'RefuseVolume' as const, at: AT, volumeId: 3, ownerId: 2, machineId: 42, sizeGb: 20, instanceId: 7, reason: 'taken' };
+    const refused: VolumeEvent = { type: 'VolumeRefused', data: { volumeId: 3, instanceId: 7, ownerId: 2, machineId: 42, sizeGb: 20, reason: 'taken', at: AT } };
+    spec.given([]).when(refuse).then([refused]);
+    spec.given([refused]).when(refuse).thenNothingHappened();
+    // A refused volume never existed: it cannot be deleted.
+    spec.given([refused]).when({ type: 'DeleteVolume', at: AT, requesterId: 2 }).thenThrows(VolumeErrors.notFound);
+  });
 });

@@ -1,11 +1,20 @@
 import { ApiError, type VolumeEvent } from '@rigmarket/contracts';
 
+/** instanceId: the instance whose volume_info create_new asked for this volume (null for PUT /volumes). */
 export type VolumeState =
   | { status: 'none' }
-  | { status: 'active' | 'deleted'; volumeId: number; ownerId: number; machineId: number; sizeGb: number };
+  | { status: 'active' | 'deleted' | 'refused'; volumeId: number; ownerId: number; machineId: number; sizeGb: number; instanceId: number | null };
+
+export interface NewVolume {
+  volumeId: number;
+  ownerId: number;
+  machineId: number;
+  sizeGb: number;
+}
 
 export type VolumeCommand = { at: string } & (
-  | { type: 'CreateVolume'; volumeId: number; ownerId: number; machineId: number; sizeGb: number; name: string | null; priceDisk: number; freeGb: number }
+  | ({ type: 'CreateVolume'; name: string | null; priceDisk: number; freeGb: number; instanceId?: number } & NewVolume)
+  | ({ type: 'RefuseVolume'; instanceId: number; reason: string } & NewVolume)
   | { type: 'DeleteVolume'; requesterId: number }
 );
 
@@ -20,8 +29,14 @@ export const initialState = (): VolumeState => ({ status: 'none' });
 
 export function evolve(state: VolumeState, event: VolumeEvent): VolumeState {
   switch (event.type) {
-    case 'VolumeCreated':
-      return { status: 'active', volumeId: event.data.volumeId, ownerId: event.data.ownerId, machineId: event.data.machineId, sizeGb: event.data.sizeGb };
+    case 'VolumeCreated': {
+      const { volumeId, ownerId, machineId, sizeGb } = event.data;
+      return { status: 'active', volumeId, ownerId, machineId, sizeGb, instanceId: event.data.instanceId ?? null };
+    }
+    case 'VolumeRefused': {
+      const { volumeId, ownerId, machineId, sizeGb, instanceId } = event.data;
+      return { status: 'refused', volumeId, ownerId, machineId, sizeGb, instanceId };
+    }
     case 'VolumeDeleted':
       return state.status === 'none' ? state : { ...state, status: 'deleted' };
   }
@@ -30,6 +45,8 @@ export function evolve(state: VolumeState, event: VolumeEvent): VolumeState {
 export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[] {
   switch (command.type) {
     case 'CreateVolume': {
+      // An instance's volume is created once, whatever the number of reactions to its InstanceCreated.
+      if (state.status !== 'none' && command.instanceId !== undefined && state.instanceId === command.instanceId) return [];
       if (state.status !== 'none') throw ApiError.conflict('This volume id is taken', VolumeErrors.exists);
       if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1) throw new ApiError(400, VolumeErrors.invalidSize, 'size must be a whole number of GB >= 1');
       if (command.sizeGb > command.freeGb) {
@@ -46,9 +63,16 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
             name: command.name,
             priceDisk: command.priceDisk,
             createdAt: command.at,
+            ...(command.instanceId !== undefined ? { instanceId: command.instanceId } : {}),
           },
         },
       ];
+    }
+    case 'RefuseVolume': {
+      if (state.status !== 'none' && state.instanceId === command.instanceId) return [];
+      if (state.status !== 'none') throw ApiError.conflict('This volume id is taken', VolumeErrors.exists);
+      const { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } = command;
+      return [{ type: 'VolumeRefused', data: { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } }];
     }
     case 'DeleteVolume': {
       if (state.status !== 'active' || state.ownerId !== command.requesterId) throw ApiError.notFound('No such volume', VolumeErrors.notFound);

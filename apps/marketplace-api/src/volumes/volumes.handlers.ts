@@ -63,6 +63,25 @@ export class UnlistVolumeSpaceHandler implements ICommandHandler<UnlistVolumeSpa
   }
 }
 
+export interface VolumeOfferRecord {
+  sizeGb: number;
+  freeGb: number;
+  priceDisk: number;
+  /** listed and not expired */
+  rentable: boolean;
+}
+
+/** A machine's volume listing as the volume_offers read model has it (a volume offer's id is its machine's id). */
+export async function findVolumeOffer(runtime: ContextRuntime, machineId: number): Promise<VolumeOfferRecord | null> {
+  const rows = await runtime.db.query<{ free_gb: number; size_gb: number; price_disk: number; rentable: boolean }>(
+    `SELECT size_gb - used_gb AS free_gb, size_gb, price_disk, (listed AND (end_date IS NULL OR end_date > $2)) AS rentable
+       FROM ${SCHEMA}.volume_offers WHERE machine_id = $1`,
+    [machineId, runtime.infra.clock.now().getTime() / 1000],
+  );
+  const row = rows[0];
+  return row ? { sizeGb: Number(row.size_gb), freeGb: Number(row.free_gb), priceDisk: Number(row.price_disk), rentable: row.rentable === true } : null;
+}
+
 /** Renter side: a volume from a volume offer (`vastai create volume OFFER -s SIZE -n NAME`). */
 export class CreateVolumeCommand extends Command<{ volumeId: number }> {
   constructor(readonly ownerId: number, readonly offerId: number, readonly sizeGb: number, readonly name: string | null, readonly metadata: EventMetadata) {
@@ -74,13 +93,8 @@ export class CreateVolumeCommand extends Command<{ volumeId: number }> {
 export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: CreateVolumeCommand): Promise<{ volumeId: number }> {
-    const offers = await this.runtime.db.query<{ free_gb: number; size_gb: number; price_disk: number }>(
-      `SELECT size_gb - used_gb AS free_gb, size_gb, price_disk FROM ${SCHEMA}.volume_offers
-        WHERE machine_id = $1 AND listed AND (end_date IS NULL OR end_date > $2)`,
-      [command.offerId, this.runtime.infra.clock.now().getTime() / 1000],
-    );
-    const offer = offers[0];
-    if (!offer) throw ApiError.notFound(`No volume offer ${command.offerId}`, 'no_such_offer');
+    const offer = await findVolumeOffer(this.runtime, command.offerId);
+    if (!offer?.rentable) throw ApiError.notFound(`No volume offer ${command.offerId}`, 'no_such_offer');
     const volumeId = await this.runtime.nextId('volume_ids');
     const create = (at: string): VolumeCommand => ({
       type: 'CreateVolume',
@@ -90,8 +104,8 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
       machineId: command.offerId,
       sizeGb: command.sizeGb,
       name: command.name,
-      priceDisk: Number(offer.price_disk),
-      freeGb: Number(offer.free_gb),
+      priceDisk: offer.priceDisk,
+      freeGb: offer.freeGb,
     });
     const space = (type: 'ReserveSpace' | 'ReleaseSpace') =>
       this.runtime.runner.handle(
@@ -100,7 +114,7 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
         (state, now) =>
           volumeSpaceDecider.decide(
             type === 'ReserveSpace'
-              ? { type, at: now.toISOString(), machineId: command.offerId, volumeId, sizeGb: command.sizeGb, listedGb: Number(offer.size_gb) }
+              ? { type, at: now.toISOString(), machineId: command.offerId, volumeId, sizeGb: command.sizeGb, listedGb: offer.sizeGb }
               : { type, at: now.toISOString(), machineId: command.offerId, volumeId },
             state,
           ),

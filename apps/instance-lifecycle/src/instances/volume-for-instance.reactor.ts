@@ -1,0 +1,72 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { EventEnvelope, InstanceConfig, InstanceIntendedStatus, VolumeEvent } from '@rigmarket/contracts';
+import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import type { HostDriver } from '../host/host-driver';
+import { type InstanceDetails, SCHEMA, findMachine } from '../instance-lifecycle.read-models';
+import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { runInstanceCommand } from './instances.handlers';
+
+/**
+ * marketplace's answer to an instance's volume_info create_new: VolumeCreated (with the instanceId) ->
+ * InstanceVolumeAttached, then the host provisions the container with the volume, as for a linked one;
+ * VolumeRefused -> the instance is exited with a status_msg saying why. Idempotent: the decider ignores a
+ * repeated answer, and the container is provisioned only while the instance's key waits in
+ * pending_provisions (removed once handed to the host).
+ */
+@Injectable()
+export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap {
+  readonly name = 'attach_created_volumes';
+  readonly sources = [{ context: 'marketplace', streamType: 'volume' }] as const;
+  private readonly logger = new Logger('VolumeForInstanceReactor');
+
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.runtime.startReactors([this], { onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`) });
+  }
+
+  wants(envelope: EventEnvelope): boolean {
+    const event = { type: envelope.type, data: envelope.data } as VolumeEvent;
+    return (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) || event.type === 'VolumeRefused';
+  }
+
+  async react(envelope: EventEnvelope): Promise<void> {
+    const event = { type: envelope.type, data: envelope.data } as VolumeEvent;
+    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    if (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) {
+      const { instanceId, volumeId, ownerId, machineId } = event.data;
+      await runInstanceCommand(this.runtime, instanceId, { type: 'AttachVolume', volumeId, ownerId, machineId }, metadata);
+      await this.provisionWaiting(instanceId);
+    } else if (event.type === 'VolumeRefused') {
+      await runInstanceCommand(this.runtime, event.data.instanceId, { type: 'FailVolume', reason: event.data.reason }, metadata);
+      await this.forget(event.data.instanceId);
+    }
+  }
+
+  /** Hands the instance to its host now that its volume is in the config (the row is current: inline projection). */
+  private async provisionWaiting(instanceId: number): Promise<void> {
+    const keys = await this.runtime.db.query<{ instance_api_key: string }>(`SELECT instance_api_key FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [instanceId]);
+    const key = keys[0]?.instance_api_key;
+    if (key === undefined) return;
+    const rows = await this.runtime.db.query<{ machine_id: number; intended_status: InstanceIntendedStatus; actual_status: string | null; destroyed: boolean; details: InstanceDetails | string }>(
+      `SELECT machine_id, intended_status, actual_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
+      [instanceId],
+    );
+    const row = rows[0];
+    const details = row ? (typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details) : null;
+    const config: InstanceConfig | undefined = details?.config;
+    if (row && !row.destroyed && row.actual_status === null && config?.volume) {
+      const machineId = Number(row.machine_id);
+      const machine = await findMachine(this.runtime.db, machineId);
+      this.host.provision({ instanceId, machineId, publicIpaddr: machine?.publicIpaddr ?? null, config, targetState: row.intended_status, instanceApiKey: key });
+    }
+    await this.forget(instanceId);
+  }
+
+  private async forget(instanceId: number): Promise<void> {
+    await this.runtime.db.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [instanceId]);
+  }
+}
