@@ -307,6 +307,32 @@ describe.each([
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
+  it("mounts the renter's volume (volume_info) in the container; a later instance linking it finds the files", async () => {
+    await http().post('/api/v0/volumes/').set(as(hostKey)).send({ size: 50, machine: machineId, price_disk: 0.2, end_date: 4102444800 }).expect(200);
+    const volumeId = (await eventually(async () => {
+      const res = await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 5, id: machineId });
+      return res.status === 200 ? res : undefined;
+    }, 30_000, 'the volume created')).body.volume_id as number;
+    // instance-lifecycle learns of the volume over the transport: until then it is unknown there (404).
+    const rentWith = (script: string) =>
+      eventually(async () => {
+        const res = await accept({ image: IMAGE, runtype: 'args', args_str: `sh -c '${script}'`, volume_info: { volume_id: volumeId, mount_path: '/data' } });
+        return res.status === 200 ? res : undefined;
+      }, 30_000, 'the volume known to instance-lifecycle');
+    const writer = (await rentWith('echo kept-on-the-volume > /data/note; echo written')).body.new_contract as number;
+    await until(writer, 'exited'); // the command finished
+    expect((await containerState(writer))?.Mounts).toEqual([expect.objectContaining({ Type: 'volume', Name: `rigmarket-volume-${volumeId}`, Destination: '/data' })]);
+    await http().delete(`/api/v0/instances/${writer}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => ((await containerState(writer)) === null ? true : undefined), 30_000, 'the first container removed');
+
+    const reader = (await rentWith('cat /data/note')).body.new_contract as number;
+    await until(reader, 'exited');
+    expect(await fetchLogs(reader, {})).toBe('kept-on-the-volume\n');
+    await http().delete(`/api/v0/instances/${reader}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(async () => ((await containerState(reader)) === null ? true : undefined), 30_000, 'the second container removed');
+    await docker.getVolume(`rigmarket-volume-${volumeId}`).remove().catch(() => undefined);
+  });
+
   it('when the channel drops, the agent reconnects within the grace period and goes on serving its instances', async () => {
     const id = (await accept({ image: IMAGE, runtype: 'ssh' })).body.new_contract as number;
     await until(id, 'running');

@@ -6,6 +6,7 @@ import { Database } from '@rigmarket/event-sourcing';
 import { servePlatform } from '@rigmarket/http-kit';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
+import { embeddedSecrets } from './embedded-secrets';
 import { allContextModules } from './platform';
 
 /**
@@ -22,11 +23,13 @@ async function main(): Promise<void> {
   const generatedKey = demo && !process.env.RIGMARKET_ADMIN_KEY ? randomBytes(32).toString('hex') : undefined;
   const adminKey = process.env.RIGMARKET_ADMIN_KEY || generatedKey;
   const db = await Database.connect({ kind: 'pglite', dataDir });
+  // After the database: PGlite creates its cluster in an empty folder only.
+  const { tfaKey } = embeddedSecrets(dataDir);
   const transport = new InProcessTransport();
   const port = Number(process.env.PORT ?? 8080);
   const host = process.env.HOST ?? '127.0.0.1';
   await servePlatform({
-    modules: allContextModules({ adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL }),
+    modules: allContextModules({ adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey }),
     db,
     transport,
     port,

@@ -99,6 +99,17 @@ describe('container plan for an instance', () => {
   });
 });
 
+describe('the renter\'s volume (volume_info)', () => {
+  it('mounts the volume, as a Docker named volume of its own, at mount_path', () => {
+    const plan = containerPlan(spec({ volume: { volumeId: 314, mountPath: '/workspace/data' } }), { gpuDeviceIds: null, diskQuota: false });
+    expect(plan.HostConfig.Mounts).toEqual([{ Type: 'volume', Source: 'rigmarket-volume-314', Target: '/workspace/data' }]);
+  });
+
+  it('mounts nothing without one', () => {
+    expect(containerPlan(spec({}), { gpuDeviceIds: null, diskQuota: false }).HostConfig.Mounts).toBeUndefined();
+  });
+});
+
 describe('container rules', () => {
   it('ports per runtype', () => {
     expect(containerPorts('ssh_direct', {})).toEqual([22]);

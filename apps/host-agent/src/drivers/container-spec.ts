@@ -124,8 +124,14 @@ export interface ContainerPlan {
     PortBindings: Record<string, Array<{ HostIp: string; HostPort: string }>>;
     DeviceRequests?: Array<{ Driver: string; DeviceIDs: string[]; Capabilities: string[][] }>;
     StorageOpt?: Record<string, string>;
+    Mounts?: Array<{ Type: 'volume'; Source: string; Target: string }>;
     RestartPolicy: { Name: 'no' };
   };
+}
+
+/** The Docker named volume holding a Rigmarket volume's data on this host (created by Docker at first use). */
+export function dockerVolumeName(volumeId: number): string {
+  return `rigmarket-volume-${volumeId}`;
 }
 
 /**
@@ -184,6 +190,9 @@ export function containerPlan(spec: AgentProvisionSpec, host: HostCapabilities):
         ? { DeviceRequests: [{ Driver: 'nvidia', DeviceIDs: host.gpuDeviceIds, Capabilities: [['gpu']] }] }
         : {}),
       ...(host.diskQuota ? { StorageOpt: { size: `${Math.max(1, Math.ceil(config.disk))}G` } } : {}),
+      // volume_info: the renter's local volume, kept by Docker beyond the container, so a later instance
+      // linking the same volume finds its files.
+      ...(config.volume ? { Mounts: [{ Type: 'volume' as const, Source: dockerVolumeName(config.volume.volumeId), Target: config.volume.mountPath }] } : {}),
       RestartPolicy: { Name: 'no' },
     },
   };

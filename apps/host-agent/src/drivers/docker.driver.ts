@@ -241,6 +241,7 @@ export class DockerDriver implements AgentDriver {
           PortBindings: info.HostConfig.PortBindings,
           DeviceRequests: info.HostConfig.DeviceRequests,
           StorageOpt: info.HostConfig.StorageOpt,
+          Mounts: info.HostConfig.Mounts,
           RestartPolicy: { Name: 'no' },
         },
       });
