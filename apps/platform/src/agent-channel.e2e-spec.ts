@@ -7,8 +7,9 @@ import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { eventually, uniqueName } from '@rigmarket/testing';
+import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
+import { verifiedUser } from './testing/users';
 import WebSocket from 'ws';
 
 /**
@@ -71,16 +72,7 @@ describe('the agent channel protocol (embedded)', () => {
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
-  async function user(prefix: string): Promise<string> {
-    const email = `${uniqueName(prefix)}@example.com`;
-    await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
-    const code = /code is (\w+)/.exec(mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
-    await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
-    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
-    const key = login.body.session_key as string;
-    await eventually(async () => ((await http().get('/api/v0/instances/').set(as(key))).status === 200 ? true : undefined), 60_000, 'the key in instance-lifecycle');
-    return key;
-  }
+  const user = (prefix: string) => verifiedUser(app.getHttpServer(), mailer, prefix);
 
   async function machine(): Promise<number> {
     const id = (await http().post('/api/v0/machines/').set(as(hostKey)).send(HARDWARE).expect(201)).body.machine_id as number;

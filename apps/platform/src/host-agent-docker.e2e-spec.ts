@@ -14,6 +14,7 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
+import { verifiedUser } from './testing/users';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 
 /**
@@ -117,16 +118,7 @@ describe.each([
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
-  async function user(prefix: string): Promise<string> {
-    const email = `${uniqueName(prefix)}@example.com`;
-    await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
-    const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
-    await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
-    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
-    const key = login.body.session_key as string;
-    await eventually(async () => ((await http().get('/api/v0/instances/').set(as(key))).status === 200 ? true : undefined), 60_000, 'the key in instance-lifecycle');
-    return key;
-  }
+  const user = (prefix: string) => verifiedUser(h.app.getHttpServer(), h.mailer, prefix);
 
   const accept = (body: object, numGpus = 1) =>
     eventually(async () => {

@@ -7,6 +7,7 @@ import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-a
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { VASTAI_CREATE_INSTANCE, createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
+import { verifiedUser } from './testing/users';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
 /**
@@ -85,16 +86,7 @@ describe.each([
   let otherKey: string;
   let machineId: number;
 
-  async function user(): Promise<string> {
-    const email = `${uniqueName('renter')}@example.com`;
-    await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
-    const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
-    await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
-    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
-    const key = login.body.session_key as string;
-    await eventually(async () => ((await http().get('/api/v0/instances/').set(as(key))).status === 200 ? true : undefined), 60_000, 'the key in instance-lifecycle');
-    return key;
-  }
+  const user = () => verifiedUser(h.app.getHttpServer(), h.mailer);
 
   /** The first accept after a machine change waits for the machine to reach instance-lifecycle. */
   async function accept(offerId: number, body: object, key = renterKey) {

@@ -8,6 +8,7 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SYNC_RUNTIME, SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
+import { verifiedUser } from './testing/users';
 
 /**
  * sync-maintenance over HTTP with the other contexts: maintenance windows (owner only, listed, visible
@@ -102,18 +103,7 @@ describe.each([
   const instances: number[] = [];
   const now = () => Math.floor(Date.now() / 1000);
 
-  async function user(): Promise<string> {
-    const email = `${uniqueName('renter')}@example.com`;
-    await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
-    const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
-    await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
-    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
-    const key = login.body.session_key as string;
-    for (const path of ['/api/v0/instances/', '/api/v0/machines/maintenances']) {
-      await eventually(async () => ((await http().get(path).set(as(key))).status === 200 ? true : undefined), 60_000, `the key at ${path}`);
-    }
-    return key;
-  }
+  const user = () => verifiedUser(h.app.getHttpServer(), h.mailer, 'renter', ['/api/v0/instances/', '/api/v0/machines/maintenances']);
 
   const search = async (body: object): Promise<Offer[]> => (await http().post('/api/v0/bundles/').set(as(renterKey)).send({ machine_id: { eq: machineId }, ...body }).expect(200)).body.offers;
   const show = async (id: number, key = renterKey) => (await http().get(`/api/v0/instances/${id}/?owner=me`).set(as(key)).expect(200)).body.instances as Record<string, unknown>;
