@@ -21,9 +21,11 @@ import {
   HOST_DRIVER,
   INSTANCE_RUNTIME,
   LOG_STORE,
+  PENDING_KEY_BOX,
   SIMULATED_HOST_TIMINGS,
 } from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
+import { PendingKeyBox } from './instances/pending-keys';
 import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
@@ -56,6 +58,8 @@ export interface InstanceLifecycleOptions {
   logStore?: LogStore;
   /** Heartbeat and disconnection limits of the host-agent channel (defaults: agent-channel.options.ts). */
   agentChannel?: Partial<AgentChannelOptions>;
+  /** 32 bytes (hex or base64) sealing the keys of instances waiting for their volume (default RIGMARKET_INSTANCE_SEAL_KEY). */
+  sealKey?: string;
 }
 
 @Module({})
@@ -83,6 +87,7 @@ export class InstanceLifecycleModule {
         HostReporter,
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
+        { provide: PENDING_KEY_BOX, useFactory: () => PendingKeyBox.fromConfig(options.sealKey ?? process.env.RIGMARKET_INSTANCE_SEAL_KEY) },
         AgentSessions,
         AgentCopyRelay,
         AgentCopyReactor,

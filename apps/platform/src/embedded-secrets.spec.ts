@@ -10,11 +10,13 @@ describe("embedded mode's secrets", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('creates a 256-bit TFA key once, readable by the owner only, and gives the same key on the next start', () => {
+  it('creates its 256-bit keys once, readable by the owner only, and gives the same key on the next start', () => {
     const first = embeddedSecrets(dir, {});
     expect(first.tfaKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.instanceSealKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.instanceSealKey).not.toBe(first.tfaKey);
     expect(statSync(join(dir, 'rigmarket-secrets.json')).mode & 0o777).toBe(0o600);
-    expect(embeddedSecrets(dir, {}).tfaKey).toBe(first.tfaKey);
+    expect(embeddedSecrets(dir, {})).toEqual(first);
   });
 
   it('prefers RIGMARKET_TFA_KEY from the environment and never writes it down', () => {

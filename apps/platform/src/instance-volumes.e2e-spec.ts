@@ -118,6 +118,10 @@ describe.each(BOTH_MODES)('volumes created while renting, and cancel_unavail, %s
       volume_info: { volume_id: null, create_new: true, volume_offer_id: machineId, size: 30, mount_path: '/data' },
     });
     expect(h.app.get(SimulatedHostDriver, { strict: false }).provisioned(id)).toBeUndefined();
+    // the key the host will need waits sealed, never in the clear
+    const [pending] = await h.db.query<{ instance_api_key_sealed: string }>('SELECT instance_api_key_sealed FROM instance_lifecycle.pending_provisions WHERE instance_id = $1', [id]);
+    expect(pending?.instance_api_key_sealed).toMatch(/^v1:/);
+    expect(pending?.instance_api_key_sealed).not.toContain(created.body.instance_api_key);
     volumes().resume();
 
     const running = await until(id, 'running');

@@ -24,12 +24,12 @@ async function main(): Promise<void> {
   const adminKey = process.env.RIGMARKET_ADMIN_KEY || generatedKey;
   const db = await Database.connect({ kind: 'pglite', dataDir });
   // After the database: PGlite creates its cluster in an empty folder only.
-  const { tfaKey } = embeddedSecrets(dataDir);
+  const { tfaKey, instanceSealKey } = embeddedSecrets(dataDir);
   const transport = new InProcessTransport();
   const port = Number(process.env.PORT ?? 8080);
   const host = process.env.HOST ?? '127.0.0.1';
   await servePlatform({
-    modules: allContextModules({ adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey }),
+    modules: allContextModules({ adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey }, {}, {}, { sealKey: instanceSealKey }),
     db,
     transport,
     port,

@@ -1,6 +1,6 @@
 import type { DynamicModule, INestApplication } from '@nestjs/common';
 import { IdentityModule, type IdentityModuleOptions, identityContext } from '@rigmarket/identity-2fa';
-import { InstanceLifecycleModule, instanceLifecycleContext } from '@rigmarket/instance-lifecycle';
+import { InstanceLifecycleModule, type InstanceLifecycleOptions, instanceLifecycleContext } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule, type MarketplaceOptions, marketplaceContext } from '@rigmarket/marketplace-api';
 import { SyncMaintenanceModule, type SyncMaintenanceOptions, syncMaintenanceContext } from '@rigmarket/sync-maintenance';
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
@@ -14,8 +14,13 @@ export const ALL_CONTEXTS: ContextDefinition[] = [identityContext, marketplaceCo
  * marketplace's `GET machines/:id`, or Express would hand it to the latter (distributed mode routes by
  * path at the edge instead).
  */
-export function allContextModules(identity: IdentityModuleOptions = {}, sync: SyncMaintenanceOptions = {}, marketplace: MarketplaceOptions = {}): DynamicModule[] {
-  return [IdentityModule.forRoot(identity), SyncMaintenanceModule.forRoot(sync), MarketplaceModule.forRoot(marketplace), InstanceLifecycleModule.forRoot()];
+export function allContextModules(
+  identity: IdentityModuleOptions = {},
+  sync: SyncMaintenanceOptions = {},
+  marketplace: MarketplaceOptions = {},
+  instances: InstanceLifecycleOptions = {},
+): DynamicModule[] {
+  return [IdentityModule.forRoot(identity), SyncMaintenanceModule.forRoot(sync), MarketplaceModule.forRoot(marketplace), InstanceLifecycleModule.forRoot(instances)];
 }
 
 /** Embedded mode: the four contexts in one process over the adapters given. */

@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync } from 'node:crypto';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime, Migration, Sql } from '@rigmarket/event-sourcing';
+import { openWith, sealWith } from './sealing';
 
 /**
  * Idempotency-Key on PUT /asks: a retried request gets the first answer (same new_contract and
@@ -32,18 +33,11 @@ function sealingKey(renter: number, key: string): Buffer {
 }
 
 export function seal(secret: string, renter: number, key: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(renter, key), iv);
-  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join(':');
+  return sealWith(sealingKey(renter, key), secret);
 }
 
 export function open(sealed: string, renter: number, key: string): string {
-  const [version, iv, tag, body] = sealed.split(':');
-  if (version !== 'v1' || !iv || !tag || !body) throw new Error('unknown sealed format');
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(renter, key), Buffer.from(iv, 'base64'));
-  decipher.setAuthTag(Buffer.from(tag, 'base64'));
-  return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+  return openWith(sealingKey(renter, key), sealed);
 }
 
 export const requestHash = (offerId: number, request: unknown): string => createHash('sha256').update(JSON.stringify([offerId, request])).digest('hex');

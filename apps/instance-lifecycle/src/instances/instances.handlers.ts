@@ -7,9 +7,10 @@ import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import type { HostDriver } from '../host/host-driver';
 import { INSTANCE_VERIFICATION, OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
-import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
+import type { PendingKeyBox } from './pending-keys';
 import { findVolume, volumeOfferFreeGb } from './market-volumes.read-model';
 import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
@@ -59,6 +60,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(HOST_DRIVER) private readonly host: HostDriver,
+    @Inject(PENDING_KEY_BOX) private readonly pendingKeys: PendingKeyBox,
   ) {}
 
   async execute({ renter, offerId, request, metadata, idempotencyKey }: CreateInstanceCommand): Promise<CreatedInstance> {
@@ -128,7 +130,10 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           alsoInTransaction: async (sql, events) => {
             await sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]);
             // Provisioned later (VolumeForInstanceReactor), when the volume exists: the host needs the key then.
-            if (waitsForVolume) await sql.execute(`INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key) VALUES ($1, $2)`, [instanceId, instanceApiKey]);
+            // Sealed (PendingKeyBox): the key is never stored in the clear.
+            if (waitsForVolume) {
+              await sql.execute(`INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed) VALUES ($1, $2)`, [instanceId, this.pendingKeys.seal(instanceApiKey, instanceId)]);
+            }
             if (idempotencyKey === null) return;
             const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
             await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);

@@ -50,7 +50,7 @@ export const marketVolumeOffersMigration: Migration = {
     await sql.execute(`
       CREATE TABLE ${s}.pending_provisions (
         instance_id INTEGER PRIMARY KEY,
-        instance_api_key TEXT NOT NULL,
+        instance_api_key_sealed TEXT NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
       )`);
   },

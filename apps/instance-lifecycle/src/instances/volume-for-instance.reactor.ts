@@ -3,8 +3,9 @@ import type { EventEnvelope, InstanceConfig, InstanceIntendedStatus, VolumeEvent
 import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
 import type { HostDriver } from '../host/host-driver';
 import { type InstanceDetails, SCHEMA, findMachine } from '../instance-lifecycle.read-models';
-import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instances.handlers';
+import type { PendingKeyBox } from './pending-keys';
 
 /**
  * marketplace's answer to an instance's volume_info create_new: VolumeCreated (with the instanceId) ->
@@ -13,6 +14,8 @@ import { runInstanceCommand } from './instances.handlers';
  * repeated answer, and the container is provisioned only while the instance's key waits in
  * pending_provisions (removed once handed to the host).
  */
+const UNSEALABLE = 'its instance key could not be opened: the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY';
+
 @Injectable()
 export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap {
   readonly name = 'attach_created_volumes';
@@ -22,6 +25,7 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(HOST_DRIVER) private readonly host: HostDriver,
+    @Inject(PENDING_KEY_BOX) private readonly pendingKeys: PendingKeyBox,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -38,6 +42,12 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     if (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) {
       const { instanceId, volumeId, ownerId, machineId } = event.data;
+      if ((await this.pendingKey(instanceId)) === null) {
+        // Sealed under another seal key (a restart without RIGMARKET_INSTANCE_SEAL_KEY): the host could not be given it.
+        await runInstanceCommand(this.runtime, instanceId, { type: 'FailVolume', reason: UNSEALABLE }, metadata);
+        await this.forget(instanceId);
+        return;
+      }
       await runInstanceCommand(this.runtime, instanceId, { type: 'AttachVolume', volumeId, ownerId, machineId }, metadata);
       await this.provisionWaiting(instanceId);
     } else if (event.type === 'VolumeRefused') {
@@ -48,9 +58,8 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
 
   /** Hands the instance to its host now that its volume is in the config (the row is current: inline projection). */
   private async provisionWaiting(instanceId: number): Promise<void> {
-    const keys = await this.runtime.db.query<{ instance_api_key: string }>(`SELECT instance_api_key FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [instanceId]);
-    const key = keys[0]?.instance_api_key;
-    if (key === undefined) return;
+    const key = await this.pendingKey(instanceId);
+    if (key === undefined || key === null) return;
     const rows = await this.runtime.db.query<{ machine_id: number; intended_status: InstanceIntendedStatus; actual_status: string | null; destroyed: boolean; details: InstanceDetails | string }>(
       `SELECT machine_id, intended_status, actual_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
       [instanceId],
@@ -64,6 +73,16 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
       this.host.provision({ instanceId, machineId, publicIpaddr: machine?.publicIpaddr ?? null, config, targetState: row.intended_status, instanceApiKey: key });
     }
     await this.forget(instanceId);
+  }
+
+  /** The waiting instance's key: undefined when none waits (already provisioned), null when it cannot be opened. */
+  private async pendingKey(instanceId: number): Promise<string | null | undefined> {
+    const rows = await this.runtime.db.query<{ instance_api_key_sealed: string }>(
+      `SELECT instance_api_key_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`,
+      [instanceId],
+    );
+    const sealed = rows[0]?.instance_api_key_sealed;
+    return sealed === undefined ? undefined : this.pendingKeys.open(sealed, instanceId);
   }
 
   private async forget(instanceId: number): Promise<void> {

@@ -1,0 +1,44 @@
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { openWith, sealWith } from './sealing';
+
+/**
+ * An instance waiting for its new volume is provisioned later, and its host needs the instance key then
+ * (CONTAINER_API_KEY). Until then the key waits in pending_provisions sealed (AES-256-GCM, a key per
+ * instance derived from RIGMARKET_INSTANCE_SEAL_KEY), never in the clear: the database alone does not
+ * give it away. Every instance-lifecycle process must share the seal key; embedded mode keeps one in its
+ * data folder.
+ */
+export class PendingKeyBox {
+  constructor(private readonly secret: Buffer) {}
+
+  static fromConfig(value: string | undefined, env: NodeJS.ProcessEnv = process.env): PendingKeyBox {
+    if (!value) {
+      if (env.NODE_ENV === 'production') throw new Error('RIGMARKET_INSTANCE_SEAL_KEY is required in production');
+      new Logger('instance-lifecycle').warn(
+        'RIGMARKET_INSTANCE_SEAL_KEY is not set: using a random key; an instance waiting for its volume across a restart will fail to provision',
+      );
+      return new PendingKeyBox(randomBytes(32));
+    }
+    const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+    if (key.length !== 32) throw new Error('RIGMARKET_INSTANCE_SEAL_KEY must be 32 bytes, hex or base64');
+    return new PendingKeyBox(key);
+  }
+
+  private keyFor(instanceId: number): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.secret, `rigmarket-pending-key:${instanceId}`, 'instance-api-key', 32));
+  }
+
+  seal(instanceApiKey: string, instanceId: number): string {
+    return sealWith(this.keyFor(instanceId), instanceApiKey);
+  }
+
+  /** null when it cannot be opened (another seal key, or another instance's row). */
+  open(sealed: string, instanceId: number): string | null {
+    try {
+      return openWith(this.keyFor(instanceId), sealed);
+    } catch {
+      return null;
+    }
+  }
+}
