@@ -9,6 +9,7 @@ import { MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import { Client } from 'pg';
 import request from 'supertest';
+import { removeMachineContainers } from './testing/machine-containers';
 
 /**
  * Issue 5's last acceptance, as an operator deploys it: the distributed platform (the four apps as
@@ -154,8 +155,7 @@ describe('the distributed platform behind the edge, a host agent process with Do
     agent?.kill('SIGTERM');
     for (const child of processes) child.kill('SIGTERM');
     if (machineId) {
-      const leftovers = await docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${machineId}`] } });
-      await Promise.all(leftovers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+      await removeMachineContainers(docker, machineId);
     }
     await run('bash', [join(ROOT, 'infra', 'nginx', 'stop.sh')], { env: nginxEnv }).catch(() => undefined);
     await drop?.();

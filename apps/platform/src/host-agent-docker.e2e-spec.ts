@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
-import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { AgentSessions, INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
@@ -14,6 +14,7 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
+import { removeMachineContainers } from './testing/machine-containers';
 import { verifiedUser } from './testing/users';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 
@@ -168,8 +169,7 @@ describe.each([
   afterAll(async () => {
     await agent?.stop();
     if (machineId !== undefined) {
-      const leftovers = await docker.listContainers({ all: true, filters: { label: [`${MACHINE_LABEL}=${machineId}`] } });
-      await Promise.all(leftovers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+      await removeMachineContainers(docker, machineId);
     }
     await docker.getImage(entrypointImage).remove({ force: true }).catch(() => undefined);
     await h?.close();

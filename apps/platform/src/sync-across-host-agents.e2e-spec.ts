@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentCopyEvent, SyncEvent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
@@ -18,6 +18,7 @@ import {
   startPlatform,
 } from '@rigmarket/testing';
 import request from 'supertest';
+import { removeMachineContainers } from './testing/machine-containers';
 import { InstanceContainers } from './testing/instance-containers';
 
 /**
@@ -126,18 +127,7 @@ describe.each(BOTH_MODES)(
     afterAll(async () => {
       for (const agent of agents) await agent.stop();
       for (const agent of agents) {
-        const leftovers = await docker.listContainers({
-          all: true,
-          filters: { label: [`${MACHINE_LABEL}=${agent.machineId}`] },
-        });
-        await Promise.all(
-          leftovers.map((c) =>
-            docker
-              .getContainer(c.Id)
-              .remove({ force: true })
-              .catch(() => undefined),
-          ),
-        );
+        await removeMachineContainers(docker, agent.machineId);
       }
       await h?.close();
       for (const dir of stateDirs) await rm(dir, { recursive: true, force: true });

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
-import { HostAgent, MACHINE_LABEL, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
+import { removeMachineContainers } from './testing/machine-containers';
 import { createEmbeddedApp } from './platform';
 import { InstanceContainers } from './testing/instance-containers';
 
@@ -79,18 +80,7 @@ describe('a remote copy between two instances run by a host agent with the Docke
   afterAll(async () => {
     await agent?.stop();
     if (machineId !== undefined) {
-      const leftovers = await docker.listContainers({
-        all: true,
-        filters: { label: [`${MACHINE_LABEL}=${machineId}`] },
-      });
-      await Promise.all(
-        leftovers.map((c) =>
-          docker
-            .getContainer(c.Id)
-            .remove({ force: true })
-            .catch(() => undefined),
-        ),
-      );
+      await removeMachineContainers(docker, machineId);
     }
     await app?.close();
     await db?.close();
