@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.infra/**', 'data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.infra/**',
+      'data/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,6 +28,9 @@ export default tseslint.config(
   {
     // Nest decorators need the module classes even when empty; Node's declaration merging for runtime hooks.
     files: ['**/*.ts'],
-    rules: { '@typescript-eslint/no-extraneous-class': 'off', '@typescript-eslint/no-unsafe-declaration-merging': 'off' },
+    rules: {
+      '@typescript-eslint/no-extraneous-class': 'off',
+      '@typescript-eslint/no-unsafe-declaration-merging': 'off',
+    },
   },
 );

@@ -24,14 +24,28 @@ async function main() {
   url.pathname = `/${name}`;
   const namespace = `${name}.`;
   const db = await Database.connect({ kind: 'postgres', url: url.toString() });
-  const transport = new KafkaTransport({ brokers: process.env.KAFKA_BROKERS.split(','), clientId: 'bench', namespace });
+  const transport = new KafkaTransport({
+    brokers: process.env.KAFKA_BROKERS.split(','),
+    clientId: 'bench',
+    namespace,
+  });
   await transport.ensureTopics();
   process.env.LOG_LEVEL = 'silent';
-  const app = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN })] });
+  const app = await createPlatformApp({
+    db,
+    transport,
+    modules: [IdentityModule.forRoot({ adminKey: ADMIN })],
+  });
   await app.listen(0, '127.0.0.1');
   const identity = `http://127.0.0.1:${app.getHttpServer().address().port}`;
   const child = spawn(process.execPath, [join(__dirname, '../apps/marketplace-api/dist/main.js')], {
-    env: { ...process.env, DATABASE_URL: url.toString(), RIGMARKET_KAFKA_NAMESPACE: namespace, PORT: String(PORT), LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      RIGMARKET_KAFKA_NAMESPACE: namespace,
+      PORT: String(PORT),
+      LOG_LEVEL: 'silent',
+    },
     stdio: 'inherit',
   });
   const market = `http://127.0.0.1:${PORT}`;
@@ -43,23 +57,37 @@ async function main() {
       await new Promise((r) => setTimeout(r, 2));
     }
   };
-  const status = async (key) => (await fetch(`${market}/api/v0/machines`, { headers: { Authorization: `Bearer ${key}` } })).status;
+  const status = async (key) =>
+    (await fetch(`${market}/api/v0/machines`, { headers: { Authorization: `Bearer ${key}` } })).status;
   await until(async () => (await fetch(`${market}/readyz`)).ok, 'marketplace start', 60000);
   const latencies = [];
   for (let i = 0; i < ROUNDS; i += 1) {
-    const created = await (await fetch(`${identity}/api/v0/auth/apikeys/`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
-      body: '{}',
-    })).json();
+    const created = await (
+      await fetch(`${identity}/api/v0/auth/apikeys/`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      })
+    ).json();
     await until(async () => (await status(created.key)) === 200, 'key propagation');
-    const res = await fetch(`${identity}/api/v0/auth/apikeys/${created.id}/`, { method: 'DELETE', headers: { Authorization: `Bearer ${ADMIN}` } });
+    const res = await fetch(`${identity}/api/v0/auth/apikeys/${created.id}/`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${ADMIN}` },
+    });
     if (!res.ok) throw new Error(`delete failed ${res.status}`);
     latencies.push(await until(async () => (await status(created.key)) === 401, 'revocation'));
   }
   latencies.sort((a, b) => a - b);
   const pick = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  console.log(JSON.stringify({ bench: 'key-revocation-distributed', rounds: ROUNDS, p50_ms: pick(0.5), p95_ms: pick(0.95), max_ms: latencies[latencies.length - 1] }));
+  console.log(
+    JSON.stringify({
+      bench: 'key-revocation-distributed',
+      rounds: ROUNDS,
+      p50_ms: pick(0.5),
+      p95_ms: pick(0.95),
+      max_ms: latencies[latencies.length - 1],
+    }),
+  );
   child.kill('SIGTERM');
   await app.close();
   await transport.close();

@@ -7,7 +7,12 @@ const { Client } = require('pg');
 const { Database, runMigrations, eventStoreMigration } = require('@rigmarket/event-sourcing');
 const { createPlatformApp } = require('@rigmarket/http-kit');
 const { InProcessTransport } = require('@rigmarket/messaging');
-const { MarketplaceModule, marketplaceContext, insertOfferRows, syntheticOfferRows } = require('@rigmarket/marketplace-api');
+const {
+  MarketplaceModule,
+  marketplaceContext,
+  insertOfferRows,
+  syntheticOfferRows,
+} = require('@rigmarket/marketplace-api');
 
 const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200);
 const EMBEDDED = process.argv.includes('--embedded') || !process.env.DATABASE_URL;
@@ -15,19 +20,46 @@ const COUNT = 100000;
 
 const QUERIES = {
   'CLI default: gpu_name=RTX_4090 num_gpus>=2 (order score-)': {
-    verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, gpu_name: { eq: 'RTX 4090' }, num_gpus: { gte: '2' },
-    order: [['score', 'desc']], type: 'on-demand', allocated_storage: 5.0,
+    verified: { eq: true },
+    external: { eq: false },
+    rentable: { eq: true },
+    gpu_name: { eq: 'RTX 4090' },
+    num_gpus: { gte: '2' },
+    order: [['score', 'desc']],
+    type: 'on-demand',
+    allocated_storage: 5.0,
   },
   'CLI defaults only (order score-)': {
-    verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, order: [['score', 'desc']], type: 'on-demand', allocated_storage: 5.0,
+    verified: { eq: true },
+    external: { eq: false },
+    rentable: { eq: true },
+    order: [['score', 'desc']],
+    type: 'on-demand',
+    allocated_storage: 5.0,
   },
   'bid, gpu_ram>=24 geolocation in [US,CA] reliability>0.98, order dph+,num_gpus-, limit 5': {
-    external: { eq: false }, rentable: { eq: true }, gpu_ram: { gte: 24000.0 }, geolocation: { in: ['US', 'CA'] }, reliability: { gt: '0.98' },
-    order: [['dph_total', 'asc'], ['num_gpus', 'desc']], type: 'bid', limit: 5, allocated_storage: 5.0,
+    external: { eq: false },
+    rentable: { eq: true },
+    gpu_ram: { gte: 24000.0 },
+    geolocation: { in: ['US', 'CA'] },
+    reliability: { gt: '0.98' },
+    order: [
+      ['dph_total', 'asc'],
+      ['num_gpus', 'desc'],
+    ],
+    type: 'bid',
+    limit: 5,
+    allocated_storage: 5.0,
   },
   'dph<1 cuda_vers>=12.2, order dlperf_usd-': {
-    verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, dph: { lt: '1' }, cuda_vers: { gte: '12.2' },
-    order: [['dlperf_per_dphtotal', 'desc']], type: 'on-demand', allocated_storage: 5.0,
+    verified: { eq: true },
+    external: { eq: false },
+    rentable: { eq: true },
+    dph: { lt: '1' },
+    cuda_vers: { gte: '12.2' },
+    order: [['dlperf_per_dphtotal', 'desc']],
+    type: 'on-demand',
+    allocated_storage: 5.0,
   },
 };
 
@@ -65,12 +97,18 @@ async function main() {
   const rows = syntheticOfferRows(COUNT, 42, Math.floor(Date.now() / 1000));
   await db.transaction((sql) => insertOfferRows(sql, rows));
   await db.execute('ANALYZE marketplace.offers');
-  console.log(`${EMBEDDED ? 'embedded (PGlite)' : 'distributed (PostgreSQL)'}: ${COUNT} offers loaded in ${Date.now() - loadStart} ms; ${ROUNDS} rounds per query`);
+  console.log(
+    `${EMBEDDED ? 'embedded (PGlite)' : 'distributed (PostgreSQL)'}: ${COUNT} offers loaded in ${Date.now() - loadStart} ms; ${ROUNDS} rounds per query`,
+  );
 
   const results = [];
   for (const [name, body] of Object.entries(QUERIES)) {
     const post = async () => {
-      const res = await fetch(`${base}/api/v0/bundles/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${base}/api/v0/bundles/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
       return (await res.json()).offers.length;
     };
@@ -83,7 +121,12 @@ async function main() {
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     times.sort((a, b) => a - b);
-    results.push({ query: name, offers: found, p50_ms: +percentile(times, 50).toFixed(2), p95_ms: +percentile(times, 95).toFixed(2) });
+    results.push({
+      query: name,
+      offers: found,
+      p50_ms: +percentile(times, 50).toFixed(2),
+      p95_ms: +percentile(times, 95).toFixed(2),
+    });
   }
   console.table(results);
   await app.close();

@@ -67,7 +67,9 @@ async function main() {
   const admin = kafka.admin();
   await admin.connect();
   const cluster = await admin.describeCluster();
-  log(`describeCluster: ${cluster.brokers.length} broker(s), controller ${cluster.controller}, cluster ${cluster.clusterId}`);
+  log(
+    `describeCluster: ${cluster.brokers.length} broker(s), controller ${cluster.controller}, cluster ${cluster.clusterId}`,
+  );
   const topic = `smoke-${run}`;
   const txTopic = `smoke-tx-${run}`;
   const cleanup = [topic, txTopic];
@@ -129,11 +131,17 @@ async function main() {
   const cb = await startConsumer(g2, topic, sb);
   // after the second join, the first member rebalances; wait until assignments are disjoint and complete
   const parts = (c) => ((c.assignment() || {})[topic] || []).slice().sort();
-  await until(() => {
-    const pa = parts(ca);
-    const pb = parts(cb);
-    return pa.length > 0 && pb.length > 0 && pa.length + pb.length === 3 && new Set([...pa, ...pb]).size === 3;
-  }, 30000, 'a 3-partition split between two members');
+  await until(
+    () => {
+      const pa = parts(ca);
+      const pb = parts(cb);
+      return (
+        pa.length > 0 && pb.length > 0 && pa.length + pb.length === 3 && new Set([...pa, ...pb]).size === 3
+      );
+    },
+    30000,
+    'a 3-partition split between two members',
+  );
   log(`two members split partitions: [${parts(ca)}] + [${parts(cb)}] (both joined in ${Date.now() - tj} ms)`);
   await until(() => sa.length + sb.length >= N + 1, 30000, 'group to read everything');
   await sleep(1000);
@@ -159,7 +167,10 @@ async function main() {
   const ct = await startConsumer(`smoke-txg-${run}`, txTopic, st, { readUncommitted: false });
   await until(() => st.length >= 5, 15000, 'committed transactional messages');
   await sleep(1500);
-  assert(st.length === 5 && st.every((v) => v.startsWith('committed-')), `read_committed sees only 5 committed (got ${st})`);
+  assert(
+    st.length === 5 && st.every((v) => v.startsWith('committed-')),
+    `read_committed sees only 5 committed (got ${st})`,
+  );
   await ct.consumer.disconnect();
   log('transactions: committed batch visible, aborted batch hidden (read_committed)');
 
@@ -174,7 +185,11 @@ async function main() {
     const sc = [];
     const cc = await startConsumer(`smoke-crash-g-${run}`, ctopic, sc);
     for (let i = 0; i < 500; i += 50) {
-      await producer.send({ topic: ctopic, acks: -1, messages: Array.from({ length: 50 }, (_, j) => ({ key: `k${j}`, value: `c${i + j}` })) });
+      await producer.send({
+        topic: ctopic,
+        acks: -1,
+        messages: Array.from({ length: 50 }, (_, j) => ({ key: `k${j}`, value: `c${i + j}` })),
+      });
     }
     await until(() => sc.length >= 500, 30000, '500 messages before the crash');
     await sleep(1000); // let the consumer commit
@@ -186,15 +201,21 @@ async function main() {
     execSync(restart, { stdio: 'inherit' });
     log(`broker restarted in ${Date.now() - tr} ms`);
     for (let i = 500; i < 1000; i += 50) {
-      await producer.send({ topic: ctopic, acks: -1, messages: Array.from({ length: 50 }, (_, j) => ({ key: `k${j}`, value: `c${i + j}` })) });
+      await producer.send({
+        topic: ctopic,
+        acks: -1,
+        messages: Array.from({ length: 50 }, (_, j) => ({ key: `k${j}`, value: `c${i + j}` })),
+      });
     }
     await until(() => new Set(sc).size >= 1000, 60000, '1000 messages after the restart');
     await sleep(1500);
     const counts = new Map();
     for (const v of sc) counts.set(v, (counts.get(v) || 0) + 1);
     const redelivered = [...counts].filter(([, n]) => n > 1).map(([v]) => v);
-    log(`after kill -9 + restart: consumer received ${counts.size}/1000 distinct, ` +
-        `${sc.length - counts.size} redelivered (at-least-once; allowed)${redelivered.length ? `: ${redelivered.slice(0, 10)}` : ''}`);
+    log(
+      `after kill -9 + restart: consumer received ${counts.size}/1000 distinct, ` +
+        `${sc.length - counts.size} redelivered (at-least-once; allowed)${redelivered.length ? `: ${redelivered.slice(0, 10)}` : ''}`,
+    );
     assert(counts.size === 1000, '0 lost');
     await cc.consumer.disconnect();
     // the log itself must hold each message exactly once (idempotent producer across the crash)

@@ -32,10 +32,20 @@ const CASES = [
   ['PUT', '/api/v0/machines/abc-9/dnotify', 'sync'],
   ['PUT', '/api/v0/machines/abc-9/dnotify/?x=1', 'sync'],
   // what the vastai CLI sends for syncs and maintenance (client-compat.md 2.12, 2.13)
-  ['PUT', '/api/v0/commands/copy_direct/', 'sync', '{"client_id":"me","src_id":"1","dst_id":"2","src_path":"/a/","dst_path":"/b/"}'],
+  [
+    'PUT',
+    '/api/v0/commands/copy_direct/',
+    'sync',
+    '{"client_id":"me","src_id":"1","dst_id":"2","src_path":"/a/","dst_path":"/b/"}',
+  ],
   ['DELETE', '/api/v0/commands/copy_direct/', 'sync', '{"client_id":"me","dst_id":"2"}'],
   ['DELETE', '/api/v0/commands/rclone/', 'sync', '{"client_id":"me","dst_id":"2"}'],
-  ['PUT', '/api/v0/machines/42/dnotify/', 'sync', '{"client_id":"me","sdate":1900000000.0,"duration":2.0,"maintenance_category":"power"}'],
+  [
+    'PUT',
+    '/api/v0/machines/42/dnotify/',
+    'sync',
+    '{"client_id":"me","sdate":1900000000.0,"duration":2.0,"maintenance_category":"power"}',
+  ],
   ['GET', '/api/v0/machines/maintenances?owner=me&machine_ids=%5B42%2C+43%5D', 'sync'],
   ['PUT', '/api/v0/machines/42/minbid/', 'marketplace', '{"price":0.2}'],
   // identity-2fa
@@ -105,7 +115,9 @@ function request(method, path, { body, headers = {}, port = EDGE } = {}) {
     const req = http.request({ host: '127.0.0.1', port, method, path, headers: h, agent: false }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+      );
     });
     req.on('error', reject);
     req.setTimeout(10000, () => req.destroy(new Error(`timeout ${method} ${path}`)));
@@ -119,13 +131,22 @@ function startStub(name, port) {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      const out = JSON.stringify({ app: name, port, method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() });
+      const out = JSON.stringify({
+        app: name,
+        port,
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
       res.end(out);
     });
   });
   return new Promise((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`stand-in ${name} cannot listen on 127.0.0.1:${port}: ${e.message}`)));
+    server.once('error', (e) =>
+      reject(new Error(`stand-in ${name} cannot listen on 127.0.0.1:${port}: ${e.message}`)),
+    );
     server.listen(port, '127.0.0.1', () => resolve(server));
   });
 }
@@ -145,43 +166,81 @@ async function main() {
 
   // 1. the routing table
   for (const [method, path, want, body] of CASES) {
-    const r = await request(method, path, { body, headers: body ? { 'content-type': 'application/json' } : {} });
+    const r = await request(method, path, {
+      body,
+      headers: body ? { 'content-type': 'application/json' } : {},
+    });
     let ok;
     if (want === 404) {
       ok =
         check(r.status === 404, `${method} ${path}: status ${r.status}, want 404`) &&
         check(r.body === NOT_FOUND, `${method} ${path}: 404 body ${r.body}`) &&
-        check(r.headers['content-type'] === 'application/json', `${method} ${path}: content-type "${r.headers['content-type']}"`);
+        check(
+          r.headers['content-type'] === 'application/json',
+          `${method} ${path}: content-type "${r.headers['content-type']}"`,
+        );
     } else {
       let got = {};
-      try { got = JSON.parse(r.body); } catch { /* not from a stub */ }
+      try {
+        got = JSON.parse(r.body);
+      } catch {
+        /* not from a stub */
+      }
       ok =
-        check(r.status === 200 && got.app === want && got.port === APPS[want], `${method} ${path}: reached ${got.app || r.status}, want ${want}`) &&
+        check(
+          r.status === 200 && got.app === want && got.port === APPS[want],
+          `${method} ${path}: reached ${got.app || r.status}, want ${want}`,
+        ) &&
         check(got.method === method, `${method} ${path}: upstream saw method ${got.method}`) &&
-        check(got.url === path, `${method} ${path}: upstream saw url ${got.url} (path/query must pass unchanged)`) &&
+        check(
+          got.url === path,
+          `${method} ${path}: upstream saw url ${got.url} (path/query must pass unchanged)`,
+        ) &&
         check(got.body === (body || ''), `${method} ${path}: upstream saw body ${JSON.stringify(got.body)}`);
     }
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${method.padEnd(6)} ${path.padEnd(58)} -> ${want === 404 ? '404 JSON' : `${want} :${APPS[want]}`}`);
+    console.log(
+      `${ok ? 'ok  ' : 'FAIL'} ${method.padEnd(6)} ${path.padEnd(58)} -> ${want === 404 ? '404 JSON' : `${want} :${APPS[want]}`}`,
+    );
   }
 
   // 2. headers: X-Request-Id kept or generated (and echoed), X-Forwarded-For
-  let r = await request('GET', '/api/v0/users/current', { headers: { 'x-request-id': 'rid-abc-123', 'x-forwarded-for': '10.1.2.3' } });
+  let r = await request('GET', '/api/v0/users/current', {
+    headers: { 'x-request-id': 'rid-abc-123', 'x-forwarded-for': '10.1.2.3' },
+  });
   let got = JSON.parse(r.body);
-  check(got.headers['x-request-id'] === 'rid-abc-123', `caller X-Request-Id passed upstream (got ${got.headers['x-request-id']})`);
+  check(
+    got.headers['x-request-id'] === 'rid-abc-123',
+    `caller X-Request-Id passed upstream (got ${got.headers['x-request-id']})`,
+  );
   check(r.headers['x-request-id'] === 'rid-abc-123', 'X-Request-Id echoed on the response');
-  check(got.headers['x-forwarded-for'] === '10.1.2.3, 127.0.0.1', `X-Forwarded-For appended (got ${got.headers['x-forwarded-for']})`);
+  check(
+    got.headers['x-forwarded-for'] === '10.1.2.3, 127.0.0.1',
+    `X-Forwarded-For appended (got ${got.headers['x-forwarded-for']})`,
+  );
   r = await request('GET', '/api/v0/bundles');
   got = JSON.parse(r.body);
-  check(/^[0-9a-f]{32}$/.test(got.headers['x-request-id'] || ''), `X-Request-Id generated when absent (got ${got.headers['x-request-id']})`);
-  check(r.headers['x-request-id'] === got.headers['x-request-id'], 'generated X-Request-Id echoed on the response');
-  check(got.headers['x-forwarded-for'] === '127.0.0.1', `X-Forwarded-For set (got ${got.headers['x-forwarded-for']})`);
+  check(
+    /^[0-9a-f]{32}$/.test(got.headers['x-request-id'] || ''),
+    `X-Request-Id generated when absent (got ${got.headers['x-request-id']})`,
+  );
+  check(
+    r.headers['x-request-id'] === got.headers['x-request-id'],
+    'generated X-Request-Id echoed on the response',
+  );
+  check(
+    got.headers['x-forwarded-for'] === '127.0.0.1',
+    `X-Forwarded-For set (got ${got.headers['x-forwarded-for']})`,
+  );
   check(got.headers.host === `127.0.0.1:${EDGE}`, `Host kept (got ${got.headers.host})`);
   r = await request('GET', '/api/v0/nope');
   check(/^[0-9a-f]{32}$/.test(r.headers['x-request-id'] || ''), 'X-Request-Id on the edge 404 too');
   console.log('ok   headers: X-Request-Id (kept / generated / echoed), X-Forwarded-For, Host');
 
   // 3. bodies: chunked body on GET, 3 MB body on DELETE
-  r = await request('GET', '/api/v0/instances/', { body: '{"chunked":true}', headers: { 'transfer-encoding': 'chunked' } });
+  r = await request('GET', '/api/v0/instances/', {
+    body: '{"chunked":true}',
+    headers: { 'transfer-encoding': 'chunked' },
+  });
   got = JSON.parse(r.body);
   check(got.body === '{"chunked":true}', `chunked GET body passed (got ${JSON.stringify(got.body)})`);
   const big = 'x'.repeat(3 * 1024 * 1024);
@@ -191,11 +250,16 @@ async function main() {
   console.log('ok   bodies: chunked GET body, 3 MB DELETE body');
 
   // 4. secrets never reach the access log
-  await request('GET', '/api/v0/users/current?api_key=SECRETKEY123', { headers: { authorization: 'Bearer SECRETTOKEN456' } });
+  await request('GET', '/api/v0/users/current?api_key=SECRETKEY123', {
+    headers: { authorization: 'Bearer SECRETTOKEN456' },
+  });
   if (ACCESS_LOG) {
     await new Promise((res) => setTimeout(res, 300));
     const logText = fs.readFileSync(ACCESS_LOG, 'utf8');
-    check(!logText.includes('SECRETKEY123') && !logText.includes('api_key'), 'api_key is not in the access log');
+    check(
+      !logText.includes('SECRETKEY123') && !logText.includes('api_key'),
+      'api_key is not in the access log',
+    );
     check(!logText.includes('SECRETTOKEN456'), 'Authorization is not in the access log');
     check(logText.includes('"GET /api/v0/users/current HTTP/1.1"'), 'access log has the path');
     console.log(`ok   access log (${ACCESS_LOG}) has no api_key / Authorization`);
@@ -204,7 +268,10 @@ async function main() {
   // 5. an upstream that is down gives a JSON 502
   await new Promise((res) => stubs.sync.close(res));
   r = await request('PUT', '/api/v0/machines/1/cancel_maint');
-  check(r.status === 502 && r.headers['content-type'] === 'application/json' && r.body.includes('bad_gateway'), `upstream down -> JSON 502 (got ${r.status} ${r.body})`);
+  check(
+    r.status === 502 && r.headers['content-type'] === 'application/json' && r.body.includes('bad_gateway'),
+    `upstream down -> JSON 502 (got ${r.status} ${r.body})`,
+  );
   console.log('ok   upstream down -> JSON 502');
 
   for (const s of Object.values(stubs)) s.close();

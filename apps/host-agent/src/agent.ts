@@ -67,7 +67,10 @@ export class HostAgent {
     const log = options.log ?? ((line: string) => console.log(line));
     const simulated = options.simulateGpus ? parseSimulatedGpus(options.simulateGpus) : null;
     const gpus = simulated ?? (await detectNvidiaGpus());
-    if (!gpus) throw new Error('No NVIDIA GPU found (nvidia-smi); pass --simulate-gpus N[:NAME] to offer simulated GPUs');
+    if (!gpus)
+      throw new Error(
+        'No NVIDIA GPU found (nvidia-smi); pass --simulate-gpus N[:NAME] to offer simulated GPUs',
+      );
     const publicAddress = options.publicAddress ?? defaultPublicAddress();
     const marketplace = new MarketplaceClient(options.apiUrl, options.apiKey);
     await mkdir(options.stateDir, { recursive: true });
@@ -85,20 +88,37 @@ export class HostAgent {
       const machineId = await marketplace.registerMachine(machine);
       state = { apiUrl: options.apiUrl, machineId };
       await saveAgentState(options.stateDir, state);
-      log(`registered machine ${machineId}: ${machine.num_gpus}x ${machine.gpu_name}, ${machine.cpu_cores} cores, ${machine.cpu_ram} MB RAM, ${machine.disk_space} GB disk`);
+      log(
+        `registered machine ${machineId}: ${machine.num_gpus}x ${machine.gpu_name}, ${machine.cpu_cores} cores, ${machine.cpu_ram} MB RAM, ${machine.disk_space} GB disk`,
+      );
     }
     const machineId = state.machineId;
 
     const daemonLog = new DaemonLog(log);
     const driver: AgentDriver =
       options.driver === 'docker'
-        ? new DockerDriver(options.docker ?? dockerFromEnvironment(), { machineId, sshHost: publicAddress, gpuDeviceIds: simulated ? null : gpus.deviceIds, daemonLog, onError: log })
+        ? new DockerDriver(options.docker ?? dockerFromEnvironment(), {
+            machineId,
+            sshHost: publicAddress,
+            gpuDeviceIds: simulated ? null : gpus.deviceIds,
+            daemonLog,
+            onError: log,
+          })
         : new SimulatedAgentDriver({ sshHost: publicAddress, daemonLog });
-    const channel = new ChannelClient({ channelUrl: options.channelUrl ?? defaultChannelUrl(options.apiUrl), apiKey: options.apiKey, machineId, driver, log });
+    const channel = new ChannelClient({
+      channelUrl: options.channelUrl ?? defaultChannelUrl(options.apiUrl),
+      apiKey: options.apiKey,
+      machineId,
+      driver,
+      log,
+    });
     await driver.watch((instanceId, report) => channel.report(instanceId, report));
     const agent = new HostAgent(machineId, gpus, driver, channel);
 
-    const beat = () => marketplace.heartbeat(machineId).catch((error: unknown) => log(`marketplace heartbeat failed: ${String(error)}`));
+    const beat = () =>
+      marketplace
+        .heartbeat(machineId)
+        .catch((error: unknown) => log(`marketplace heartbeat failed: ${String(error)}`));
     await beat();
     agent.heartbeat = setInterval(() => void beat(), options.heartbeatIntervalMs ?? 60_000);
     await channel.open();

@@ -15,12 +15,28 @@ export function parseAgentArguments(
 ): HostAgentOptions {
   const program = new Command('rigmarket-agent')
     .description('Rigmarket host agent: registers this GPU host, heartbeats, and runs rented instances')
-    .requiredOption('--api-url <url>', 'platform base URL (the edge or marketplace-api)', env.RIGMARKET_API_URL)
+    .requiredOption(
+      '--api-url <url>',
+      'platform base URL (the edge or marketplace-api)',
+      env.RIGMARKET_API_URL,
+    )
     .requiredOption('--api-key <key>', "the host owner's API key (machine_write)", env.RIGMARKET_API_KEY)
-    .option('--channel-url <url>', 'agent channel URL (default: the api url as ws:// + /api/v0/agent/channel)')
-    .addOption(new Option('--driver <driver>', 'container runtime').choices(['docker', 'simulated']).default('docker'))
-    .option('--simulate-gpus <spec>', 'offer simulated GPUs instead of nvidia-smi\'s: N[:NAME[:RAM_MB]], e.g. 2:RTX_4090')
-    .option('--state-dir <dir>', 'where the agent remembers its machine id', env.RIGMARKET_AGENT_STATE_DIR ?? '/var/lib/rigmarket-agent')
+    .option(
+      '--channel-url <url>',
+      'agent channel URL (default: the api url as ws:// + /api/v0/agent/channel)',
+    )
+    .addOption(
+      new Option('--driver <driver>', 'container runtime').choices(['docker', 'simulated']).default('docker'),
+    )
+    .option(
+      '--simulate-gpus <spec>',
+      "offer simulated GPUs instead of nvidia-smi's: N[:NAME[:RAM_MB]], e.g. 2:RTX_4090",
+    )
+    .option(
+      '--state-dir <dir>',
+      'where the agent remembers its machine id',
+      env.RIGMARKET_AGENT_STATE_DIR ?? '/var/lib/rigmarket-agent',
+    )
     .option('--public-address <ip>', 'public address reported as ssh_host (default: first non-internal IPv4)')
     .option('--heartbeat-interval <ms>', 'marketplace heartbeat interval in ms', positiveInt, 60_000)
     .option('--inet-up <mbps>', 'upload bandwidth to report', positiveInt, 100)

@@ -11,7 +11,10 @@ async function main(): Promise<void> {
     const code = (error as { exitCode?: number }).exitCode;
     process.exit(code ?? 2);
   }
-  const agent = await HostAgent.start({ ...options, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
+  const agent = await HostAgent.start({
+    ...options,
+    log: (line) => console.log(`${new Date().toISOString()} ${line}`),
+  });
   const stop = async () => {
     await agent.stop();
     process.exit(0);

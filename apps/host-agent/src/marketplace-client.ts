@@ -12,7 +12,8 @@ export class MarketplaceClient {
   async registerMachine(machine: MachineRegistration): Promise<number> {
     const body = await this.call('POST', '/api/v0/machines', machine);
     const machineId = Number(body.machine_id);
-    if (!Number.isInteger(machineId)) throw new Error(`registration answered without machine_id: ${JSON.stringify(body)}`);
+    if (!Number.isInteger(machineId))
+      throw new Error(`registration answered without machine_id: ${JSON.stringify(body)}`);
     return machineId;
   }
 
@@ -29,7 +30,9 @@ export class MarketplaceClient {
       signal: AbortSignal.timeout(15_000),
     }).catch((error: unknown) => {
       const cause = (error as { cause?: { message?: string } }).cause?.message;
-      throw new Error(`${method} ${url.toString()} failed: ${error instanceof Error ? error.message : String(error)}${cause ? ` (${cause})` : ''}`);
+      throw new Error(
+        `${method} ${url.toString()} failed: ${error instanceof Error ? error.message : String(error)}${cause ? ` (${cause})` : ''}`,
+      );
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
@@ -49,7 +52,9 @@ export async function loadAgentState(stateDir: string, apiUrl: string): Promise<
   try {
     const state = JSON.parse(await readFile(join(stateDir, STATE_FILE), 'utf8')) as Partial<AgentState>;
     // A state file for another platform does not apply here.
-    return state.apiUrl === apiUrl && Number.isInteger(state.machineId) ? { apiUrl, machineId: Number(state.machineId) } : null;
+    return state.apiUrl === apiUrl && Number.isInteger(state.machineId)
+      ? { apiUrl, machineId: Number(state.machineId) }
+      : null;
   } catch {
     return null;
   }

@@ -31,7 +31,8 @@ export class AdminSeeder implements OnApplicationBootstrap {
       await this.runtime.runner.handle(
         teamRoleStreamId(role.roleId),
         teamRoleDecider,
-        (state) => teamRoleDecider.decide({ type: 'CreateTeamRole', ...role, builtIn: true, ownerId: null }, state),
+        (state) =>
+          teamRoleDecider.decide({ type: 'CreateTeamRole', ...role, builtIn: true, ownerId: null }, state),
         metadata,
       );
     }

@@ -2,12 +2,24 @@ import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import { userCreditMigration, userCreditProjection } from './users/user-credit.read-model';
 import { tfaProjection, tfaReadModelsMigration } from './tfa/tfa.read-models';
-import { SCHEMA, apiKeysProjection, identityReadModelsMigration, teamRolesProjection, usersProjection } from './identity.read-models';
+import {
+  SCHEMA,
+  apiKeysProjection,
+  identityReadModelsMigration,
+  teamRolesProjection,
+  usersProjection,
+} from './identity.read-models';
 
 /** identity-2fa's storage: read models of its own events (inline) and of marketplace's ledger (subscribed). */
 export const identityContext: ContextDefinition = {
   context: 'identity',
   migrations: [identityReadModelsMigration, authKeysMigration(), tfaReadModelsMigration, userCreditMigration],
-  inlineProjections: [usersProjection, apiKeysProjection, teamRolesProjection, authKeysProjection(SCHEMA), tfaProjection],
+  inlineProjections: [
+    usersProjection,
+    apiKeysProjection,
+    teamRolesProjection,
+    authKeysProjection(SCHEMA),
+    tfaProjection,
+  ],
   subscribedProjections: [userCreditProjection],
 };

@@ -26,11 +26,28 @@ import {
   UpdateTeamRoleHandler,
 } from './team-roles/team-roles.handlers';
 import { UsersController } from './users/users.http.controller';
-import { GetUserHandler, LoginHandler, RegisterUserHandler, VerifyEmailHandler } from './users/users.handlers';
+import {
+  GetUserHandler,
+  LoginHandler,
+  RegisterUserHandler,
+  VerifyEmailHandler,
+} from './users/users.handlers';
 
 const userHandlers = [RegisterUserHandler, VerifyEmailHandler, LoginHandler, GetUserHandler];
-const apiKeyHandlers = [CreateApiKeyHandler, DeleteApiKeyHandler, ResetApiKeyHandler, ListApiKeysHandler, GetApiKeyHandler];
-const teamRoleHandlers = [CreateTeamRoleHandler, UpdateTeamRoleHandler, DeleteTeamRoleHandler, GetTeamRoleHandler, ListTeamRolesHandler];
+const apiKeyHandlers = [
+  CreateApiKeyHandler,
+  DeleteApiKeyHandler,
+  ResetApiKeyHandler,
+  ListApiKeysHandler,
+  GetApiKeyHandler,
+];
+const teamRoleHandlers = [
+  CreateTeamRoleHandler,
+  UpdateTeamRoleHandler,
+  DeleteTeamRoleHandler,
+  GetTeamRoleHandler,
+  ListTeamRolesHandler,
+];
 
 export interface IdentityModuleOptions extends IdentityOptions {
   /** Wins over smtpUrl / SMTP_URL. */
@@ -72,7 +89,10 @@ export class IdentityModule {
         { provide: IDENTITY_OPTIONS, useValue: options },
         { provide: MAILER, useFactory: () => chooseMailer(options) },
         { provide: SMS_SENDER, useFactory: () => chooseSms(options) },
-        { provide: TFA_SECRET_BOX, useFactory: () => SecretBox.fromConfig(options.tfaKey ?? process.env.RIGMARKET_TFA_KEY) },
+        {
+          provide: TFA_SECRET_BOX,
+          useFactory: () => SecretBox.fromConfig(options.tfaKey ?? process.env.RIGMARKET_TFA_KEY),
+        },
         TfaService,
         ...tfaHandlers,
         AdminSeeder,

@@ -52,7 +52,9 @@ export const identityReadModelsMigration: Migration = {
         built_in BOOLEAN NOT NULL,
         owner_id INTEGER
       )`);
-    await sql.execute(`CREATE UNIQUE INDEX team_roles_name_unique ON ${s}.team_roles (COALESCE(owner_id, 0), name)`);
+    await sql.execute(
+      `CREATE UNIQUE INDEX team_roles_name_unique ON ${s}.team_roles (COALESCE(owner_id, 0), name)`,
+    );
   },
 };
 
@@ -69,18 +71,34 @@ export const usersProjection: Projection = {
       case 'UserRegistered':
         await sql.execute(
           `INSERT INTO ${SCHEMA}.users (user_id, email, username, full_name, is_admin, registered_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-          [event.data.userId, event.data.email, event.data.username, event.data.fullName, event.data.isAdmin, event.data.registeredAt],
+          [
+            event.data.userId,
+            event.data.email,
+            event.data.username,
+            event.data.fullName,
+            event.data.isAdmin,
+            event.data.registeredAt,
+          ],
         );
         return;
       case 'UserEmailVerified':
-        await sql.execute(`UPDATE ${SCHEMA}.users SET email_verified_at = $2 WHERE user_id = $1`, [event.data.userId, event.data.verifiedAt]);
+        await sql.execute(`UPDATE ${SCHEMA}.users SET email_verified_at = $2 WHERE user_id = $1`, [
+          event.data.userId,
+          event.data.verifiedAt,
+        ]);
         return;
       case 'UserProfileUpdated':
         if (event.data.fullName !== undefined) {
-          await sql.execute(`UPDATE ${SCHEMA}.users SET full_name = $2 WHERE user_id = $1`, [event.data.userId, event.data.fullName]);
+          await sql.execute(`UPDATE ${SCHEMA}.users SET full_name = $2 WHERE user_id = $1`, [
+            event.data.userId,
+            event.data.fullName,
+          ]);
         }
         if (event.data.sshKey !== undefined) {
-          await sql.execute(`UPDATE ${SCHEMA}.users SET ssh_key = $2 WHERE user_id = $1`, [event.data.userId, event.data.sshKey]);
+          await sql.execute(`UPDATE ${SCHEMA}.users SET ssh_key = $2 WHERE user_id = $1`, [
+            event.data.userId,
+            event.data.sshKey,
+          ]);
         }
         return;
       default:
@@ -100,14 +118,27 @@ export const apiKeysProjection: Projection = {
       case 'ApiKeyCreated':
         await sql.execute(
           `INSERT INTO ${SCHEMA}.api_keys (key_id, user_id, name, permissions, kind, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-          [event.data.keyId, event.data.userId, event.data.name, JSON.stringify(event.data.permissions), event.data.kind, event.data.createdAt],
+          [
+            event.data.keyId,
+            event.data.userId,
+            event.data.name,
+            JSON.stringify(event.data.permissions),
+            event.data.kind,
+            event.data.createdAt,
+          ],
         );
         return;
       case 'ApiKeyReset':
-        await sql.execute(`UPDATE ${SCHEMA}.api_keys SET reset_at = $2 WHERE key_id = $1`, [event.data.keyId, event.data.resetAt]);
+        await sql.execute(`UPDATE ${SCHEMA}.api_keys SET reset_at = $2 WHERE key_id = $1`, [
+          event.data.keyId,
+          event.data.resetAt,
+        ]);
         return;
       case 'ApiKeyDeleted':
-        await sql.execute(`UPDATE ${SCHEMA}.api_keys SET deleted_at = $2 WHERE key_id = $1`, [event.data.keyId, event.data.deletedAt]);
+        await sql.execute(`UPDATE ${SCHEMA}.api_keys SET deleted_at = $2 WHERE key_id = $1`, [
+          event.data.keyId,
+          event.data.deletedAt,
+        ]);
         return;
     }
   },
@@ -130,7 +161,10 @@ export const teamRolesProjection: Projection = {
         );
         return;
       case 'TeamRoleOwned':
-        await sql.execute(`UPDATE ${SCHEMA}.team_roles SET owner_id = $2 WHERE role_id = $1`, [event.data.roleId, event.data.ownerId]);
+        await sql.execute(`UPDATE ${SCHEMA}.team_roles SET owner_id = $2 WHERE role_id = $1`, [
+          event.data.roleId,
+          event.data.ownerId,
+        ]);
         return;
       case 'TeamRoleUpdated':
         await sql.execute(`UPDATE ${SCHEMA}.team_roles SET name = $2, permissions = $3 WHERE role_id = $1`, [

@@ -18,7 +18,10 @@ export const MAILER = Symbol('MAILER');
 export class LogMailer implements Mailer {
   private readonly logger = new Logger('mail');
   async send(mail: Mail): Promise<void> {
-    this.logger.log({ to: mail.to, subject: mail.subject, text: mail.text }, 'mail (development mailer, not delivered)');
+    this.logger.log(
+      { to: mail.to, subject: mail.subject, text: mail.text },
+      'mail (development mailer, not delivered)',
+    );
   }
 }
 
@@ -43,7 +46,9 @@ export class SmtpMailer implements Mailer {
       host: parsed.hostname,
       port: Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 25)),
       secure: parsed.protocol === 'smtps:',
-      auth: parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined,
+      auth: parsed.username
+        ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) }
+        : undefined,
       // `?tls_verify=false` accepts a relay's self-signed certificate (STARTTLS / smtps).
       tls: { rejectUnauthorized: parsed.searchParams.get('tls_verify') !== 'false' },
     });

@@ -1,4 +1,8 @@
-export { InstanceLifecycleModule, INSTANCE_RUNTIME, type InstanceLifecycleOptions } from './instance-lifecycle.module';
+export {
+  InstanceLifecycleModule,
+  INSTANCE_RUNTIME,
+  type InstanceLifecycleOptions,
+} from './instance-lifecycle.module';
 export { instanceLifecycleContext } from './instance-lifecycle.context';
 export type { HostDriver, ProvisionSpec } from './host/host-driver';
 export { SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';

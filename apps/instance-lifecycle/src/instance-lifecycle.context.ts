@@ -18,7 +18,11 @@ import {
   marketVolumesMigration,
   marketVolumesProjection,
 } from './instances/market-volumes.read-model';
-import { instanceSyncsProjection, machineMaintenanceProjection, syncMaintenanceNoticesMigration } from './instances/sync-maintenance-notices';
+import {
+  instanceSyncsProjection,
+  machineMaintenanceProjection,
+  syncMaintenanceNoticesMigration,
+} from './instances/sync-maintenance-notices';
 
 export { SCHEMA };
 

@@ -87,7 +87,11 @@ export class InstanceLifecycleModule {
         HostReporter,
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
-        { provide: PENDING_KEY_BOX, useFactory: () => PendingKeyBox.fromConfig(options.sealKey ?? process.env.RIGMARKET_INSTANCE_SEAL_KEY) },
+        {
+          provide: PENDING_KEY_BOX,
+          useFactory: () =>
+            PendingKeyBox.fromConfig(options.sealKey ?? process.env.RIGMARKET_INSTANCE_SEAL_KEY),
+        },
         AgentSessions,
         AgentCopyRelay,
         AgentCopyReactor,

@@ -53,7 +53,9 @@ export const instanceReadModelsMigration: Migration = {
         destroyed BOOLEAN NOT NULL DEFAULT FALSE,
         details JSONB NOT NULL
       )`);
-    await sql.execute(`CREATE INDEX instances_by_owner ON ${s}.instances (owner_id, instance_id) WHERE NOT destroyed`);
+    await sql.execute(
+      `CREATE INDEX instances_by_owner ON ${s}.instances (owner_id, instance_id) WHERE NOT destroyed`,
+    );
     // Keys restricted to one instance (start/stop/destroy of that instance only).
     await sql.execute(`
       CREATE TABLE ${s}.instance_keys (
@@ -86,7 +88,9 @@ export const createIdempotencyMigration: Migration = {
 export const marketMachinesVerificationMigration: Migration = {
   id: '0005-market-machines-verification',
   async up(sql, s) {
-    await sql.execute(`ALTER TABLE ${s}.market_machines ADD COLUMN verification TEXT NOT NULL DEFAULT 'unverified'`);
+    await sql.execute(
+      `ALTER TABLE ${s}.market_machines ADD COLUMN verification TEXT NOT NULL DEFAULT 'unverified'`,
+    );
   },
 };
 
@@ -115,10 +119,17 @@ export interface TemplateRecord {
 const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
 
 export async function findMachine(sql: Sql, machineId: number): Promise<MachineRecord | null> {
-  const rows = await sql.query<{ machine_id: number; owner_id: number; gpu_name: string; num_gpus: number; gpu_ram: number; public_ipaddr: string | null; listed: boolean; ask: unknown; vms_enabled: boolean }>(
-    `SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`,
-    [machineId],
-  );
+  const rows = await sql.query<{
+    machine_id: number;
+    owner_id: number;
+    gpu_name: string;
+    num_gpus: number;
+    gpu_ram: number;
+    public_ipaddr: string | null;
+    listed: boolean;
+    ask: unknown;
+    vms_enabled: boolean;
+  }>(`SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`, [machineId]);
   const row = rows[0];
   if (!row) return null;
   return {
@@ -135,13 +146,23 @@ export async function findMachine(sql: Sql, machineId: number): Promise<MachineR
 }
 
 export async function findTemplate(sql: Sql, hashId: string): Promise<TemplateRecord | null> {
-  const rows = await sql.query<{ template_id: number; hash_id: string; creator_id: number; content: unknown }>(
+  const rows = await sql.query<{
+    template_id: number;
+    hash_id: string;
+    creator_id: number;
+    content: unknown;
+  }>(
     `SELECT template_id, hash_id, creator_id, content FROM ${SCHEMA}.market_templates WHERE hash_id = $1 AND NOT deleted`,
     [hashId],
   );
   const row = rows[0];
   if (!row) return null;
-  return { templateId: Number(row.template_id), hashId: row.hash_id, creatorId: Number(row.creator_id), content: json<TemplateContent>(row.content) };
+  return {
+    templateId: Number(row.template_id),
+    hashId: row.hash_id,
+    creatorId: Number(row.creator_id),
+    content: json<TemplateContent>(row.content),
+  };
 }
 
 export const marketMachinesProjection: Projection = {
@@ -159,24 +180,39 @@ export const marketMachinesProjection: Projection = {
           `INSERT INTO ${table} (machine_id, owner_id, gpu_name, num_gpus, gpu_ram, public_ipaddr, vms_enabled, geolocation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            ON CONFLICT (machine_id) DO UPDATE SET gpu_name = EXCLUDED.gpu_name, num_gpus = EXCLUDED.num_gpus, gpu_ram = EXCLUDED.gpu_ram,
              public_ipaddr = EXCLUDED.public_ipaddr, vms_enabled = EXCLUDED.vms_enabled, geolocation = EXCLUDED.geolocation`,
-          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, hw.gpuRamMb, hw.publicIpaddr, hw.vmsEnabled ?? false, hw.geolocation],
+          [
+            event.data.machineId,
+            event.data.ownerId,
+            hw.gpuName,
+            hw.numGpus,
+            hw.gpuRamMb,
+            hw.publicIpaddr,
+            hw.vmsEnabled ?? false,
+            hw.geolocation,
+          ],
         );
         return;
       }
       case 'MachineListed':
-        await sql.execute(`UPDATE ${table} SET listed = TRUE, ask = $2 WHERE machine_id = $1`, [event.data.machineId, JSON.stringify(event.data.ask)]);
+        await sql.execute(`UPDATE ${table} SET listed = TRUE, ask = $2 WHERE machine_id = $1`, [
+          event.data.machineId,
+          JSON.stringify(event.data.ask),
+        ]);
         return;
       case 'MachineUnlisted':
         await sql.execute(`UPDATE ${table} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
         return;
       case 'MinBidChanged':
-        await sql.execute(`UPDATE ${table} SET ask = jsonb_set(ask, '{minBid}', to_jsonb($2::double precision)) WHERE machine_id = $1 AND ask IS NOT NULL`, [
-          event.data.machineId,
-          event.data.minBid,
-        ]);
+        await sql.execute(
+          `UPDATE ${table} SET ask = jsonb_set(ask, '{minBid}', to_jsonb($2::double precision)) WHERE machine_id = $1 AND ask IS NOT NULL`,
+          [event.data.machineId, event.data.minBid],
+        );
         return;
       case 'MachineVerificationChanged':
-        await sql.execute(`UPDATE ${table} SET verification = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.verification]);
+        await sql.execute(`UPDATE ${table} SET verification = $2 WHERE machine_id = $1`, [
+          event.data.machineId,
+          event.data.verification,
+        ]);
         return;
       default:
         return;
@@ -196,14 +232,25 @@ export const marketTemplatesProjection: Projection = {
       case 'TemplateCreated':
         await sql.execute(
           `INSERT INTO ${table} (template_id, hash_id, creator_id, content) VALUES ($1, $2, $3, $4) ON CONFLICT (template_id) DO NOTHING`,
-          [event.data.templateId, event.data.hashId, event.data.creatorId, JSON.stringify(event.data.content)],
+          [
+            event.data.templateId,
+            event.data.hashId,
+            event.data.creatorId,
+            JSON.stringify(event.data.content),
+          ],
         );
         return;
       case 'TemplateEdited':
-        await sql.execute(`UPDATE ${table} SET hash_id = $2, content = $3 WHERE template_id = $1`, [event.data.templateId, event.data.hashId, JSON.stringify(event.data.content)]);
+        await sql.execute(`UPDATE ${table} SET hash_id = $2, content = $3 WHERE template_id = $1`, [
+          event.data.templateId,
+          event.data.hashId,
+          JSON.stringify(event.data.content),
+        ]);
         return;
       case 'TemplateDeleted':
-        await sql.execute(`UPDATE ${table} SET deleted = TRUE WHERE template_id = $1`, [event.data.templateId]);
+        await sql.execute(`UPDATE ${table} SET deleted = TRUE WHERE template_id = $1`, [
+          event.data.templateId,
+        ]);
         return;
       default:
         return;
@@ -215,7 +262,8 @@ export const marketTemplatesProjection: Projection = {
 export const waitingForVolumeMsg = (v: NonNullable<InstanceConfig['newVolume']>): string =>
   `Waiting for the volume: creating ${v.sizeGb} GB from volume offer ${v.volumeOfferId}; the container starts once it exists`;
 
-export const OUTBID_MSG = 'Outbid: a higher bid or an on-demand rental took the GPUs; raise the bid (bid_price) and start the instance again';
+export const OUTBID_MSG =
+  'Outbid: a higher bid or an on-demand rental took the GPUs; raise the bid (bid_price) and start the instance again';
 
 /** The mutable parts of a row kept as JSON (the rest are columns, for filters and ordering). */
 export interface InstanceDetails {
@@ -259,48 +307,72 @@ export const instancesProjection: Projection = {
         await sql.execute(
           `INSERT INTO ${table} (instance_id, owner_id, machine_id, actual_status, intended_status, label, gpu_name, num_gpus, dph_total, start_date, details)
            VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (instance_id) DO NOTHING`,
-          [d.instanceId, d.renter, d.machineId, d.targetState, d.label, d.gpuName, d.numGpus, d.dphTotal, new Date(d.createdAt).getTime() / 1000, JSON.stringify(details)],
+          [
+            d.instanceId,
+            d.renter,
+            d.machineId,
+            d.targetState,
+            d.label,
+            d.gpuName,
+            d.numGpus,
+            d.dphTotal,
+            new Date(d.createdAt).getTime() / 1000,
+            JSON.stringify(details),
+          ],
         );
         return;
       }
       case 'InstanceStateChanged': {
         const d = event.data;
         const patch = { sshHost: d.sshHost, sshPort: d.sshPort, ports: d.ports, statusMsg: d.statusMsg };
-        await sql.execute(`UPDATE ${table} SET actual_status = $2, details = details || $3::jsonb WHERE instance_id = $1`, [d.instanceId, d.actualStatus, JSON.stringify(patch)]);
+        await sql.execute(
+          `UPDATE ${table} SET actual_status = $2, details = details || $3::jsonb WHERE instance_id = $1`,
+          [d.instanceId, d.actualStatus, JSON.stringify(patch)],
+        );
         return;
       }
       case 'InstanceIntentChanged':
-        await sql.execute(`UPDATE ${table} SET intended_status = $2 WHERE instance_id = $1`, [event.data.instanceId, event.data.intendedStatus]);
+        await sql.execute(`UPDATE ${table} SET intended_status = $2 WHERE instance_id = $1`, [
+          event.data.instanceId,
+          event.data.intendedStatus,
+        ]);
         return;
       case 'InstanceLabelled':
-        await sql.execute(`UPDATE ${table} SET label = $2 WHERE instance_id = $1`, [event.data.instanceId, event.data.label]);
+        await sql.execute(`UPDATE ${table} SET label = $2 WHERE instance_id = $1`, [
+          event.data.instanceId,
+          event.data.label,
+        ]);
         return;
       case 'InstanceOutbid':
-        await sql.execute(`UPDATE ${table} SET intended_status = 'stopped', details = details || $2::jsonb WHERE instance_id = $1`, [
-          event.data.instanceId,
-          JSON.stringify({ statusMsg: OUTBID_MSG }),
-        ]);
+        await sql.execute(
+          `UPDATE ${table} SET intended_status = 'stopped', details = details || $2::jsonb WHERE instance_id = $1`,
+          [event.data.instanceId, JSON.stringify({ statusMsg: OUTBID_MSG })],
+        );
         return;
       case 'InstanceBidChanged':
-        await sql.execute(`UPDATE ${table} SET dph_total = $2, details = details || $3::jsonb WHERE instance_id = $1`, [
-          event.data.instanceId,
-          event.data.price,
-          JSON.stringify({ bidPrice: event.data.price }),
-        ]);
+        await sql.execute(
+          `UPDATE ${table} SET dph_total = $2, details = details || $3::jsonb WHERE instance_id = $1`,
+          [event.data.instanceId, event.data.price, JSON.stringify({ bidPrice: event.data.price })],
+        );
         return;
       case 'InstanceVolumeAttached': {
         const volume = { volumeId: event.data.volumeId, mountPath: event.data.mountPath };
-        await sql.execute(`UPDATE ${table} SET details = jsonb_set(details, '{config,volume}', $2::jsonb) || $3::jsonb WHERE instance_id = $1`, [
-          event.data.instanceId,
-          JSON.stringify(volume),
-          JSON.stringify({ statusMsg: 'Provisioning' }),
-        ]);
+        await sql.execute(
+          `UPDATE ${table} SET details = jsonb_set(details, '{config,volume}', $2::jsonb) || $3::jsonb WHERE instance_id = $1`,
+          [event.data.instanceId, JSON.stringify(volume), JSON.stringify({ statusMsg: 'Provisioning' })],
+        );
         return;
       }
       case 'InstanceDestroyed':
-        await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [event.data.instanceId]);
-        await sql.execute(`DELETE FROM ${SCHEMA}.instance_keys WHERE instance_id = $1`, [event.data.instanceId]);
-        await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [event.data.instanceId]);
+        await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [
+          event.data.instanceId,
+        ]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.instance_keys WHERE instance_id = $1`, [
+          event.data.instanceId,
+        ]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [
+          event.data.instanceId,
+        ]);
         return;
       default:
         return;

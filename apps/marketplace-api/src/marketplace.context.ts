@@ -9,8 +9,14 @@ import {
 } from './marketplace.read-models';
 import { billingPeriodsMigration, billingPeriodsProjection } from './ledger/billing-periods.read-model';
 import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
-import { instanceAllocationsMigration, instanceAllocationsProjection } from './offers/instance-allocations.read-model';
-import { maintenanceWindowsMigration, maintenanceWindowsProjection } from './offers/maintenance-windows.read-model';
+import {
+  instanceAllocationsMigration,
+  instanceAllocationsProjection,
+} from './offers/instance-allocations.read-model';
+import {
+  maintenanceWindowsMigration,
+  maintenanceWindowsProjection,
+} from './offers/maintenance-windows.read-model';
 import { machineLastHeartbeatMigration } from './machines/reliability-sweep';
 import { templateUsageMigration, templateUsageProjection } from './templates/template-usage.read-model';
 import { volumeOffersProjection, volumesReadModelsMigration } from './volumes/volumes.read-models';

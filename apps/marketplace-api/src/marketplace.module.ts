@@ -11,7 +11,11 @@ import {
   SetVerificationHandler,
   UnlistMachineHandler,
 } from './machines/machines.handlers';
-import { DEFAULT_RELIABILITY_SWEEP_MS, RELIABILITY_SWEEP_MS, ReliabilitySweep } from './machines/reliability-sweep';
+import {
+  DEFAULT_RELIABILITY_SWEEP_MS,
+  RELIABILITY_SWEEP_MS,
+  ReliabilitySweep,
+} from './machines/reliability-sweep';
 import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
@@ -31,7 +35,12 @@ import {
   UnlistVolumeSpaceHandler,
 } from './volumes/volumes.handlers';
 import { TemplatesController } from './templates/templates.http.controller';
-import { CreateTemplateHandler, DeleteTemplateHandler, EditTemplateHandler, SearchTemplatesHandler } from './templates/templates.handlers';
+import {
+  CreateTemplateHandler,
+  DeleteTemplateHandler,
+  EditTemplateHandler,
+  SearchTemplatesHandler,
+} from './templates/templates.handlers';
 
 const machineHandlers = [
   RegisterMachineHandler,
@@ -66,8 +75,20 @@ export class MarketplaceModule {
       definition: marketplaceContext,
       runtimeToken: MARKETPLACE_RUNTIME,
       appName: 'marketplace-api',
-      controllers: [MachinesController, OffersController, TemplatesController, VolumesController, LedgerController],
-      providers: [...machineHandlers, SearchOffersHandler, CreateTemplateHandler, EditTemplateHandler, DeleteTemplateHandler, SearchTemplatesHandler,
+      controllers: [
+        MachinesController,
+        OffersController,
+        TemplatesController,
+        VolumesController,
+        LedgerController,
+      ],
+      providers: [
+        ...machineHandlers,
+        SearchOffersHandler,
+        CreateTemplateHandler,
+        EditTemplateHandler,
+        DeleteTemplateHandler,
+        SearchTemplatesHandler,
         ListVolumeSpaceHandler,
         UnlistVolumeSpaceHandler,
         CreateVolumeHandler,
@@ -79,9 +100,23 @@ export class MarketplaceModule {
         ChargeUsageHandler,
         LedgerEntriesHandler,
         HostEarningsReactor,
-        { provide: BILLING_INTERVAL_MS, useValue: interval(options.billingIntervalMs, 'RIGMARKET_BILLING_INTERVAL_MS', DEFAULT_BILLING_INTERVAL_MS) },
+        {
+          provide: BILLING_INTERVAL_MS,
+          useValue: interval(
+            options.billingIntervalMs,
+            'RIGMARKET_BILLING_INTERVAL_MS',
+            DEFAULT_BILLING_INTERVAL_MS,
+          ),
+        },
         BillingMeter,
-        { provide: RELIABILITY_SWEEP_MS, useValue: interval(options.reliabilitySweepMs, 'RIGMARKET_RELIABILITY_SWEEP_MS', DEFAULT_RELIABILITY_SWEEP_MS) },
+        {
+          provide: RELIABILITY_SWEEP_MS,
+          useValue: interval(
+            options.reliabilitySweepMs,
+            'RIGMARKET_RELIABILITY_SWEEP_MS',
+            DEFAULT_RELIABILITY_SWEEP_MS,
+          ),
+        },
         ReliabilitySweep,
       ],
     });

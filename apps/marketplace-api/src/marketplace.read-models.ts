@@ -85,7 +85,9 @@ export const marketplaceReadModelsMigration: Migration = {
     await sql.execute(`CREATE INDEX offers_by_machine ON ${s}.offers (machine_id)`);
     await sql.execute(`CREATE INDEX offers_by_gpu ON ${s}.offers (gpu_name, num_gpus)`);
     // The CLI's default search: verified, rentable, not external, by score (NULLS LAST, as the search sorts).
-    await sql.execute(`CREATE INDEX offers_by_score ON ${s}.offers (score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`);
+    await sql.execute(
+      `CREATE INDEX offers_by_score ON ${s}.offers (score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`,
+    );
     await sql.execute(
       `CREATE INDEX offers_by_gpu_score ON ${s}.offers (gpu_name, score DESC NULLS LAST, id) WHERE verified AND rentable AND NOT external`,
     );
@@ -132,7 +134,8 @@ interface MachineRow {
   gpus_allocated: number;
 }
 
-const json = <T>(value: T | string | null): T | null => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+const json = <T>(value: T | string | null): T | null =>
+  typeof value === 'string' ? (JSON.parse(value) as T) : value;
 
 export function machineForOffers(row: MachineRow): MachineForOffers | null {
   const hardware = json(row.hardware);
@@ -162,7 +165,10 @@ export async function insertOfferRows(sql: Sql, rows: readonly OfferRow[], schem
       for (const column of OFFER_COLUMNS) params.push(row[column]);
       return `(${OFFER_COLUMNS.map((_, j) => `$${i * width + j + 1}`).join(', ')})`;
     });
-    await sql.execute(`INSERT INTO ${schema}.offers (${OFFER_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`, params);
+    await sql.execute(
+      `INSERT INTO ${schema}.offers (${OFFER_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`,
+      params,
+    );
   }
 }
 
@@ -181,7 +187,16 @@ export const machinesProjection: Projection = {
         await sql.execute(
           `INSERT INTO ${t} (machine_id, owner_id, gpu_name, num_gpus, listed, details, hardware, dlperf, tflops, registered_at)
            VALUES ($1, $2, $3, $4, FALSE, '{}', $5, $6, $7, $8)`,
-          [event.data.machineId, event.data.ownerId, hw.gpuName, hw.numGpus, JSON.stringify(hw), event.data.dlperf, event.data.tflops, event.data.registeredAt],
+          [
+            event.data.machineId,
+            event.data.ownerId,
+            hw.gpuName,
+            hw.numGpus,
+            JSON.stringify(hw),
+            event.data.dlperf,
+            event.data.tflops,
+            event.data.registeredAt,
+          ],
         );
         break;
       }
@@ -196,13 +211,16 @@ export const machinesProjection: Projection = {
         await sql.execute(`UPDATE ${t} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
         break;
       case 'MinBidChanged':
-        await sql.execute(`UPDATE ${t} SET ask = jsonb_set(ask, '{minBid}', to_jsonb($2::float8)) WHERE machine_id = $1 AND ask IS NOT NULL`, [
-          event.data.machineId,
-          event.data.minBid,
-        ]);
+        await sql.execute(
+          `UPDATE ${t} SET ask = jsonb_set(ask, '{minBid}', to_jsonb($2::float8)) WHERE machine_id = $1 AND ask IS NOT NULL`,
+          [event.data.machineId, event.data.minBid],
+        );
         break;
       case 'MachineVerificationChanged':
-        await sql.execute(`UPDATE ${t} SET verification = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.verification]);
+        await sql.execute(`UPDATE ${t} SET verification = $2 WHERE machine_id = $1`, [
+          event.data.machineId,
+          event.data.verification,
+        ]);
         break;
       case 'MachineHeartbeat':
         await sql.execute(`UPDATE ${t} SET reliability = $2, last_heartbeat_at = $3 WHERE machine_id = $1`, [
@@ -212,7 +230,10 @@ export const machinesProjection: Projection = {
         ]);
         break;
       case 'MachineReliabilityChanged':
-        await sql.execute(`UPDATE ${t} SET reliability = $2 WHERE machine_id = $1`, [event.data.machineId, event.data.reliability]);
+        await sql.execute(`UPDATE ${t} SET reliability = $2 WHERE machine_id = $1`, [
+          event.data.machineId,
+          event.data.reliability,
+        ]);
         break;
       default:
         return;
@@ -271,7 +292,13 @@ export const templatesProjection: Projection = {
           `INSERT INTO ${t} (name, image, tag, docker_login_repo, jup_direct, ssh_direct, use_ssh, recommended_disk_space, private, content,
                              template_id, hash_id, creator_id, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-          [...templateColumns(event.data.content), event.data.templateId, event.data.hashId, event.data.creatorId, epoch(event.data.createdAt)],
+          [
+            ...templateColumns(event.data.content),
+            event.data.templateId,
+            event.data.hashId,
+            event.data.creatorId,
+            epoch(event.data.createdAt),
+          ],
         );
         return;
       case 'TemplateEdited':
@@ -300,7 +327,9 @@ export const adminUsersProjection: Projection = {
   async apply(sql: Sql, envelope: EventEnvelope) {
     const event = { type: envelope.type, data: envelope.data } as UserRegistered;
     if (event.type === 'UserRegistered' && event.data.isAdmin) {
-      await sql.execute(`INSERT INTO ${SCHEMA}.admin_users (user_id) VALUES ($1) ON CONFLICT DO NOTHING`, [event.data.userId]);
+      await sql.execute(`INSERT INTO ${SCHEMA}.admin_users (user_id) VALUES ($1) ON CONFLICT DO NOTHING`, [
+        event.data.userId,
+      ]);
     }
   },
 };

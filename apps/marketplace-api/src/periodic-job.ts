@@ -21,7 +21,9 @@ export abstract class PeriodicJob<T> implements OnApplicationBootstrap, OnApplic
   onApplicationBootstrap(): void {
     if (this.intervalMs <= 0) return;
     this.timer = setInterval(() => {
-      this.runOnce().catch((error: unknown) => this.logger.warn(`${this.jobName} run failed: ${String(error)}`));
+      this.runOnce().catch((error: unknown) =>
+        this.logger.warn(`${this.jobName} run failed: ${String(error)}`),
+      );
     }, this.intervalMs);
     this.timer.unref();
   }

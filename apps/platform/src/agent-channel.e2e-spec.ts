@@ -43,7 +43,10 @@ class RawAgent {
   }
 
   static connect(baseUrl: string, key: string | null): Promise<RawAgent | number> {
-    const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}${AGENT_CHANNEL_PATH}`, key ? { headers: { Authorization: `Bearer ${key}` } } : {});
+    const socket = new WebSocket(
+      `${baseUrl.replace('http', 'ws')}${AGENT_CHANNEL_PATH}`,
+      key ? { headers: { Authorization: `Bearer ${key}` } } : {},
+    );
     return new Promise((resolve) => {
       socket.on('open', () => resolve(new RawAgent(socket)));
       socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
@@ -54,8 +57,16 @@ class RawAgent {
     this.socket.send(JSON.stringify(message));
   }
 
-  next<T extends LifecycleToAgent['type']>(type: T, from = 0): Promise<Extract<LifecycleToAgent, { type: T }>> {
-    return eventually(async () => this.received.slice(from).find((m): m is Extract<LifecycleToAgent, { type: T }> => m.type === type), 30_000, `a ${type} message`);
+  next<T extends LifecycleToAgent['type']>(
+    type: T,
+    from = 0,
+  ): Promise<Extract<LifecycleToAgent, { type: T }>> {
+    return eventually(
+      async () =>
+        this.received.slice(from).find((m): m is Extract<LifecycleToAgent, { type: T }> => m.type === type),
+      30_000,
+      `a ${type} message`,
+    );
   }
 }
 
@@ -75,8 +86,13 @@ describe('the agent channel protocol (embedded)', () => {
   const user = (prefix: string) => verifiedUser(app.getHttpServer(), mailer, prefix);
 
   async function machine(): Promise<number> {
-    const id = (await http().post('/api/v0/machines/').set(as(hostKey)).send(HARDWARE).expect(201)).body.machine_id as number;
-    await http().put('/api/v0/machines/create_asks/').set(as(hostKey)).send({ machine: id, ...ASK }).expect(200);
+    const id = (await http().post('/api/v0/machines/').set(as(hostKey)).send(HARDWARE).expect(201)).body
+      .machine_id as number;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(as(hostKey))
+      .send({ machine: id, ...ASK })
+      .expect(200);
     return id;
   }
 
@@ -88,17 +104,32 @@ describe('the agent channel protocol (embedded)', () => {
     return agent;
   }
 
-  const show = async (id: number) => (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances as Record<string, unknown> | null;
+  const show = async (id: number) =>
+    (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances as Record<
+      string,
+      unknown
+    > | null;
   const until = (id: number, status: string) =>
-    eventually(async () => {
-      const row = await show(id);
-      return row?.actual_status === status ? row : undefined;
-    }, 30_000, `instance ${id} ${status}`);
+    eventually(
+      async () => {
+        const row = await show(id);
+        return row?.actual_status === status ? row : undefined;
+      },
+      30_000,
+      `instance ${id} ${status}`,
+    );
   const accept = (machineId: number) =>
-    eventually(async () => {
-      const res = await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(as(renterKey)).send({ image: 'busybox', runtype: 'ssh_direct' });
-      return res.status === 404 ? undefined : res;
-    }, 60_000, 'the offer in instance-lifecycle');
+    eventually(
+      async () => {
+        const res = await http()
+          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+          .set(as(renterKey))
+          .send({ image: 'busybox', runtype: 'ssh_direct' });
+        return res.status === 404 ? undefined : res;
+      },
+      60_000,
+      'the offer in instance-lifecycle',
+    );
 
   async function startApp(): Promise<void> {
     app = await createPlatformApp({
@@ -107,7 +138,14 @@ describe('the agent channel protocol (embedded)', () => {
       modules: [
         IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
         MarketplaceModule.forRoot(),
-        InstanceLifecycleModule.forRoot({ agentChannel: { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 1_500, offlineGraceMs: 300, helloWaitMs: 2_000 } }),
+        InstanceLifecycleModule.forRoot({
+          agentChannel: {
+            heartbeatIntervalMs: 100,
+            heartbeatTimeoutMs: 1_500,
+            offlineGraceMs: 300,
+            helloWaitMs: 2_000,
+          },
+        }),
       ],
     });
     await app.listen(0, '127.0.0.1');
@@ -136,7 +174,9 @@ describe('the agent channel protocol (embedded)', () => {
 
   it("refuses a hello for another owner's machine or an unknown one", async () => {
     const stranger = await agentFor(machineA, renterKey);
-    expect(await stranger.next('refused')).toMatchObject({ reason: expect.stringContaining('not owned by this key') });
+    expect(await stranger.next('refused')).toMatchObject({
+      reason: expect.stringContaining('not owned by this key'),
+    });
     expect(await stranger.closed).toBe(4403);
     const lost = await agentFor(987_654);
     expect(await lost.next('refused')).toMatchObject({ reason: expect.stringContaining('unknown') });
@@ -151,8 +191,24 @@ describe('the agent channel protocol (embedded)', () => {
     expect(created.status).toBe(200);
     const id = created.body.new_contract as number;
     const provision = await agent.next('provision');
-    expect(provision.spec).toMatchObject({ instanceId: id, machineId: machineA, numGpus: 1, instanceApiKey: created.body.instance_api_key, config: { image: 'busybox', runtype: 'ssh_direct' } });
-    agent.send({ type: 'report', instanceId: id, report: { actualStatus: 'running', sshHost: '198.51.100.4', sshPort: 40022, ports: { '22/tcp': 40022 }, statusMsg: 'up' } });
+    expect(provision.spec).toMatchObject({
+      instanceId: id,
+      machineId: machineA,
+      numGpus: 1,
+      instanceApiKey: created.body.instance_api_key,
+      config: { image: 'busybox', runtype: 'ssh_direct' },
+    });
+    agent.send({
+      type: 'report',
+      instanceId: id,
+      report: {
+        actualStatus: 'running',
+        sshHost: '198.51.100.4',
+        sshPort: 40022,
+        ports: { '22/tcp': 40022 },
+        statusMsg: 'up',
+      },
+    });
     expect(await until(id, 'running')).toMatchObject({ ssh_host: '198.51.100.4', ssh_port: 40022 });
 
     // another machine's agent cannot report about this instance
@@ -163,13 +219,23 @@ describe('the agent channel protocol (embedded)', () => {
     // logs: the request goes down, the lines come up; tail and filter applied by instance-lifecycle
     const logsAt = agent.received.length;
     // supertest sends on then(): start the request now, answer it below
-    const pending = http().put(`/api/v0/instances/request_logs/${id}/`).set(as(renterKey)).send({ filter: 'b' }).then((response) => response);
+    const pending = http()
+      .put(`/api/v0/instances/request_logs/${id}/`)
+      .set(as(renterKey))
+      .send({ filter: 'b' })
+      .then((response) => response);
     const ask = await agent.next('logs', logsAt);
     expect(ask).toMatchObject({ instanceId: id, daemon: false });
     agent.send({ type: 'logs', requestId: ask.requestId, lines: ['a1', 'b1', 'b2'] });
     const res = await pending;
     expect(res.status).toBe(200);
-    expect((await http().get(new URL(res.body.result_url as string).pathname).expect(200)).text).toBe('b1\nb2\n');
+    expect(
+      (
+        await http()
+          .get(new URL(res.body.result_url as string).pathname)
+          .expect(200)
+      ).text,
+    ).toBe('b1\nb2\n');
 
     expect((await show(id))?.actual_status).toBe('running'); // the forged report was dropped
 

@@ -2,7 +2,14 @@ import { type ContextRuntime, ManualClock } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { BillingMeter, MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
-import { BOTH_MODES, type PlatformHarness, eventually, rebuildMismatches, startPlatform, uniqueName } from '@rigmarket/testing';
+import {
+  BOTH_MODES,
+  type PlatformHarness,
+  eventually,
+  rebuildMismatches,
+  startPlatform,
+  uniqueName,
+} from '@rigmarket/testing';
 import request from 'supertest';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
 
@@ -28,17 +35,35 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
   let renterId: number;
   let machineId: number;
 
-  const credit = async () => (await http().get('/api/v0/users/me/invoices').set(as(renterKey)).expect(200)).body.current as { credit: number; charges: number };
-  const show = async (id: number) => (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances as Record<string, unknown>;
+  const credit = async () =>
+    (await http().get('/api/v0/users/me/invoices').set(as(renterKey)).expect(200)).body.current as {
+      credit: number;
+      charges: number;
+    };
+  const show = async (id: number) =>
+    (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances as Record<
+      string,
+      unknown
+    >;
   const until = (id: number, status: string) =>
-    eventually(async () => ((await show(id)).actual_status === status ? true : undefined), 30_000, `instance ${id} ${status}`);
+    eventually(
+      async () => ((await show(id)).actual_status === status ? true : undefined),
+      30_000,
+      `instance ${id} ${status}`,
+    );
   /** Runs the meter once the instance's billing events reached marketplace (over the transport). */
   const bill = async (expectedKinds: string[]) =>
-    eventually(async () => {
-      const meter = h.app.get(BillingMeter);
-      const due = await meter.due(clock.now());
-      return due.length === expectedKinds.length && due.every((d, i) => d.kind === expectedKinds[i]) ? meter.runOnce() : undefined;
-    }, 60_000, `charges ${expectedKinds.join(', ')} due`);
+    eventually(
+      async () => {
+        const meter = h.app.get(BillingMeter);
+        const due = await meter.due(clock.now());
+        return due.length === expectedKinds.length && due.every((d, i) => d.kind === expectedKinds[i])
+          ? meter.runOnce()
+          : undefined;
+      },
+      60_000,
+      `charges ${expectedKinds.join(', ')} due`,
+    );
 
   beforeAll(async () => {
     clock = new ManualClock(new Date());
@@ -55,13 +80,36 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
     const code = /code is (\w+)/.exec(mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
     await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
-    renterKey = (await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200)).body.session_key;
+    renterKey = (
+      await http()
+        .post('/api/v0/users/login/')
+        .send({ username: email, password: 'correct horse battery' })
+        .expect(200)
+    ).body.session_key;
     renterId = (await http().get('/api/v0/users/current/').set(as(renterKey)).expect(200)).body.id;
-    await eventually(async () => ((await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined), 60_000, 'admin key in marketplace');
-    machineId = (await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send(HARDWARE).expect(201)).body.machine_id;
-    await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: machineId, ...ASK }).expect(200);
     await eventually(
-      async () => ((await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: renterId, amount: 1, note: 'trial' })).status === 200 ? true : undefined),
+      async () =>
+        (await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined,
+      60_000,
+      'admin key in marketplace',
+    );
+    machineId = (await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send(HARDWARE).expect(201)).body
+      .machine_id;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(as(ADMIN_KEY))
+      .send({ machine: machineId, ...ASK })
+      .expect(200);
+    await eventually(
+      async () =>
+        (
+          await http()
+            .post('/api/v0/credit/')
+            .set(as(ADMIN_KEY))
+            .send({ user_id: renterId, amount: 1, note: 'trial' })
+        ).status === 200
+          ? true
+          : undefined,
       60_000,
       'the admin user in marketplace',
     );
@@ -73,17 +121,26 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
   it('charges compute while running, storage while stopped, never twice, and stops the instance when credit runs out', async () => {
     expect(await credit()).toEqual({ credit: 1, charges: 0 });
     const offerId = machineId * 1000 + 1;
-    const created = await eventually(async () => {
-      const res = await http().put(`/api/v0/asks/${offerId}/`).set(as(renterKey)).send({ image: 'busybox', disk: 10, runtype: 'ssh' });
-      return res.status === 200 ? res : undefined;
-    }, 60_000, 'offer in instance-lifecycle');
+    const created = await eventually(
+      async () => {
+        const res = await http()
+          .put(`/api/v0/asks/${offerId}/`)
+          .set(as(renterKey))
+          .send({ image: 'busybox', disk: 10, runtype: 'ssh' });
+        return res.status === 200 ? res : undefined;
+      },
+      60_000,
+      'offer in instance-lifecycle',
+    );
     const id = created.body.new_contract as number;
     await until(id, 'running');
     expect((await show(id)).dph_total).toBeCloseTo(0.91, 6);
 
     // Half an hour of compute.
     clock.advance(HOUR / 2);
-    expect(await bill(['gpu'])).toEqual([expect.objectContaining({ instanceId: id, kind: 'gpu', amount: 0.455 })]);
+    expect(await bill(['gpu'])).toEqual([
+      expect.objectContaining({ instanceId: id, kind: 'gpu', amount: 0.455 }),
+    ]);
     expect(await credit()).toEqual({ credit: 0.545, charges: 0.455 });
     // A second run at the same moment charges nothing more.
     expect(await h.app.get(BillingMeter).runOnce()).toEqual([]);
@@ -92,7 +149,9 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
     await until(id, 'stopped');
     clock.advance(HOUR);
-    expect(await bill(['storage'])).toEqual([expect.objectContaining({ instanceId: id, kind: 'storage', amount: 0.01 })]);
+    expect(await bill(['storage'])).toEqual([
+      expect.objectContaining({ instanceId: id, kind: 'storage', amount: 0.01 }),
+    ]);
     expect((await credit()).credit).toBeCloseTo(0.535, 6);
 
     // Started again and run for an hour: the charge takes the balance below zero.
@@ -100,21 +159,36 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     await until(id, 'running');
     clock.advance(HOUR);
     // The disk was billed up to the start; compute runs from the host's loading report.
-    expect(await bill(['gpu'])).toEqual([expect.objectContaining({ instanceId: id, kind: 'gpu', amount: 0.91 })]);
+    expect(await bill(['gpu'])).toEqual([
+      expect.objectContaining({ instanceId: id, kind: 'gpu', amount: 0.91 }),
+    ]);
     expect((await credit()).credit).toBeCloseTo(-0.375, 6);
 
     // marketplace announces CreditExhausted; instance-lifecycle stops the instance and says why.
-    const stopped = await eventually(async () => {
-      const row = await show(id);
-      return row.intended_status === 'stopped' && row.actual_status === 'stopped' ? row : undefined;
-    }, 60_000, 'the instance stopped for lack of credit');
+    const stopped = await eventually(
+      async () => {
+        const row = await show(id);
+        return row.intended_status === 'stopped' && row.actual_status === 'stopped' ? row : undefined;
+      },
+      60_000,
+      'the instance stopped for lack of credit',
+    );
     expect(String(stopped.status_msg)).toMatch(/ran out of credit/);
 
     // The host earned what the renter paid (each earning follows from its recorded charge).
-    const earned = await eventually(async () => {
-      const earnings = await http().get(`/api/v0/users/me/earnings?machine_id=${machineId}`).set(as(ADMIN_KEY)).expect(200);
-      return earnings.body.earnings.length === 3 ? (earnings.body.machines[String(machineId)] as number) : undefined;
-    }, 30_000, 'the three earnings of the host');
+    const earned = await eventually(
+      async () => {
+        const earnings = await http()
+          .get(`/api/v0/users/me/earnings?machine_id=${machineId}`)
+          .set(as(ADMIN_KEY))
+          .expect(200);
+        return earnings.body.earnings.length === 3
+          ? (earnings.body.machines[String(machineId)] as number)
+          : undefined;
+      },
+      30_000,
+      'the three earnings of the host',
+    );
     expect(earned).toBeCloseTo(0.455 + 0.01 + 0.91, 6);
   }, 240_000);
 
@@ -122,10 +196,14 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     for (const token of [IDENTITY_RUNTIME, MARKETPLACE_RUNTIME, INSTANCE_RUNTIME]) {
       const runtime = h.app.get<ContextRuntime>(token, { strict: false });
       // Retried while the last events of the flow above may still be on their way over the transport.
-      const mismatches = await eventually(async () => {
-        const found = await rebuildMismatches(runtime);
-        return found.length === 0 ? found : undefined;
-      }, 30_000, `${runtime.schema} read models equal after rebuild`).catch(() => rebuildMismatches(runtime));
+      const mismatches = await eventually(
+        async () => {
+          const found = await rebuildMismatches(runtime);
+          return found.length === 0 ? found : undefined;
+        },
+        30_000,
+        `${runtime.schema} read models equal after rebuild`,
+      ).catch(() => rebuildMismatches(runtime));
       expect(mismatches).toEqual([]);
     }
   }, 120_000);

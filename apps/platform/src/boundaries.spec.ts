@@ -17,7 +17,10 @@ describe('bounded contexts stay apart', () => {
     const offending = sources(join(root, 'apps', app, 'src')).flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/from '(@rigmarket\/[\w-]+|\.\.\/\.\.\/\.\.\/apps[^']*)'/g)]
         .map((m) => m[1]!)
-        .filter((target) => apps.some((other) => other !== app && target.endsWith(`/${other}`)) || target.includes('/apps'))
+        .filter(
+          (target) =>
+            apps.some((other) => other !== app && target.endsWith(`/${other}`)) || target.includes('/apps'),
+        )
         .map((target) => `${relative(root, file)} -> ${target}`),
     );
     expect(offending).toEqual([]);
@@ -25,7 +28,9 @@ describe('bounded contexts stay apart', () => {
 
   it('packages depend on no app', () => {
     const offending = sources(join(root, 'packages')).filter(
-      (file) => !file.includes('node_modules') && apps.some((app) => readFileSync(file, 'utf8').includes(`'@rigmarket/${app}'`)),
+      (file) =>
+        !file.includes('node_modules') &&
+        apps.some((app) => readFileSync(file, 'utf8').includes(`'@rigmarket/${app}'`)),
     );
     expect(offending).toEqual([]);
   });

@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
-import { Database, EventStore, eventStoreMigration, reactorQueueMigration, rebuildProjection, runMigrations } from '@rigmarket/event-sourcing';
+import {
+  Database,
+  EventStore,
+  eventStoreMigration,
+  reactorQueueMigration,
+  rebuildProjection,
+  runMigrations,
+} from '@rigmarket/event-sourcing';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 import { ALL_CONTEXTS } from './platform';
 
@@ -23,7 +30,10 @@ Contexts: ${ALL_CONTEXTS.map((c) => c.context).join(', ')}`;
 
 function contextOf(name: string | undefined) {
   const definition = ALL_CONTEXTS.find((c) => c.context === name);
-  if (!definition) throw new Error(`Unknown context ${name ?? '(none)'}; one of: ${ALL_CONTEXTS.map((c) => c.context).join(', ')}`);
+  if (!definition)
+    throw new Error(
+      `Unknown context ${name ?? '(none)'}; one of: ${ALL_CONTEXTS.map((c) => c.context).join(', ')}`,
+    );
   return definition;
 }
 
@@ -40,23 +50,33 @@ async function main(argv: string[]): Promise<number> {
       case 'projections':
         for (const c of ALL_CONTEXTS) {
           for (const p of [...c.inlineProjections, ...c.subscribedProjections]) {
-            process.stdout.write(`${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}\n`);
+            process.stdout.write(
+              `${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}\n`,
+            );
           }
         }
         return 0;
       case 'migrate':
         for (const c of ALL_CONTEXTS) {
-          const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [eventStoreMigration, reactorQueueMigration, ...c.migrations]);
+          const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [
+            eventStoreMigration,
+            reactorQueueMigration,
+            ...c.migrations,
+          ]);
           process.stdout.write(`${c.context}: ${applied.length ? applied.join(', ') : 'up to date'}\n`);
         }
         return 0;
       case 'rebuild': {
         const targets =
           args[0] === '--all'
-            ? ALL_CONTEXTS.flatMap((c) => [...c.inlineProjections, ...c.subscribedProjections].map((p) => ({ c, p })))
+            ? ALL_CONTEXTS.flatMap((c) =>
+                [...c.inlineProjections, ...c.subscribedProjections].map((p) => ({ c, p })),
+              )
             : (() => {
                 const c = contextOf(args[0]);
-                const p = [...c.inlineProjections, ...c.subscribedProjections].find((x) => x.name === args[1]);
+                const p = [...c.inlineProjections, ...c.subscribedProjections].find(
+                  (x) => x.name === args[1],
+                );
                 if (!p) throw new Error(`Unknown projection ${args[1] ?? '(none)'} in ${c.context}`);
                 return [{ c, p }];
               })();
@@ -71,7 +91,9 @@ async function main(argv: string[]): Promise<number> {
       case 'history': {
         const context = contextOf(args[0]).context as ContextName;
         if (!args[1]) throw new Error('Give a stream id, e.g. api_key-7');
-        const events = await db.transaction((sql) => new EventStore(context, CONTEXT_SCHEMAS[context]).readStream(sql, args[1]!));
+        const events = await db.transaction((sql) =>
+          new EventStore(context, CONTEXT_SCHEMAS[context]).readStream(sql, args[1]!),
+        );
         if (events.length === 0) process.stderr.write(`No events in stream ${args[1]}\n`);
         for (const e of events) process.stdout.write(`${JSON.stringify(e)}\n`);
         return events.length ? 0 : 1;
@@ -95,14 +117,22 @@ function option(args: string[], name: string, fallback: number): number {
 
 async function waitRunning(args: string[]): Promise<number> {
   const id = Number(args[0]);
-  if (!Number.isInteger(id) || id < 1) throw new Error('Give an instance id: rigmarket wait-running <instance-id>');
+  if (!Number.isInteger(id) || id < 1)
+    throw new Error('Give an instance id: rigmarket wait-running <instance-id>');
   const apiKey = process.env.RIGMARKET_API_KEY;
-  if (!apiKey) throw new Error('Set RIGMARKET_API_KEY to the renter\'s API key');
-  const result = await pollUntilRunning(id, httpInstanceFetcher(process.env.RIGMARKET_URL ?? 'http://127.0.0.1:8080', apiKey, id), {
-    timeoutMs: option(args, '--timeout-s', 600) * 1000,
-    intervalMs: option(args, '--interval-s', 10) * 1000,
-    onProgress: (row, waited) => process.stderr.write(`instance ${id}: ${row?.actual_status ?? 'provisioning'} (${Math.round(waited / 1000)} s)\n`),
-  });
+  if (!apiKey) throw new Error("Set RIGMARKET_API_KEY to the renter's API key");
+  const result = await pollUntilRunning(
+    id,
+    httpInstanceFetcher(process.env.RIGMARKET_URL ?? 'http://127.0.0.1:8080', apiKey, id),
+    {
+      timeoutMs: option(args, '--timeout-s', 600) * 1000,
+      intervalMs: option(args, '--interval-s', 10) * 1000,
+      onProgress: (row, waited) =>
+        process.stderr.write(
+          `instance ${id}: ${row?.actual_status ?? 'provisioning'} (${Math.round(waited / 1000)} s)\n`,
+        ),
+    },
+  );
   (result.outcome === 'running' ? process.stdout : process.stderr).write(`${result.message}\n`);
   return result.outcome === 'running' ? 0 : result.outcome === 'timeout' ? 4 : 3;
 }

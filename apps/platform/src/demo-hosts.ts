@@ -15,14 +15,44 @@ export interface DemoHost {
 }
 
 export const DEMO_HOSTS: readonly DemoHost[] = [
-  { hostname: 'demo-4090', gpu_name: 'RTX 4090', num_gpus: 4, gpu_ram: 24564, price_gpu: 0.4, geolocation: 'US', public_ipaddr: '198.51.100.10' },
-  { hostname: 'demo-a100', gpu_name: 'A100 SXM4', num_gpus: 8, gpu_ram: 81920, price_gpu: 1.2, geolocation: 'DE', public_ipaddr: '198.51.100.11' },
-  { hostname: 'demo-3090', gpu_name: 'RTX 3090', num_gpus: 2, gpu_ram: 24576, price_gpu: 0.2, geolocation: 'CA', public_ipaddr: '198.51.100.12' },
+  {
+    hostname: 'demo-4090',
+    gpu_name: 'RTX 4090',
+    num_gpus: 4,
+    gpu_ram: 24564,
+    price_gpu: 0.4,
+    geolocation: 'US',
+    public_ipaddr: '198.51.100.10',
+  },
+  {
+    hostname: 'demo-a100',
+    gpu_name: 'A100 SXM4',
+    num_gpus: 8,
+    gpu_ram: 81920,
+    price_gpu: 1.2,
+    geolocation: 'DE',
+    public_ipaddr: '198.51.100.11',
+  },
+  {
+    hostname: 'demo-3090',
+    gpu_name: 'RTX 3090',
+    num_gpus: 2,
+    gpu_ram: 24576,
+    price_gpu: 0.2,
+    geolocation: 'CA',
+    public_ipaddr: '198.51.100.12',
+  },
 ];
 
 export const DEMO_CREDIT = 100;
 
-async function call(baseUrl: string, key: string, method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+async function call(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const res = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
@@ -47,25 +77,64 @@ async function withRetry<T>(what: string, attempt: () => Promise<T>, timeoutMs =
 }
 
 export async function seedDemoHosts(baseUrl: string, adminKey: string): Promise<number[]> {
-  const me = await withRetry('the admin user', () => call(baseUrl, adminKey, 'GET', '/api/v0/users/current/', undefined));
+  const me = await withRetry('the admin user', () =>
+    call(baseUrl, adminKey, 'GET', '/api/v0/users/current/', undefined),
+  );
   const machineIds: number[] = [];
   for (const host of DEMO_HOSTS) {
     const registered = await withRetry('register a demo machine', () =>
       call(baseUrl, adminKey, 'POST', '/api/v0/machines/', {
-        hostname: host.hostname, gpu_name: host.gpu_name, num_gpus: host.num_gpus, gpu_ram: host.gpu_ram, cuda_max_good: 12.4,
-        driver_version: '550.54.15', compute_cap: 890, cpu_name: 'AMD EPYC 7543', cpu_cores: 32, cpu_ghz: 2.8, cpu_ram: 257000,
-        disk_space: 2000, disk_bw: 3000, disk_name: 'NVMe', inet_up: 900, inet_down: 950, direct_port_count: 200,
-        public_ipaddr: host.public_ipaddr, geolocation: host.geolocation, pci_gen: 4, pcie_bw: 24.5,
+        hostname: host.hostname,
+        gpu_name: host.gpu_name,
+        num_gpus: host.num_gpus,
+        gpu_ram: host.gpu_ram,
+        cuda_max_good: 12.4,
+        driver_version: '550.54.15',
+        compute_cap: 890,
+        cpu_name: 'AMD EPYC 7543',
+        cpu_cores: 32,
+        cpu_ghz: 2.8,
+        cpu_ram: 257000,
+        disk_space: 2000,
+        disk_bw: 3000,
+        disk_name: 'NVMe',
+        inet_up: 900,
+        inet_down: 950,
+        direct_port_count: 200,
+        public_ipaddr: host.public_ipaddr,
+        geolocation: host.geolocation,
+        pci_gen: 4,
+        pcie_bw: 24.5,
       }),
     );
     const machineId = Number(registered.machine_id);
     await call(baseUrl, adminKey, 'PUT', '/api/v0/machines/create_asks/', {
-      machine: machineId, price_gpu: host.price_gpu, price_disk: 0.15, price_inetu: 0.01, price_inetd: 0.01, price_min_bid: host.price_gpu / 2,
-      min_chunk: 1, end_date: null, credit_discount_max: 0.4, duration: null, vol_size: null, vol_price: null,
+      machine: machineId,
+      price_gpu: host.price_gpu,
+      price_disk: 0.15,
+      price_inetu: 0.01,
+      price_inetd: 0.01,
+      price_min_bid: host.price_gpu / 2,
+      min_chunk: 1,
+      end_date: null,
+      credit_discount_max: 0.4,
+      duration: null,
+      vol_size: null,
+      vol_price: null,
     });
-    await withRetry('verify a demo machine', () => call(baseUrl, adminKey, 'PUT', `/api/v0/machines/${machineId}/verification/`, { verification: 'verified' }));
+    await withRetry('verify a demo machine', () =>
+      call(baseUrl, adminKey, 'PUT', `/api/v0/machines/${machineId}/verification/`, {
+        verification: 'verified',
+      }),
+    );
     machineIds.push(machineId);
   }
-  await withRetry('grant demo credit', () => call(baseUrl, adminKey, 'POST', '/api/v0/credit/', { user_id: me.id, amount: DEMO_CREDIT, note: 'demo credit' }));
+  await withRetry('grant demo credit', () =>
+    call(baseUrl, adminKey, 'POST', '/api/v0/credit/', {
+      user_id: me.id,
+      amount: DEMO_CREDIT,
+      note: 'demo credit',
+    }),
+  );
   return machineIds;
 }

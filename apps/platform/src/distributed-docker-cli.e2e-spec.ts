@@ -58,7 +58,10 @@ describe('the distributed platform behind the edge, a host agent process with Do
   let cliEnv: NodeJS.ProcessEnv = {};
 
   const spawnLogged = (name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const log = createWriteStream(join(logDir, `${name}.log`));
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
@@ -66,7 +69,10 @@ describe('the distributed platform behind the edge, a host agent process with Do
   };
   const logsOf = (name: string) => {
     try {
-      return readFileSync(join(logDir, `${name}.log`), 'utf8').split('\n').slice(-30).join('\n');
+      return readFileSync(join(logDir, `${name}.log`), 'utf8')
+        .split('\n')
+        .slice(-30)
+        .join('\n');
     } catch {
       return '(no log)';
     }
@@ -85,15 +91,22 @@ describe('the distributed platform behind the edge, a host agent process with Do
     return stdout.includes('"instances": null') ? null : (JSON.parse(stdout) as Row);
   };
   const until = (id: number, status: string) =>
-    eventually(async () => {
-      const row = await showInstance(id);
-      return row?.actual_status === status ? row : undefined;
-    }, 90_000, `instance ${id} ${status}`);
+    eventually(
+      async () => {
+        const row = await showInstance(id);
+        return row?.actual_status === status ? row : undefined;
+      },
+      90_000,
+      `instance ${id} ${status}`,
+    );
   const container = (id: number) =>
     docker
       .getContainer(containerName(id))
       .inspect()
-      .then((info) => info, (error: { statusCode?: number }) => (error.statusCode === 404 ? null : Promise.reject(error)));
+      .then(
+        (info) => info,
+        (error: { statusCode?: number }) => (error.statusCode === 404 ? null : Promise.reject(error)),
+      );
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
 
   beforeAll(async () => {
@@ -109,17 +122,29 @@ describe('the distributed platform behind the edge, a host agent process with Do
       RIGMARKET_BILLING_INTERVAL_MS: '0',
       LOG_LEVEL: 'warn',
     };
-    APPS.forEach((app, i) => processes.push(spawnLogged(app, [join(ROOT, 'apps', app, 'dist', 'main.js')], { ...common, PORT: String(appPorts[i]) })));
+    APPS.forEach((app, i) =>
+      processes.push(
+        spawnLogged(app, [join(ROOT, 'apps', app, 'dist', 'main.js')], {
+          ...common,
+          PORT: String(appPorts[i]),
+        }),
+      ),
+    );
     for (const [i, app] of APPS.entries()) {
-      await eventually(async () => ((await request(`http://127.0.0.1:${appPorts[i]}`).get('/readyz')).status === 200 ? true : undefined), 90_000, `${app} ready`).catch(
-        (error: Error) => Promise.reject(new Error(`${error.message}\n${logsOf(app)}`)),
-      );
+      await eventually(
+        async () =>
+          (await request(`http://127.0.0.1:${appPorts[i]}`).get('/readyz')).status === 200 ? true : undefined,
+        90_000,
+        `${app} ready`,
+      ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${logsOf(app)}`)));
     }
     // Ids of their own, so that container names and machine labels never meet those of other runs.
     const sql = new Client({ connectionString: database.url });
     await sql.connect();
     await sql.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(2_000_000, 3_000_000)}`);
-    await sql.query(`ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(2_000_000_000, 2_100_000_000)}`);
+    await sql.query(
+      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(2_000_000_000, 2_100_000_000)}`,
+    );
     await sql.end();
 
     chmodSync(nginxPrefix, 0o755); // nginx's workers run unprivileged and must enter the prefix
@@ -134,21 +159,68 @@ describe('the distributed platform behind the edge, a host agent process with Do
     };
     await run('bash', [join(ROOT, 'infra', 'nginx', 'start.sh')], { env: nginxEnv, timeout: 120_000 });
     edge = `http://127.0.0.1:${edgePort}`;
-    cliEnv = { PATH: process.env.PATH, HOME: home, VAST_URL: edge, VASTAI_NO_UPDATE_CHECK: '1', VAST_API_KEY: ADMIN_KEY, PYTHONDONTWRITEBYTECODE: '1' };
-    await eventually(async () => ((await request(edge).get('/api/v0/machines').set(admin)).status === 200 ? true : undefined), 60_000, 'the admin key in marketplace-api');
+    cliEnv = {
+      PATH: process.env.PATH,
+      HOME: home,
+      VAST_URL: edge,
+      VASTAI_NO_UPDATE_CHECK: '1',
+      VAST_API_KEY: ADMIN_KEY,
+      PYTHONDONTWRITEBYTECODE: '1',
+    };
+    await eventually(
+      async () =>
+        (await request(edge).get('/api/v0/machines').set(admin)).status === 200 ? true : undefined,
+      60_000,
+      'the admin key in marketplace-api',
+    );
 
-    const agentArgs = ['--api-url', edge, '--api-key', ADMIN_KEY, '--driver', 'docker', '--simulate-gpus', '2:RTX_4090', '--state-dir', stateDir, '--public-address', '127.0.0.1'];
-    agent = spawnLogged('host-agent', [join(ROOT, 'apps', 'host-agent', 'dist', 'main.js'), ...agentArgs], {});
-    machineId = await eventually(async () => {
-      const machines = (await request(edge).get('/api/v0/machines').set(admin)).body.machines as Array<{ id: number }> | undefined;
-      return machines?.[0]?.id;
-    }, 60_000, 'the agent to register its machine').catch((error: Error) => Promise.reject(new Error(`${error.message}\n${logsOf('host-agent')}`)));
+    const agentArgs = [
+      '--api-url',
+      edge,
+      '--api-key',
+      ADMIN_KEY,
+      '--driver',
+      'docker',
+      '--simulate-gpus',
+      '2:RTX_4090',
+      '--state-dir',
+      stateDir,
+      '--public-address',
+      '127.0.0.1',
+    ];
+    agent = spawnLogged(
+      'host-agent',
+      [join(ROOT, 'apps', 'host-agent', 'dist', 'main.js'), ...agentArgs],
+      {},
+    );
+    machineId = await eventually(
+      async () => {
+        const machines = (await request(edge).get('/api/v0/machines').set(admin)).body.machines as
+          Array<{ id: number }> | undefined;
+        return machines?.[0]?.id;
+      },
+      60_000,
+      'the agent to register its machine',
+    ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${logsOf('host-agent')}`)));
     await request(edge)
       .put('/api/v0/machines/create_asks/')
       .set(admin)
-      .send({ machine: machineId, price_gpu: 0.4, price_disk: 0.1, price_inetu: 0.01, price_inetd: 0.01, price_min_bid: 0.2, min_chunk: 1, end_date: 4102444800 })
+      .send({
+        machine: machineId,
+        price_gpu: 0.4,
+        price_disk: 0.1,
+        price_inetu: 0.01,
+        price_inetd: 0.01,
+        price_min_bid: 0.2,
+        min_chunk: 1,
+        end_date: 4102444800,
+      })
       .expect(200);
-    await request(edge).put(`/api/v0/machines/${machineId}/verification/`).set(admin).send({ verification: 'verified' }).expect(200);
+    await request(edge)
+      .put(`/api/v0/machines/${machineId}/verification/`)
+      .set(admin)
+      .send({ verification: 'verified' })
+      .expect(200);
   }, 300_000);
 
   afterAll(async () => {
@@ -163,18 +235,41 @@ describe('the distributed platform behind the edge, a host agent process with Do
   });
 
   it('rents the agent’s machine with the CLI: a real container runs; logs, stop, start, label and destroy act on it', async () => {
-    const offers = await eventually(async () => {
-      const found = JSON.parse((await vastai('search', 'offers', `machine_id=${machineId} num_gpus=1`, '--raw')).stdout) as Array<{ id: number; gpu_name: string }>;
-      return found.length === 1 ? found : undefined;
-    }, 60_000, 'the offer in search');
+    const offers = await eventually(
+      async () => {
+        const found = JSON.parse(
+          (await vastai('search', 'offers', `machine_id=${machineId} num_gpus=1`, '--raw')).stdout,
+        ) as Array<{ id: number; gpu_name: string }>;
+        return found.length === 1 ? found : undefined;
+      },
+      60_000,
+      'the offer in search',
+    );
     expect(offers[0]).toMatchObject({ id: machineId * 1000 + 1, gpu_name: 'RTX 4090' });
 
     // instance-lifecycle learns of the listing over Kafka: until then the offer is unknown there.
-    const created = await eventually(async () => {
-      const { stdout } = await vastai('create', 'instance', String(offers[0]!.id), '--image', IMAGE, '--disk', '8', '--ssh', '--direct', '--onstart-cmd', 'echo hello-from-distributed', '--raw');
-      const answer = JSON.parse(stdout || '{}') as { success?: boolean; new_contract?: number };
-      return answer.success ? answer : undefined;
-    }, 60_000, 'the instance created');
+    const created = await eventually(
+      async () => {
+        const { stdout } = await vastai(
+          'create',
+          'instance',
+          String(offers[0]!.id),
+          '--image',
+          IMAGE,
+          '--disk',
+          '8',
+          '--ssh',
+          '--direct',
+          '--onstart-cmd',
+          'echo hello-from-distributed',
+          '--raw',
+        );
+        const answer = JSON.parse(stdout || '{}') as { success?: boolean; new_contract?: number };
+        return answer.success ? answer : undefined;
+      },
+      60_000,
+      'the instance created',
+    );
     const id = created.new_contract!;
 
     const running = await until(id, 'running');
@@ -184,7 +279,12 @@ describe('the distributed platform behind the edge, a host agent process with Do
     expect(Number(inspected?.NetworkSettings.Ports['22/tcp']?.[0]?.HostPort)).toBe(running.ssh_port);
 
     // result_url is on the edge (/logs/<hash>.log), which the CLI fetches without a key
-    await eventually(async () => ((await vastai('logs', String(id))).out.includes('hello-from-distributed') ? true : undefined), 60_000, 'the onstart output in the logs');
+    await eventually(
+      async () =>
+        (await vastai('logs', String(id))).out.includes('hello-from-distributed') ? true : undefined,
+      60_000,
+      'the onstart output in the logs',
+    );
 
     expect((await vastai('stop', 'instance', String(id))).out).not.toContain('Failed with error');
     await until(id, 'stopped');
@@ -197,6 +297,10 @@ describe('the distributed platform behind the edge, a host agent process with Do
 
     expect((await vastai('destroy', 'instance', String(id), '-y')).out).not.toContain('Failed with error');
     expect(await showInstance(id)).toBeNull();
-    await eventually(async () => ((await container(id)) === null ? true : undefined), 60_000, 'the container removed');
+    await eventually(
+      async () => ((await container(id)) === null ? true : undefined),
+      60_000,
+      'the container removed',
+    );
   }, 300_000);
 });

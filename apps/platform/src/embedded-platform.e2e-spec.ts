@@ -25,7 +25,12 @@ describe('the embedded platform', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, marketplace: NO_BILLING_TIMER });
+    app = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY },
+      marketplace: NO_BILLING_TIMER,
+    });
     await app.init();
   });
   afterAll(async () => {
@@ -43,16 +48,25 @@ describe('the embedded platform', () => {
 
   it('lets another context accept a new key, and refuse a deleted one, right after the answer', async () => {
     const server = app.getHttpServer();
-    const { body } = await request(server).post('/api/v0/auth/apikeys/').set(as(ADMIN_KEY)).send({ name: 'now' }).expect(201);
+    const { body } = await request(server)
+      .post('/api/v0/auth/apikeys/')
+      .set(as(ADMIN_KEY))
+      .send({ name: 'now' })
+      .expect(201);
     // marketplace-api authenticates from its own projection: no waiting in embedded mode
-    await request(server).get('/api/v0/machines').set(as(body.key)).expect(200, { success: true, machines: [] });
+    await request(server)
+      .get('/api/v0/machines')
+      .set(as(body.key))
+      .expect(200, { success: true, machines: [] });
     await request(server).delete(`/api/v0/auth/apikeys/${body.id}/`).set(as(ADMIN_KEY)).send({}).expect(200);
     const refused = await request(server).get('/api/v0/machines').set(as(body.key)).expect(401);
     expect(refused.body).toEqual({ success: false, error: 'invalid_key', msg: 'Invalid user key' });
   });
 
   it('serves the public GPU name list without a key', async () => {
-    await request(app.getHttpServer()).get('/api/v0/gpu_names/unique/').expect(200, { success: true, gpu_names: [] });
+    await request(app.getHttpServer())
+      .get('/api/v0/gpu_names/unique/')
+      .expect(200, { success: true, gpu_names: [] });
   });
 
   it('lists the demo hosts of `npm start` so a newcomer can rent at once', async () => {
@@ -61,11 +75,23 @@ describe('the embedded platform', () => {
     const machines = await seedDemoHosts(`http://127.0.0.1:${address.port}`, ADMIN_KEY);
     expect(machines).toHaveLength(DEMO_HOSTS.length);
     const server = app.getHttpServer();
-    const { body } = await request(server).post('/api/v0/bundles/').set(as(ADMIN_KEY)).send({ verified: { eq: true }, rentable: { eq: true } }).expect(200);
-    const offered = new Set((body.offers as Array<{ machine_id: number; gpu_name: string }>).map((o) => o.machine_id));
+    const { body } = await request(server)
+      .post('/api/v0/bundles/')
+      .set(as(ADMIN_KEY))
+      .send({ verified: { eq: true }, rentable: { eq: true } })
+      .expect(200);
+    const offered = new Set(
+      (body.offers as Array<{ machine_id: number; gpu_name: string }>).map((o) => o.machine_id),
+    );
     expect([...offered].sort()).toEqual([...machines].sort());
-    expect((await request(server).get('/api/v0/users/me/credit').set(as(ADMIN_KEY)).expect(200)).body.credit).toBe(DEMO_CREDIT);
-    const rented = await request(server).put(`/api/v0/asks/${machines[0]! * 1000 + 1}/`).set(as(ADMIN_KEY)).send({ image: 'busybox', disk: 10 }).expect(200);
+    expect(
+      (await request(server).get('/api/v0/users/me/credit').set(as(ADMIN_KEY)).expect(200)).body.credit,
+    ).toBe(DEMO_CREDIT);
+    const rented = await request(server)
+      .put(`/api/v0/asks/${machines[0]! * 1000 + 1}/`)
+      .set(as(ADMIN_KEY))
+      .send({ image: 'busybox', disk: 10 })
+      .expect(200);
     expect(rented.body).toMatchObject({ success: true, new_contract: expect.any(Number) });
   });
 
@@ -73,14 +99,30 @@ describe('the embedded platform', () => {
     const address = app.getHttpServer().address() as { port: number };
     const server = app.getHttpServer();
     // machine 2 is one of the demo hosts listed by the test above
-    const created = await request(server).put(`/api/v0/asks/${2 * 1000 + 1}/`).set(as(ADMIN_KEY)).send({ image: 'busybox', disk: 10 }).expect(200);
+    const created = await request(server)
+      .put(`/api/v0/asks/${2 * 1000 + 1}/`)
+      .set(as(ADMIN_KEY))
+      .send({ image: 'busybox', disk: 10 })
+      .expect(200);
     const id = created.body.new_contract as number;
     const cli = (timeout: string) =>
-      execFileAsync(process.execPath, [CLI, 'wait-running', String(id), '--timeout-s', timeout, '--interval-s', '0.2'], {
-        env: { ...process.env, RIGMARKET_URL: `http://127.0.0.1:${address.port}`, RIGMARKET_API_KEY: ADMIN_KEY },
-      }).then(
+      execFileAsync(
+        process.execPath,
+        [CLI, 'wait-running', String(id), '--timeout-s', timeout, '--interval-s', '0.2'],
+        {
+          env: {
+            ...process.env,
+            RIGMARKET_URL: `http://127.0.0.1:${address.port}`,
+            RIGMARKET_API_KEY: ADMIN_KEY,
+          },
+        },
+      ).then(
         (r) => ({ code: 0, ...r }),
-        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => ({
+          code: e.code,
+          stdout: e.stdout,
+          stderr: e.stderr,
+        }),
       );
     // Still provisioning (the simulated host takes seconds to pull and boot): a short wait times out.
     const early = await cli('0.5');

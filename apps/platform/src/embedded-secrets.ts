@@ -22,9 +22,16 @@ export function embeddedSecrets(dataDir: string, env: NodeJS.ProcessEnv = proces
   let stored: Partial<EmbeddedSecrets> = {};
   if (existsSync(path)) stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<EmbeddedSecrets>;
   if (!stored.tfaKey || !stored.instanceSealKey) {
-    stored = { tfaKey: randomBytes(32).toString('hex'), instanceSealKey: randomBytes(32).toString('hex'), ...stored };
+    stored = {
+      tfaKey: randomBytes(32).toString('hex'),
+      instanceSealKey: randomBytes(32).toString('hex'),
+      ...stored,
+    };
     writeFileSync(path, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
     chmodSync(path, 0o600);
   }
-  return { tfaKey: env.RIGMARKET_TFA_KEY || stored.tfaKey!, instanceSealKey: env.RIGMARKET_INSTANCE_SEAL_KEY || stored.instanceSealKey! };
+  return {
+    tfaKey: env.RIGMARKET_TFA_KEY || stored.tfaKey!,
+    instanceSealKey: env.RIGMARKET_INSTANCE_SEAL_KEY || stored.instanceSealKey!,
+  };
 }

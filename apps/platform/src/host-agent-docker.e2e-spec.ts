@@ -12,7 +12,13 @@ import { AgentSessions, INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigma
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
-import { createTestDatabase, eventually, rebuildMismatches, requiredEnv, uniqueName } from '@rigmarket/testing';
+import {
+  createTestDatabase,
+  eventually,
+  rebuildMismatches,
+  requiredEnv,
+  uniqueName,
+} from '@rigmarket/testing';
 import request from 'supertest';
 import { removeMachineContainers } from './testing/machine-containers';
 import { verifiedUser } from './testing/users';
@@ -43,7 +49,11 @@ async function embedded(): Promise<Harness> {
 async function distributed(): Promise<Harness> {
   const database = await createTestDatabase();
   const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'agent-e2e', namespace: `${uniqueName('e2e')}.` });
+  const transport = new KafkaTransport({
+    brokers: requiredEnv('KAFKA_BROKERS').split(','),
+    clientId: 'agent-e2e',
+    namespace: `${uniqueName('e2e')}.`,
+  });
   await transport.ensureTopics();
   return start(db, transport, database.drop);
 }
@@ -58,7 +68,9 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
       MarketplaceModule.forRoot(),
       // instance-lifecycle projects sync-maintenance's notices too: its rebuild reads that context's events
       SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-      InstanceLifecycleModule.forRoot({ agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000 } }),
+      InstanceLifecycleModule.forRoot({
+        agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000 },
+      }),
     ],
   });
   await app.listen(0, '127.0.0.1');
@@ -101,7 +113,10 @@ async function containerState(instanceId: number) {
   return docker
     .getContainer(containerName(instanceId))
     .inspect()
-    .then((info) => info, (error: { statusCode?: number }) => (error.statusCode === 404 ? null : Promise.reject(error)));
+    .then(
+      (info) => info,
+      (error: { statusCode?: number }) => (error.statusCode === 404 ? null : Promise.reject(error)),
+    );
 }
 
 describe.each([
@@ -122,31 +137,67 @@ describe.each([
   const user = (prefix: string) => verifiedUser(h.app.getHttpServer(), h.mailer, prefix);
 
   const accept = (body: object, numGpus = 1) =>
-    eventually(async () => {
-      const res = await http().put(`/api/v0/asks/${machineId * 1000 + numGpus}/`).set(as(renterKey)).send(body);
-      return res.status === 404 && res.body.error === 'no_such_offer' ? undefined : res;
-    }, 60_000, 'the offer in instance-lifecycle');
-  const show = async (id: number): Promise<Row | null> => (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances;
+    eventually(
+      async () => {
+        const res = await http()
+          .put(`/api/v0/asks/${machineId * 1000 + numGpus}/`)
+          .set(as(renterKey))
+          .send(body);
+        return res.status === 404 && res.body.error === 'no_such_offer' ? undefined : res;
+      },
+      60_000,
+      'the offer in instance-lifecycle',
+    );
+  const show = async (id: number): Promise<Row | null> =>
+    (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances;
   const until = (id: number, status: string) =>
-    eventually(async () => {
-      const row = await show(id);
-      return row?.actual_status === status ? row : undefined;
-    }, 60_000, `instance ${id} ${status}`);
+    eventually(
+      async () => {
+        const row = await show(id);
+        return row?.actual_status === status ? row : undefined;
+      },
+      60_000,
+      `instance ${id} ${status}`,
+    );
   const fetchLogs = async (id: number, body: object): Promise<string> => {
-    const res = await http().put(`/api/v0/instances/request_logs/${id}/`).set(as(renterKey)).send(body).expect(200);
-    return (await http().get(new URL(res.body.result_url as string).pathname).expect(200)).text;
+    const res = await http()
+      .put(`/api/v0/instances/request_logs/${id}/`)
+      .set(as(renterKey))
+      .send(body)
+      .expect(200);
+    return (
+      await http()
+        .get(new URL(res.body.result_url as string).pathname)
+        .expect(200)
+    ).text;
   };
 
   beforeAll(async () => {
     h = await makeHarness();
     // Ids of their own, so that container names (rigmarket-instance-<id>) and machine labels of concurrent runs never meet.
     await h.db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await h.db.query(`ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`);
-    await eventually(async () => ((await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined), 60_000, 'the admin key in marketplace');
+    await h.db.query(
+      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
+    );
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined,
+      60_000,
+      'the admin key in marketplace',
+    );
     renterKey = await user('renter');
     hostKey = await user('host');
     stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-'));
-    const options = { apiUrl: h.baseUrl, apiKey: hostKey, stateDir, driver: 'docker' as const, simulateGpus: '2:RTX_4090', publicAddress: '127.0.0.1', docker, log: () => undefined };
+    const options = {
+      apiUrl: h.baseUrl,
+      apiKey: hostKey,
+      stateDir,
+      driver: 'docker' as const,
+      simulateGpus: '2:RTX_4090',
+      publicAddress: '127.0.0.1',
+      docker,
+      log: () => undefined,
+    };
     agent = await HostAgent.start(options);
     machineId = agent.machineId;
 
@@ -162,8 +213,16 @@ describe.each([
     await base.commit({ repo, tag, changes: 'ENTRYPOINT ["echo", "entry:"]' });
     await base.remove();
 
-    await http().put('/api/v0/machines/create_asks/').set(as(hostKey)).send({ machine: machineId, ...HARDWARE_ASK }).expect(200);
-    await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(as(hostKey))
+      .send({ machine: machineId, ...HARDWARE_ASK })
+      .expect(200);
+    await http()
+      .put(`/api/v0/machines/${machineId}/verification/`)
+      .set(as(ADMIN_KEY))
+      .send({ verification: 'verified' })
+      .expect(200);
   }, 180_000);
 
   afterAll(async () => {
@@ -171,13 +230,22 @@ describe.each([
     if (machineId !== undefined) {
       await removeMachineContainers(docker, machineId);
     }
-    await docker.getImage(entrypointImage).remove({ force: true }).catch(() => undefined);
+    await docker
+      .getImage(entrypointImage)
+      .remove({ force: true })
+      .catch(() => undefined);
     await h?.close();
     if (stateDir) await rm(stateDir, { recursive: true, force: true });
   });
 
   it('runs a real container: running with mapped ports, logs with tail and filter, stop, start, destroy', async () => {
-    const created = await accept({ image: IMAGE, runtype: 'ssh_direc ssh_proxy', disk: 8, env: { TZ: 'UTC', '-p 8081:8081': '1' }, onstart: 'echo hello-from-onstart; echo second-line' });
+    const created = await accept({
+      image: IMAGE,
+      runtype: 'ssh_direc ssh_proxy',
+      disk: 8,
+      env: { TZ: 'UTC', '-p 8081:8081': '1' },
+      onstart: 'echo hello-from-onstart; echo second-line',
+    });
     expect(created.status).toBe(200);
     const id = created.body.new_contract as number;
     const apiKey = created.body.instance_api_key as string;
@@ -185,7 +253,10 @@ describe.each([
     const running = await until(id, 'running');
     const info = await containerState(id);
     expect(info?.State.Running).toBe(true);
-    expect(info?.Config.Labels).toMatchObject({ 'rigmarket.instance_id': String(id), 'rigmarket.machine_id': String(machineId) });
+    expect(info?.Config.Labels).toMatchObject({
+      'rigmarket.instance_id': String(id),
+      'rigmarket.machine_id': String(machineId),
+    });
     expect(info?.Config.Env).toEqual(expect.arrayContaining([`CONTAINER_API_KEY=${apiKey}`, 'TZ=UTC']));
     const published = info?.NetworkSettings.Ports as Record<string, Array<{ HostPort: string }>>;
     expect(running.ssh_host).toBe('127.0.0.1');
@@ -194,7 +265,12 @@ describe.each([
     expect(running.ports['8081/tcp']?.[0]?.HostPort).toBe(published['8081/tcp']?.[0]?.HostPort);
 
     // what the container printed (the service entrypoint, then onstart), with tail and filter applied
-    await eventually(async () => ((await fetchLogs(id, { tail: '100' })).includes('rigmarket: container ready') ? true : undefined), 30_000, 'the container ready');
+    await eventually(
+      async () =>
+        (await fetchLogs(id, { tail: '100' })).includes('rigmarket: container ready') ? true : undefined,
+      30_000,
+      'the container ready',
+    );
     const all = await fetchLogs(id, { tail: '100' });
     expect(all).toContain('no sshd in this image');
     expect(all).toContain('hello-from-onstart\nsecond-line\n');
@@ -215,7 +291,11 @@ describe.each([
     const startedAt = (await containerState(id))?.State.StartedAt;
     await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey)).send({}).expect(200);
     await eventually(
-      async () => ((await containerState(id))?.State.StartedAt !== startedAt && (await show(id))?.actual_status === 'running' ? true : undefined),
+      async () =>
+        (await containerState(id))?.State.StartedAt !== startedAt &&
+        (await show(id))?.actual_status === 'running'
+          ? true
+          : undefined,
       60_000,
       'the container restarted and running',
     );
@@ -226,20 +306,37 @@ describe.each([
     const recycled = await eventually(
       async () => {
         const info = await containerState(id);
-        return info && info.Id !== before && info.State.Running && (await show(id))?.actual_status === 'running' ? info : undefined;
+        return info &&
+          info.Id !== before &&
+          info.State.Running &&
+          (await show(id))?.actual_status === 'running'
+          ? info
+          : undefined;
       },
       60_000,
       'a recycled container running',
     );
-    expect(recycled.Config.Labels).toMatchObject({ 'rigmarket.instance_id': String(id), 'rigmarket.machine_id': String(machineId) });
+    expect(recycled.Config.Labels).toMatchObject({
+      'rigmarket.instance_id': String(id),
+      'rigmarket.machine_id': String(machineId),
+    });
     expect(recycled.Config.Env).toEqual(expect.arrayContaining([`CONTAINER_API_KEY=${apiKey}`]));
 
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
-    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+    await eventually(
+      async () => ((await containerState(id)) === null ? true : undefined),
+      30_000,
+      'the container removed',
+    );
   });
 
   it('target_state stopped creates the container without starting it; a start runs it', async () => {
-    const created = await accept({ image: IMAGE, runtype: 'args', args: ['sleep', '600'], target_state: 'stopped' });
+    const created = await accept({
+      image: IMAGE,
+      runtype: 'args',
+      args: ['sleep', '600'],
+      target_state: 'stopped',
+    });
     expect(created.status).toBe(200);
     const id = created.body.new_contract as number;
     await until(id, 'stopped');
@@ -249,21 +346,32 @@ describe.each([
     expect(running.ssh_port).toBeNull(); // args: no SSH
     expect((await containerState(id))?.Config.Cmd).toEqual(['sleep', '600']);
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
-    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+    await eventually(
+      async () => ((await containerState(id)) === null ? true : undefined),
+      30_000,
+      'the container removed',
+    );
   });
 
-  it("keeps the image ENTRYPOINT for args (args_str appended) and replaces it by the service entrypoint for ssh", async () => {
-    const args = (await accept({ image: entrypointImage, runtype: 'args', args_str: 'hello "two words"' })).body.new_contract as number;
+  it('keeps the image ENTRYPOINT for args (args_str appended) and replaces it by the service entrypoint for ssh', async () => {
+    const args = (await accept({ image: entrypointImage, runtype: 'args', args_str: 'hello "two words"' }))
+      .body.new_contract as number;
     const ended = await until(args, 'exited');
     expect(ended.status_msg).toContain('code 0');
     expect((await containerState(args))?.Config.Entrypoint).toEqual(['echo', 'entry:']);
     expect(await fetchLogs(args, {})).toBe('entry: hello two words\n');
 
-    const ssh = (await accept({ image: entrypointImage, runtype: 'ssh_direct', onstart: 'echo onstart-ran' })).body.new_contract as number;
+    const ssh = (await accept({ image: entrypointImage, runtype: 'ssh_direct', onstart: 'echo onstart-ran' }))
+      .body.new_contract as number;
     await until(ssh, 'running');
     expect((await containerState(ssh))?.Config.Entrypoint?.slice(0, 2)).toEqual(['sh', '-c']);
-    await eventually(async () => ((await fetchLogs(ssh, { filter: 'onstart-ran' })) === 'onstart-ran\n' ? true : undefined), 30_000, 'onstart output');
-    for (const id of [args, ssh]) await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(
+      async () => ((await fetchLogs(ssh, { filter: 'onstart-ran' })) === 'onstart-ran\n' ? true : undefined),
+      30_000,
+      'onstart output',
+    );
+    for (const id of [args, ssh])
+      await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
   it('a container whose command exits 1 is exited, with the exit code in status_msg and its output in the logs', async () => {
@@ -274,10 +382,18 @@ describe.each([
     expect(exited.status_msg).toContain('Container exited with code 1');
     expect((await containerState(id))?.State.ExitCode).toBe(1);
     expect(await fetchLogs(id, {})).toBe('boom\n');
-    const start = await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(400);
+    const start = await http()
+      .put(`/api/v0/instances/${id}/`)
+      .set(as(renterKey))
+      .send({ state: 'running' })
+      .expect(400);
     expect(start.body).toMatchObject({ error: 'instance_cannot_start' });
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
-    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+    await eventually(
+      async () => ((await containerState(id)) === null ? true : undefined),
+      30_000,
+      'the container removed',
+    );
   });
 
   it("ends a renter's poll loop at once when the real host cannot start the instance (an image it cannot pull)", async () => {
@@ -300,29 +416,65 @@ describe.each([
   });
 
   it("mounts the renter's volume (volume_info) in the container; a later instance linking it finds the files", async () => {
-    await http().post('/api/v0/volumes/').set(as(hostKey)).send({ size: 50, machine: machineId, price_disk: 0.2, end_date: 4102444800 }).expect(200);
-    const volumeId = (await eventually(async () => {
-      const res = await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 5, id: machineId });
-      return res.status === 200 ? res : undefined;
-    }, 30_000, 'the volume created')).body.volume_id as number;
+    await http()
+      .post('/api/v0/volumes/')
+      .set(as(hostKey))
+      .send({ size: 50, machine: machineId, price_disk: 0.2, end_date: 4102444800 })
+      .expect(200);
+    const volumeId = (
+      await eventually(
+        async () => {
+          const res = await http()
+            .put('/api/v0/volumes/')
+            .set(as(renterKey))
+            .send({ size: 5, id: machineId });
+          return res.status === 200 ? res : undefined;
+        },
+        30_000,
+        'the volume created',
+      )
+    ).body.volume_id as number;
     // instance-lifecycle learns of the volume over the transport: until then it is unknown there (404).
     const rentWith = (script: string) =>
-      eventually(async () => {
-        const res = await accept({ image: IMAGE, runtype: 'args', args_str: `sh -c '${script}'`, volume_info: { volume_id: volumeId, mount_path: '/data' } });
-        return res.status === 200 ? res : undefined;
-      }, 30_000, 'the volume known to instance-lifecycle');
-    const writer = (await rentWith('echo kept-on-the-volume > /data/note; echo written')).body.new_contract as number;
+      eventually(
+        async () => {
+          const res = await accept({
+            image: IMAGE,
+            runtype: 'args',
+            args_str: `sh -c '${script}'`,
+            volume_info: { volume_id: volumeId, mount_path: '/data' },
+          });
+          return res.status === 200 ? res : undefined;
+        },
+        30_000,
+        'the volume known to instance-lifecycle',
+      );
+    const writer = (await rentWith('echo kept-on-the-volume > /data/note; echo written')).body
+      .new_contract as number;
     await until(writer, 'exited'); // the command finished
-    expect((await containerState(writer))?.Mounts).toEqual([expect.objectContaining({ Type: 'volume', Name: `rigmarket-volume-${volumeId}`, Destination: '/data' })]);
+    expect((await containerState(writer))?.Mounts).toEqual([
+      expect.objectContaining({ Type: 'volume', Name: `rigmarket-volume-${volumeId}`, Destination: '/data' }),
+    ]);
     await http().delete(`/api/v0/instances/${writer}/`).set(as(renterKey)).send({}).expect(200);
-    await eventually(async () => ((await containerState(writer)) === null ? true : undefined), 30_000, 'the first container removed');
+    await eventually(
+      async () => ((await containerState(writer)) === null ? true : undefined),
+      30_000,
+      'the first container removed',
+    );
 
     const reader = (await rentWith('cat /data/note')).body.new_contract as number;
     await until(reader, 'exited');
     expect(await fetchLogs(reader, {})).toBe('kept-on-the-volume\n');
     await http().delete(`/api/v0/instances/${reader}/`).set(as(renterKey)).send({}).expect(200);
-    await eventually(async () => ((await containerState(reader)) === null ? true : undefined), 30_000, 'the second container removed');
-    await docker.getVolume(`rigmarket-volume-${volumeId}`).remove().catch(() => undefined);
+    await eventually(
+      async () => ((await containerState(reader)) === null ? true : undefined),
+      30_000,
+      'the second container removed',
+    );
+    await docker
+      .getVolume(`rigmarket-volume-${volumeId}`)
+      .remove()
+      .catch(() => undefined);
   });
 
   it('when the channel drops, the agent reconnects within the grace period and goes on serving its instances', async () => {
@@ -331,10 +483,14 @@ describe.each([
     const sessions = h.app.get(AgentSessions, { strict: false });
     const dropped = sessions.current(machineId);
     dropped?.close(4000, 'dropped by the test');
-    await eventually(async () => {
-      const current = sessions.current(machineId);
-      return current && current !== dropped ? true : undefined;
-    }, 10_000, 'the agent back on the channel');
+    await eventually(
+      async () => {
+        const current = sessions.current(machineId);
+        return current && current !== dropped ? true : undefined;
+      },
+      10_000,
+      'the agent back on the channel',
+    );
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
     await until(id, 'stopped');
     expect((await containerState(id))?.State.Running).toBe(false);
@@ -342,7 +498,11 @@ describe.each([
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
     await until(id, 'running');
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
-    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the container removed');
+    await eventually(
+      async () => ((await containerState(id)) === null ? true : undefined),
+      30_000,
+      'the container removed',
+    );
   });
 
   it('when the agent disconnects and does not come back, its instances become offline; back, it removes what was destroyed meanwhile', async () => {
@@ -356,17 +516,34 @@ describe.each([
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
     expect((await containerState(id))?.State.Running).toBe(true); // nobody told the host
 
-    agent = await HostAgent.start({ apiUrl: h.baseUrl, apiKey: hostKey, stateDir, driver: 'docker', simulateGpus: '2:RTX_4090', publicAddress: '127.0.0.1', docker, log: () => undefined });
+    agent = await HostAgent.start({
+      apiUrl: h.baseUrl,
+      apiKey: hostKey,
+      stateDir,
+      driver: 'docker',
+      simulateGpus: '2:RTX_4090',
+      publicAddress: '127.0.0.1',
+      docker,
+      log: () => undefined,
+    });
     expect(agent.machineId).toBe(machineId);
-    await eventually(async () => ((await containerState(id)) === null ? true : undefined), 30_000, 'the destroyed instance container removed');
+    await eventually(
+      async () => ((await containerState(id)) === null ? true : undefined),
+      30_000,
+      'the destroyed instance container removed',
+    );
   });
 
   it("rebuilds instance-lifecycle's read models from the events the real host reported to the same rows", async () => {
     const runtime = h.app.get<ContextRuntime>(INSTANCE_RUNTIME, { strict: false });
-    const mismatches = await eventually(async () => {
-      const found = await rebuildMismatches(runtime);
-      return found.length === 0 ? found : undefined;
-    }, 30_000, 'read models equal after rebuild').catch(() => rebuildMismatches(runtime));
+    const mismatches = await eventually(
+      async () => {
+        const found = await rebuildMismatches(runtime);
+        return found.length === 0 ? found : undefined;
+      },
+      30_000,
+      'read models equal after rebuild',
+    ).catch(() => rebuildMismatches(runtime));
     expect(mismatches).toEqual([]);
   });
 });

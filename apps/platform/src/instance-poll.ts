@@ -55,7 +55,11 @@ function describe(outcome: PollOutcome, row: PolledInstance | null, id: number, 
   }
 }
 
-export async function pollUntilRunning(id: number, fetchRow: () => Promise<PolledInstance | null>, options: PollOptions): Promise<PollResult> {
+export async function pollUntilRunning(
+  id: number,
+  fetchRow: () => Promise<PolledInstance | null>,
+  options: PollOptions,
+): Promise<PollResult> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const started = now();
@@ -63,17 +67,25 @@ export async function pollUntilRunning(id: number, fetchRow: () => Promise<Polle
     const row = await fetchRow();
     const waitedMs = now() - started;
     const verdict = pollVerdict(row);
-    if (verdict !== null) return { outcome: verdict, row, waitedMs, message: describe(verdict, row, id, waitedMs) };
-    if (waitedMs >= options.timeoutMs) return { outcome: 'timeout', row, waitedMs, message: describe('timeout', row, id, waitedMs) };
+    if (verdict !== null)
+      return { outcome: verdict, row, waitedMs, message: describe(verdict, row, id, waitedMs) };
+    if (waitedMs >= options.timeoutMs)
+      return { outcome: 'timeout', row, waitedMs, message: describe('timeout', row, id, waitedMs) };
     options.onProgress?.(row, waitedMs);
     await sleep(Math.min(options.intervalMs, Math.max(0, options.timeoutMs - waitedMs)));
   }
 }
 
 /** GET /api/v0/instances/{id}/ with a bearer key; null when the API says there is no such instance. */
-export function httpInstanceFetcher(baseUrl: string, apiKey: string, id: number): () => Promise<PolledInstance | null> {
+export function httpInstanceFetcher(
+  baseUrl: string,
+  apiKey: string,
+  id: number,
+): () => Promise<PolledInstance | null> {
   return async () => {
-    const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/api/v0/instances/${id}/?owner=me`, { headers: { Authorization: `Bearer ${apiKey}` } });
+    const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/api/v0/instances/${id}/?owner=me`, {
+      headers: { Authorization: `Bearer ${apiKey}` },
+    });
     const body = (await res.json()) as { instances?: PolledInstance | null; msg?: string };
     if (!res.ok) throw new Error(`GET /api/v0/instances/${id}/: ${res.status} ${body.msg ?? ''}`);
     return body.instances ?? null;

@@ -28,9 +28,17 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
     const database = await createTestDatabase();
     drop = database.drop;
     db = await Database.connect({ kind: 'postgres', url: database.url });
-    transport = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'identity-it', namespace });
+    transport = new KafkaTransport({
+      brokers: requiredEnv('KAFKA_BROKERS').split(','),
+      clientId: 'identity-it',
+      namespace,
+    });
     await transport.ensureTopics();
-    identity = await createPlatformApp({ db, transport, modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY })] });
+    identity = await createPlatformApp({
+      db,
+      transport,
+      modules: [IdentityModule.forRoot({ adminKey: ADMIN_KEY })],
+    });
     await identity.init();
     marketplace = spawn(process.execPath, [join(__dirname, '../../marketplace-api/dist/main.js')], {
       env: {
@@ -43,7 +51,11 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    await eventually(async () => ((await request(marketplaceUrl).get('/readyz')).status === 200 ? true : undefined), 60_000, 'marketplace-api to start');
+    await eventually(
+      async () => ((await request(marketplaceUrl).get('/readyz')).status === 200 ? true : undefined),
+      60_000,
+      'marketplace-api to start',
+    );
   });
 
   afterAll(async () => {
@@ -54,7 +66,8 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
     await drop?.();
   });
 
-  const machinesWith = (key: string) => request(marketplaceUrl).get('/api/v0/machines?owner=me').set('Authorization', `Bearer ${key}`);
+  const machinesWith = (key: string) =>
+    request(marketplaceUrl).get('/api/v0/machines?owner=me').set('Authorization', `Bearer ${key}`);
 
   it('accepts a new key once its event arrived, and refuses it soon after deletion', async () => {
     const created = await request(identity.getHttpServer())
@@ -63,7 +76,11 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
       .send({ name: 'remote' })
       .expect(201);
     const key = created.body.key as string;
-    await eventually(async () => ((await machinesWith(key)).status === 200 ? true : undefined), 20_000, 'the key to reach marketplace-api');
+    await eventually(
+      async () => ((await machinesWith(key)).status === 200 ? true : undefined),
+      20_000,
+      'the key to reach marketplace-api',
+    );
     const ok = await machinesWith(key);
     expect(ok.body).toEqual({ success: true, machines: [] });
 
@@ -72,17 +89,37 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
       .set('Authorization', `Bearer ${ADMIN_KEY}`)
       .send({})
       .expect(200);
-    await eventually(async () => ((await machinesWith(key)).status === 401 ? true : undefined), 10_000, 'the deletion to reach marketplace-api');
+    await eventually(
+      async () => ((await machinesWith(key)).status === 401 ? true : undefined),
+      10_000,
+      'the deletion to reach marketplace-api',
+    );
     const refused = await machinesWith(key);
     expect(refused.body).toEqual({ success: false, error: 'invalid_key', msg: 'Invalid user key' });
   });
 
   it('refuses the old value of a reset key and accepts the new one', async () => {
     const server = identity.getHttpServer();
-    const created = await request(server).post('/api/v0/auth/apikeys/').set('Authorization', `Bearer ${ADMIN_KEY}`).send({}).expect(201);
-    await eventually(async () => ((await machinesWith(created.body.key)).status === 200 ? true : undefined), 20_000, 'the key');
-    const reset = await request(server).put('/api/v0/commands/reset_apikey/').set('Authorization', `Bearer ${created.body.key}`).send({}).expect(200);
-    await eventually(async () => ((await machinesWith(created.body.key)).status === 401 ? true : undefined), 10_000, 'the reset');
+    const created = await request(server)
+      .post('/api/v0/auth/apikeys/')
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({})
+      .expect(201);
+    await eventually(
+      async () => ((await machinesWith(created.body.key)).status === 200 ? true : undefined),
+      20_000,
+      'the key',
+    );
+    const reset = await request(server)
+      .put('/api/v0/commands/reset_apikey/')
+      .set('Authorization', `Bearer ${created.body.key}`)
+      .send({})
+      .expect(200);
+    await eventually(
+      async () => ((await machinesWith(created.body.key)).status === 401 ? true : undefined),
+      10_000,
+      'the reset',
+    );
     expect((await machinesWith(reset.body.new_api_key)).status).toBe(200);
   });
 
@@ -92,6 +129,10 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
       .set('Authorization', `Bearer ${ADMIN_KEY}`)
       .send({ permissions: { api: { user_read: {} } } })
       .expect(201);
-    await eventually(async () => ((await machinesWith(created.body.key)).status === 403 ? true : undefined), 20_000, 'the scoped key');
+    await eventually(
+      async () => ((await machinesWith(created.body.key)).status === 403 ? true : undefined),
+      20_000,
+      'the scoped key',
+    );
   });
 });

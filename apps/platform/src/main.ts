@@ -29,16 +29,27 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8080);
   const host = process.env.HOST ?? '127.0.0.1';
   await servePlatform({
-    modules: allContextModules({ adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey }, {}, {}, { sealKey: instanceSealKey }),
+    modules: allContextModules(
+      { adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey },
+      {},
+      {},
+      { sealKey: instanceSealKey },
+    ),
     db,
     transport,
     port,
     host,
   });
-  process.stdout.write(`Rigmarket (embedded) listening on http://${host}:${port}/api/v0/ with data in ${dataDir}\n`);
-  if (generatedKey) process.stdout.write(`\nRigmarket admin API key (shown once, keep it safe): ${generatedKey}\n\n`);
+  process.stdout.write(
+    `Rigmarket (embedded) listening on http://${host}:${port}/api/v0/ with data in ${dataDir}\n`,
+  );
+  if (generatedKey)
+    process.stdout.write(`\nRigmarket admin API key (shown once, keep it safe): ${generatedKey}\n\n`);
   if (demo && adminKey) {
-    const machines = await seedDemoHosts(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminKey);
+    const machines = await seedDemoHosts(
+      `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+      adminKey,
+    );
     process.stdout.write(
       `Demo: simulated hosts listed as machines ${machines.join(', ')}; the admin account has $${DEMO_CREDIT} of credit. ` +
         `Try: VAST_URL=http://${host}:${port} vastai --api-key <admin key> search offers\n`,

@@ -1,7 +1,15 @@
 import { type ContextRuntime, ManualClock } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { MARKETPLACE_RUNTIME, MarketplaceModule, ReliabilitySweep } from '@rigmarket/marketplace-api';
-import { BOTH_MODES, type HarnessMode, type PlatformHarness, eventually, rebuildMismatches, startPlatform, uniqueName } from '@rigmarket/testing';
+import {
+  BOTH_MODES,
+  type HarnessMode,
+  type PlatformHarness,
+  eventually,
+  rebuildMismatches,
+  startPlatform,
+  uniqueName,
+} from '@rigmarket/testing';
 import request from 'supertest';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
@@ -20,11 +28,13 @@ interface Harness extends PlatformHarness {
 async function startHarness(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
   const clock = new ManualClock(new Date());
-  const platform = await startPlatform(mode, [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()], { clock });
+  const platform = await startPlatform(
+    mode,
+    [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }), MarketplaceModule.forRoot()],
+    { clock },
+  );
   return { ...platform, mailer, clock };
 }
-
-
 
 /** Exactly what `vastai search offers 'gpu_name=RTX_4090 num_gpus>=2'` sends. */
 const CLI_SEARCH = {
@@ -48,9 +58,22 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
   beforeAll(async () => {
     h = await startHarness(mode);
     // The admin key reaches the marketplace's key projection through the transport.
-    await eventually(async () => ((await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined), 60_000, 'the admin key in marketplace');
     await eventually(
-      async () => ((await http().put('/api/v0/machines/999999/verification/').set(as(ADMIN_KEY)).send({ verification: 'verified' })).status === 404 ? true : undefined),
+      async () =>
+        (await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined,
+      60_000,
+      'the admin key in marketplace',
+    );
+    await eventually(
+      async () =>
+        (
+          await http()
+            .put('/api/v0/machines/999999/verification/')
+            .set(as(ADMIN_KEY))
+            .send({ verification: 'verified' })
+        ).status === 404
+          ? true
+          : undefined,
       60_000,
       'the admin user in marketplace',
     );
@@ -58,9 +81,17 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
     await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
     const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
     await http().post('/api/v0/users/verify_email/').send({ email, code }).expect(200);
-    const login = await http().post('/api/v0/users/login/').send({ username: email, password: 'correct horse battery' }).expect(200);
+    const login = await http()
+      .post('/api/v0/users/login/')
+      .send({ username: email, password: 'correct horse battery' })
+      .expect(200);
     renterKey = login.body.session_key;
-    await eventually(async () => ((await http().get('/api/v0/template/').set(as(renterKey))).status === 200 ? true : undefined), 60_000, 'the renter key in marketplace');
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/template/').set(as(renterKey))).status === 200 ? true : undefined,
+      60_000,
+      'the renter key in marketplace',
+    );
   }, 180_000);
   afterAll(async () => {
     await h?.close();
@@ -73,7 +104,14 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       machineId = res.body.machine_id;
       const mine = await http().get('/api/v0/machines?owner=me').set(as(ADMIN_KEY)).expect(200);
       const row = mine.body.machines.find((m: { id: number }) => m.id === machineId);
-      expect(row).toMatchObject({ id: machineId, num_gpus: 4, gpu_name: 'RTX 4090', listed: false, verification: 'unverified', hostname: 'rig-1' });
+      expect(row).toMatchObject({
+        id: machineId,
+        num_gpus: 4,
+        gpu_name: 'RTX 4090',
+        listed: false,
+        verification: 'unverified',
+        hostname: 'rig-1',
+      });
       expect(row.dlperf).toBeCloseTo(43.6 * 4);
       const one = await http().get(`/api/v0/machines/${machineId}?owner=me`).set(as(ADMIN_KEY)).expect(200);
       expect(Array.isArray(one.body)).toBe(true);
@@ -84,131 +122,367 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
     });
 
     it('refuses a registration without hardware, naming the fields', async () => {
-      const res = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ gpu_name: 'RTX 4090' }).expect(400);
+      const res = await http()
+        .post('/api/v0/machines/')
+        .set(as(ADMIN_KEY))
+        .send({ gpu_name: 'RTX 4090' })
+        .expect(400);
       expect(res.body).toMatchObject({ success: false, error: 'bad_request' });
       expect(res.body.msg).toContain('num_gpus');
     });
 
     it('lists, verifies and prices the machine as the CLI does, and offers appear in chunks', async () => {
-      const listed = await http().put('/api/v0/machines/create_asks/').set(as(ADMIN_KEY)).send({ machine: machineId, ...ASK }).expect(200);
+      const listed = await http()
+        .put('/api/v0/machines/create_asks/')
+        .set(as(ADMIN_KEY))
+        .send({ machine: machineId, ...ASK })
+        .expect(200);
       expect(listed.body).toMatchObject({ success: true });
       // unverified machines are not in the CLI's default search
       expect((await http().post('/api/v0/bundles/').send(CLI_SEARCH).expect(200)).body.offers).toEqual([]);
-      await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(renterKey)).send({ verification: 'verified' }).expect(403);
-      await http().put(`/api/v0/machines/${machineId}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
+      await http()
+        .put(`/api/v0/machines/${machineId}/verification/`)
+        .set(as(renterKey))
+        .send({ verification: 'verified' })
+        .expect(403);
+      await http()
+        .put(`/api/v0/machines/${machineId}/verification/`)
+        .set(as(ADMIN_KEY))
+        .send({ verification: 'verified' })
+        .expect(200);
 
       const res = await http().post('/api/v0/bundles/').set(as(renterKey)).send(CLI_SEARCH).expect(200);
       expect(res.headers['content-type']).toBe('application/json');
       expect(res.body.offers.map((o: { num_gpus: number }) => o.num_gpus).sort()).toEqual([2, 4]);
       const four = res.body.offers.find((o: { num_gpus: number }) => o.num_gpus === 4);
-      expect(four).toMatchObject({ machine_id: machineId, gpu_name: 'RTX 4090', gpu_ram: 24564, gpu_total_ram: 4 * 24564, verified: true, rentable: true, rented: false });
+      expect(four).toMatchObject({
+        machine_id: machineId,
+        gpu_name: 'RTX 4090',
+        gpu_ram: 24564,
+        gpu_total_ram: 4 * 24564,
+        verified: true,
+        rentable: true,
+        rented: false,
+      });
       expect(four.dph_base).toBeCloseTo(2.0);
       expect(four.dph_total).toBeCloseTo(2.0 + (0.15 * 5) / 720);
-      for (const key of ['cuda_max_good', 'pcie_bw', 'cpu_ghz', 'cpu_cores_effective', 'cpu_ram', 'disk_space', 'dph_total', 'dlperf', 'dlperf_per_dphtotal', 'score', 'inet_up', 'inet_down', 'reliability', 'duration']) {
+      for (const key of [
+        'cuda_max_good',
+        'pcie_bw',
+        'cpu_ghz',
+        'cpu_cores_effective',
+        'cpu_ram',
+        'disk_space',
+        'dph_total',
+        'dlperf',
+        'dlperf_per_dphtotal',
+        'score',
+        'inet_up',
+        'inet_down',
+        'reliability',
+        'duration',
+      ]) {
         expect(typeof four[key]).toBe('number');
       }
       // every field of an offer that issue 4 names
-      const OFFER_FIELDS = ['id', 'machine_id', 'host_id', 'num_gpus', 'gpu_name', 'gpu_ram', 'gpu_total_ram', 'cpu_cores', 'cpu_cores_effective', 'cpu_ram',
-        'disk_space', 'dph_base', 'dph_total', 'storage_cost', 'inet_up', 'inet_down', 'inet_up_cost', 'inet_down_cost', 'min_bid', 'reliability', 'dlperf',
-        'dlperf_per_dphtotal', 'flops_per_dphtotal', 'score', 'cuda_max_good', 'driver_version', 'compute_cap', 'pcie_bw', 'direct_port_count', 'geolocation',
-        'verified', 'verification', 'rentable', 'rented', 'external', 'start_date', 'end_date', 'duration', 'hosting_type'];
+      const OFFER_FIELDS = [
+        'id',
+        'machine_id',
+        'host_id',
+        'num_gpus',
+        'gpu_name',
+        'gpu_ram',
+        'gpu_total_ram',
+        'cpu_cores',
+        'cpu_cores_effective',
+        'cpu_ram',
+        'disk_space',
+        'dph_base',
+        'dph_total',
+        'storage_cost',
+        'inet_up',
+        'inet_down',
+        'inet_up_cost',
+        'inet_down_cost',
+        'min_bid',
+        'reliability',
+        'dlperf',
+        'dlperf_per_dphtotal',
+        'flops_per_dphtotal',
+        'score',
+        'cuda_max_good',
+        'driver_version',
+        'compute_cap',
+        'pcie_bw',
+        'direct_port_count',
+        'geolocation',
+        'verified',
+        'verification',
+        'rentable',
+        'rented',
+        'external',
+        'start_date',
+        'end_date',
+        'duration',
+        'hosting_type',
+      ];
       expect(Object.keys(four)).toEqual(expect.arrayContaining(OFFER_FIELDS));
-      expect(four).toMatchObject({ host_id: expect.any(Number), driver_version: '550.54.15', compute_cap: 890, geolocation: 'US', external: false, verification: 'verified' });
-      expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual(['RTX 4090']);
+      expect(four).toMatchObject({
+        host_id: expect.any(Number),
+        driver_version: '550.54.15',
+        compute_cap: 890,
+        geolocation: 'US',
+        external: false,
+        verification: 'verified',
+      });
+      expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual([
+        'RTX 4090',
+      ]);
     });
 
     it('orders, limits, prices bids at min_bid, and answers PUT /search/asks/ the same', async () => {
       const byPrice = await http()
         .post('/api/v0/bundles/')
-        .send({ gpu_name: { eq: 'RTX_4090' }, order: [['dph', 'asc']], limit: 2, type: 'ondemand', allocated_storage: 10 })
+        .send({
+          gpu_name: { eq: 'RTX_4090' },
+          order: [['dph', 'asc']],
+          limit: 2,
+          type: 'ondemand',
+          allocated_storage: 10,
+        })
         .expect(200);
       expect(byPrice.body.offers.map((o: { num_gpus: number }) => o.num_gpus)).toEqual([1, 2]);
-      const bid = await http().post('/api/v0/bundles/').send({ machine_id: { eq: String(machineId) }, num_gpus: { eq: 1 }, type: 'bid', allocated_storage: 0 }).expect(200);
+      const bid = await http()
+        .post('/api/v0/bundles/')
+        .send({
+          machine_id: { eq: String(machineId) },
+          num_gpus: { eq: 1 },
+          type: 'bid',
+          allocated_storage: 0,
+        })
+        .expect(200);
       expect(bid.body.offers[0].dph_total).toBeCloseTo(0.3);
       expect(bid.body.offers[0].is_bid).toBe(true);
-      const asks = await http().put('/api/v0/search/asks/').send({ select_cols: ['*'], q: CLI_SEARCH }).expect(200);
+      const asks = await http()
+        .put('/api/v0/search/asks/')
+        .send({ select_cols: ['*'], q: CLI_SEARCH })
+        .expect(200);
       expect(asks.body.offers).toHaveLength(2);
     });
 
     it('refuses an unknown filter field by name, and finds nothing as an empty list', async () => {
-      const bad = await http().post('/api/v0/bundles/').send({ gpu_nam: { eq: 'RTX 4090' } }).expect(400);
-      expect(bad.body).toMatchObject({ success: false, error: 'bad_request', msg: expect.stringContaining('gpu_nam') });
-      const none = await http().post('/api/v0/bundles/').send({ gpu_name: { eq: 'H100 SXM' } }).expect(200);
+      const bad = await http()
+        .post('/api/v0/bundles/')
+        .send({ gpu_nam: { eq: 'RTX 4090' } })
+        .expect(400);
+      expect(bad.body).toMatchObject({
+        success: false,
+        error: 'bad_request',
+        msg: expect.stringContaining('gpu_nam'),
+      });
+      const none = await http()
+        .post('/api/v0/bundles/')
+        .send({ gpu_name: { eq: 'H100 SXM' } })
+        .expect(200);
       expect(none.body).toEqual({ offers: [] });
     });
 
     it('changes the min bid, records heartbeats into reliability, and unlists', async () => {
-      await http().put(`/api/v0/machines/${machineId}/minbid/`).set(as(ADMIN_KEY)).send({ client_id: 'me', price: 0.2 }).expect(200);
-      const bid = await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, num_gpus: { eq: 1 }, type: 'bid', allocated_storage: 0 }).expect(200);
+      await http()
+        .put(`/api/v0/machines/${machineId}/minbid/`)
+        .set(as(ADMIN_KEY))
+        .send({ client_id: 'me', price: 0.2 })
+        .expect(200);
+      const bid = await http()
+        .post('/api/v0/bundles/')
+        .send({ machine_id: { eq: machineId }, num_gpus: { eq: 1 }, type: 'bid', allocated_storage: 0 })
+        .expect(200);
       expect(bid.body.offers[0].dph_total).toBeCloseTo(0.2);
-      const beat = await http().post(`/api/v0/machines/${machineId}/heartbeat/`).set(as(ADMIN_KEY)).expect(200);
+      const beat = await http()
+        .post(`/api/v0/machines/${machineId}/heartbeat/`)
+        .set(as(ADMIN_KEY))
+        .expect(200);
       expect(beat.body.reliability).toBeGreaterThan(0);
-      const offers = await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, reliability: { gt: '0' } }).expect(200);
+      const offers = await http()
+        .post('/api/v0/bundles/')
+        .send({ machine_id: { eq: machineId }, reliability: { gt: '0' } })
+        .expect(200);
       expect(offers.body.offers.length).toBeGreaterThan(0);
       // Silent for 9 more minutes: the reliability sweep lowers the score to the share of minutes with a heartbeat.
-      const reliability = async () => (await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId } }).expect(200)).body.offers[0].reliability as number;
+      const reliability = async () =>
+        (
+          await http()
+            .post('/api/v0/bundles/')
+            .send({ machine_id: { eq: machineId } })
+            .expect(200)
+        ).body.offers[0].reliability as number;
       const before = await reliability();
       h.clock.advance(9 * 60_000);
       expect(await h.app.get(ReliabilitySweep).runOnce()).toContain(machineId);
       const decayed = await reliability();
       expect(decayed).toBeLessThan(before);
       expect(decayed).toBeGreaterThan(0);
-      expect((await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId }, reliability: { gte: before } }).expect(200)).body.offers).toEqual([]);
+      expect(
+        (
+          await http()
+            .post('/api/v0/bundles/')
+            .send({ machine_id: { eq: machineId }, reliability: { gte: before } })
+            .expect(200)
+        ).body.offers,
+      ).toEqual([]);
       // a heartbeat counts again; a sweep right after it changes nothing
-      const again = await http().post(`/api/v0/machines/${machineId}/heartbeat/`).set(as(ADMIN_KEY)).expect(200);
+      const again = await http()
+        .post(`/api/v0/machines/${machineId}/heartbeat/`)
+        .set(as(ADMIN_KEY))
+        .expect(200);
       expect(again.body.reliability).toBeGreaterThan(decayed);
       expect(await h.app.get(ReliabilitySweep).runOnce()).not.toContain(machineId);
       expect(await reliability()).toBe(again.body.reliability);
       // another host's machine is reported as missing
-      await http().put(`/api/v0/machines/${machineId}/minbid/`).set(as(renterKey)).send({ price: 0.1 }).expect(404);
+      await http()
+        .put(`/api/v0/machines/${machineId}/minbid/`)
+        .set(as(renterKey))
+        .send({ price: 0.1 })
+        .expect(404);
       await http().delete(`/api/v0/machines/${machineId}/asks/`).set(as(ADMIN_KEY)).send({}).expect(200);
-      expect((await http().post('/api/v0/bundles/').send({ machine_id: { eq: machineId } }).expect(200)).body.offers).toEqual([]);
+      expect(
+        (
+          await http()
+            .post('/api/v0/bundles/')
+            .send({ machine_id: { eq: machineId } })
+            .expect(200)
+        ).body.offers,
+      ).toEqual([]);
       expect((await http().get('/api/v0/gpu_names/unique/').expect(200)).body.gpu_names).toEqual([]);
     });
   });
 
   describe('volumes', () => {
     it('lists volume space (host), searches, creates, shows and deletes volumes (renter), and unlists', async () => {
-      const { body: reg } = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'vol-rig' }).expect(201);
+      const { body: reg } = await http()
+        .post('/api/v0/machines/')
+        .set(as(ADMIN_KEY))
+        .send({ ...HARDWARE, hostname: 'vol-rig' })
+        .expect(201);
       const vm = reg.machine_id as number;
-      await http().put(`/api/v0/machines/${vm}/verification/`).set(as(ADMIN_KEY)).send({ verification: 'verified' }).expect(200);
-      const listed = await http().post('/api/v0/volumes/').set(as(ADMIN_KEY)).send({ size: 100, machine: vm, price_disk: 0.2, end_date: 4102444800.0 }).expect(200);
+      await http()
+        .put(`/api/v0/machines/${vm}/verification/`)
+        .set(as(ADMIN_KEY))
+        .send({ verification: 'verified' })
+        .expect(200);
+      const listed = await http()
+        .post('/api/v0/volumes/')
+        .set(as(ADMIN_KEY))
+        .send({ size: 100, machine: vm, price_disk: 0.2, end_date: 4102444800.0 })
+        .expect(200);
       expect(listed.body.msg).toEqual(expect.any(String));
 
       // what `vastai search volumes 'disk_space>50 inet_up>500' --limit 3` sends
-      const cliSearch = { verified: { eq: true }, external: { eq: false }, disk_space: { gte: 1, gt: '50' }, inet_up: { gt: '500' }, order: [['score', 'desc']], limit: 3, allocated_storage: 1.0 };
+      const cliSearch = {
+        verified: { eq: true },
+        external: { eq: false },
+        disk_space: { gte: 1, gt: '50' },
+        inet_up: { gt: '500' },
+        order: [['score', 'desc']],
+        limit: 3,
+        allocated_storage: 1.0,
+      };
       const found = await http().post('/api/v0/volumes/search/').send(cliSearch).expect(200);
       const offer = found.body.offers.find((o: { id: number }) => o.id === vm);
-      expect(offer).toMatchObject({ id: vm, machine_id: vm, disk_space: 100, storage_cost: 0.2, geolocation: 'US', verification: 'verified' });
+      expect(offer).toMatchObject({
+        id: vm,
+        machine_id: vm,
+        disk_space: 100,
+        storage_cost: 0.2,
+        geolocation: 'US',
+        verification: 'verified',
+      });
       expect(typeof offer.start_date === 'undefined' || typeof offer.start_date === 'number').toBe(true);
-      await http().post('/api/v0/volumes/search/').send({ disk_spac: { gt: 1 } }).expect(400);
+      await http()
+        .post('/api/v0/volumes/search/')
+        .send({ disk_spac: { gt: 1 } })
+        .expect(400);
 
-      const created = await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm, name: 'myvol' }).expect(200);
+      const created = await http()
+        .put('/api/v0/volumes/')
+        .set(as(renterKey))
+        .send({ size: 20, id: vm, name: 'myvol' })
+        .expect(200);
       expect(created.body).toMatchObject({ success: true, volume_id: expect.any(Number) });
       await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 81, id: vm }).expect(400);
-      const after = await http().post('/api/v0/volumes/search/').send({ machine_id: { eq: vm } }).expect(200);
+      const after = await http()
+        .post('/api/v0/volumes/search/')
+        .send({ machine_id: { eq: vm } })
+        .expect(200);
       expect(after.body.offers[0].disk_space).toBe(80);
 
-      const shown = await http().get('/api/v0/volumes?owner=me&type=all_volume').set(as(renterKey)).expect(200);
-      expect(shown.body.volumes).toEqual([expect.objectContaining({ id: created.body.volume_id, name: 'myvol', size: 20, machine_id: vm, start_date: expect.any(Number) })]);
-      await http().delete(`/api/v0/volumes/?id=${created.body.volume_id}`).set(as(ADMIN_KEY)).send({}).expect(404);
-      await http().delete(`/api/v0/volumes/?id=${created.body.volume_id}`).set(as(renterKey)).send({}).expect(200);
+      const shown = await http()
+        .get('/api/v0/volumes?owner=me&type=all_volume')
+        .set(as(renterKey))
+        .expect(200);
+      expect(shown.body.volumes).toEqual([
+        expect.objectContaining({
+          id: created.body.volume_id,
+          name: 'myvol',
+          size: 20,
+          machine_id: vm,
+          start_date: expect.any(Number),
+        }),
+      ]);
+      await http()
+        .delete(`/api/v0/volumes/?id=${created.body.volume_id}`)
+        .set(as(ADMIN_KEY))
+        .send({})
+        .expect(404);
+      await http()
+        .delete(`/api/v0/volumes/?id=${created.body.volume_id}`)
+        .set(as(renterKey))
+        .send({})
+        .expect(200);
       expect((await http().get('/api/v0/volumes').set(as(renterKey)).expect(200)).body.volumes).toEqual([]);
 
-      const unlisted = await http().post('/api/v0/volumes/unlist').set(as(ADMIN_KEY)).send({ id: vm }).expect(200);
+      const unlisted = await http()
+        .post('/api/v0/volumes/unlist')
+        .set(as(ADMIN_KEY))
+        .send({ id: vm })
+        .expect(200);
       expect(unlisted.body.msg).toEqual(expect.any(String));
-      expect((await http().post('/api/v0/volumes/search/').send({ machine_id: { eq: vm } }).expect(200)).body.offers).toEqual([]);
+      expect(
+        (
+          await http()
+            .post('/api/v0/volumes/search/')
+            .send({ machine_id: { eq: vm } })
+            .expect(200)
+        ).body.offers,
+      ).toEqual([]);
     });
 
-    it('never overbooks a machine\'s volume space, even with concurrent creations; a deleted volume gives its space back', async () => {
-      const { body: reg } = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send({ ...HARDWARE, hostname: 'vol-race' }).expect(201);
+    it("never overbooks a machine's volume space, even with concurrent creations; a deleted volume gives its space back", async () => {
+      const { body: reg } = await http()
+        .post('/api/v0/machines/')
+        .set(as(ADMIN_KEY))
+        .send({ ...HARDWARE, hostname: 'vol-race' })
+        .expect(201);
       const vm = reg.machine_id as number;
-      await http().post('/api/v0/volumes/').set(as(ADMIN_KEY)).send({ size: 100, machine: vm, price_disk: 0.2, end_date: 4102444800.0 }).expect(200);
-      const attempts = await Promise.all(Array.from({ length: 10 }, () => http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm })));
+      await http()
+        .post('/api/v0/volumes/')
+        .set(as(ADMIN_KEY))
+        .send({ size: 100, machine: vm, price_disk: 0.2, end_date: 4102444800.0 })
+        .expect(200);
+      const attempts = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm }),
+        ),
+      );
       const won = attempts.filter((r) => r.status === 200);
       expect(won).toHaveLength(5);
-      for (const lost of attempts.filter((r) => r.status !== 200)) expect(lost.body).toMatchObject({ success: false, error: 'insufficient_space' });
-      await http().delete(`/api/v0/volumes/?id=${won[0]!.body.volume_id}`).set(as(renterKey)).send({}).expect(200);
+      for (const lost of attempts.filter((r) => r.status !== 200))
+        expect(lost.body).toMatchObject({ success: false, error: 'insufficient_space' });
+      await http()
+        .delete(`/api/v0/volumes/?id=${won[0]!.body.volume_id}`)
+        .set(as(renterKey))
+        .send({})
+        .expect(200);
       await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 20, id: vm }).expect(200);
       await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 1, id: vm }).expect(400);
     });
@@ -217,21 +491,43 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
   describe('billing ledger', () => {
     it('lets an admin grant credit, and shows it on invoices and credit', async () => {
       const me = await http().get('/api/v0/users/current').set(as(renterKey)).expect(200);
-      await http().post('/api/v0/credit/').set(as(renterKey)).send({ user_id: me.body.id, amount: 5 }).expect(403);
-      await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: me.body.id, amount: -5 }).expect(400);
-      const granted = await http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: me.body.id, amount: 25.5, note: 'welcome' }).expect(200);
+      await http()
+        .post('/api/v0/credit/')
+        .set(as(renterKey))
+        .send({ user_id: me.body.id, amount: 5 })
+        .expect(403);
+      await http()
+        .post('/api/v0/credit/')
+        .set(as(ADMIN_KEY))
+        .send({ user_id: me.body.id, amount: -5 })
+        .expect(400);
+      const granted = await http()
+        .post('/api/v0/credit/')
+        .set(as(ADMIN_KEY))
+        .send({ user_id: me.body.id, amount: 25.5, note: 'welcome' })
+        .expect(200);
       expect(granted.body).toMatchObject({ success: true, credit: 25.5 });
       const invoices = await http().get('/api/v0/users/me/invoices').set(as(renterKey)).expect(200);
       expect(invoices.body.current).toEqual({ credit: 25.5, charges: 0 });
-      expect(invoices.body.invoices).toEqual([expect.objectContaining({ type: 'credit', amount: 25.5, description: 'welcome' })]);
-      expect((await http().get('/api/v0/users/me/credit').set(as(renterKey)).expect(200)).body.credit).toBe(25.5);
+      expect(invoices.body.invoices).toEqual([
+        expect.objectContaining({ type: 'credit', amount: 25.5, description: 'welcome' }),
+      ]);
+      expect((await http().get('/api/v0/users/me/credit').set(as(renterKey)).expect(200)).body.credit).toBe(
+        25.5,
+      );
       expect((await http().get('/api/v0/charges/').set(as(renterKey)).expect(200)).body.charges).toEqual([]);
-      expect((await http().get('/api/v0/users/me/earnings').set(as(ADMIN_KEY)).expect(200)).body).toMatchObject({ earnings: [], machines: {} });
+      expect(
+        (await http().get('/api/v0/users/me/earnings').set(as(ADMIN_KEY)).expect(200)).body,
+      ).toMatchObject({ earnings: [], machines: {} });
       // identity-2fa shows the same balance on the current user, from its projection of the ledger events
-      await eventually(async () => {
-        const current = await http().get('/api/v0/users/current/').set(as(renterKey));
-        return current.body.credit === 25.5 ? true : undefined;
-      }, 15_000, 'credit on users/current');
+      await eventually(
+        async () => {
+          const current = await http().get('/api/v0/users/current/').set(as(renterKey));
+          return current.body.credit === 25.5 ? true : undefined;
+        },
+        15_000,
+        'credit on users/current',
+      );
       // ...and that read model rebuilds from marketplace's event store to the same rows
       const identity = h.app.get<ContextRuntime>(IDENTITY_RUNTIME, { strict: false });
       const before = await identity.db.query('SELECT * FROM identity.user_credit ORDER BY user_id');
@@ -257,7 +553,13 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       use_ssh: true,
       jupyter_dir: null,
       docker_login_repo: null,
-      extra_filters: { verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, gpu_ram: { gte: 23000.0 }, num_gpus: { eq: '1' } },
+      extra_filters: {
+        verified: { eq: true },
+        external: { eq: false },
+        rentable: { eq: true },
+        gpu_ram: { gte: 23000.0 },
+        num_gpus: { eq: '1' },
+      },
       recommended_disk_space: '20',
       readme: 'r',
       readme_visible: true,
@@ -267,56 +569,132 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
 
     it('creates, edits (only non-null fields, new hash), searches and deletes by id or hash_id', async () => {
       const created = await http().post('/api/v0/template/').set(as(renterKey)).send(CLI_CREATE).expect(200);
-      expect(created.body).toMatchObject({ success: true, template: { id: expect.any(Number), hash_id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 't1' } });
+      expect(created.body).toMatchObject({
+        success: true,
+        template: { id: expect.any(Number), hash_id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 't1' },
+      });
       const t = created.body.template;
-      expect(t).toMatchObject({ env: '-p 8080:8080', recommended_disk_space: 20, docker_login_repo: '', docker_login_user: '', docker_login_pass: '', private: true });
+      expect(t).toMatchObject({
+        env: '-p 8080:8080',
+        recommended_disk_space: 20,
+        docker_login_repo: '',
+        docker_login_user: '',
+        docker_login_pass: '',
+        private: true,
+      });
 
       const edited = await http()
         .put('/api/v0/template/')
         .set(as(renterKey))
-        .send({ ...Object.fromEntries(Object.keys(CLI_CREATE).map((k) => [k, null])), hash_id: t.hash_id, desc: 'new desc', jup_direct: false })
+        .send({
+          ...Object.fromEntries(Object.keys(CLI_CREATE).map((k) => [k, null])),
+          hash_id: t.hash_id,
+          desc: 'new desc',
+          jup_direct: false,
+        })
         .expect(200);
-      expect(edited.body.template).toMatchObject({ id: t.id, name: 't1', image: 'pytorch/pytorch', desc: 'new desc', env: '-p 8080:8080', recommended_disk_space: 20 });
+      expect(edited.body.template).toMatchObject({
+        id: t.id,
+        name: 't1',
+        image: 'pytorch/pytorch',
+        desc: 'new desc',
+        env: '-p 8080:8080',
+        recommended_disk_space: 20,
+      });
       expect(edited.body.template.hash_id).not.toBe(t.hash_id);
       // the old hash no longer edits
-      await http().put('/api/v0/template/').set(as(renterKey)).send({ hash_id: t.hash_id, desc: 'x' }).expect(404);
+      await http()
+        .put('/api/v0/template/')
+        .set(as(renterKey))
+        .send({ hash_id: t.hash_id, desc: 'x' })
+        .expect(404);
       // vastai 1.9 edits through /api/v1/template/ with id and hash_id
-      const v1 = await http().put('/api/v1/template/').set(as(renterKey)).send({ id: t.id, hash_id: edited.body.template.hash_id, readme: 'r2', extra_filters: {} }).expect(200);
-      expect(v1.body.template).toMatchObject({ readme: 'r2', desc: 'new desc', extra_filters: CLI_CREATE.extra_filters });
+      const v1 = await http()
+        .put('/api/v1/template/')
+        .set(as(renterKey))
+        .send({ id: t.id, hash_id: edited.body.template.hash_id, readme: 'r2', extra_filters: {} })
+        .expect(200);
+      expect(v1.body.template).toMatchObject({
+        readme: 'r2',
+        desc: 'new desc',
+        extra_filters: CLI_CREATE.extra_filters,
+      });
 
       const search = await http()
         .get('/api/v0/template/')
-        .query({ select_cols: '["*"]', select_filters: JSON.stringify({ name: { eq: 't1' }, recommended_disk_space: { gte: '10' }, id: { in: [String(t.id)] } }) })
+        .query({
+          select_cols: '["*"]',
+          select_filters: JSON.stringify({
+            name: { eq: 't1' },
+            recommended_disk_space: { gte: '10' },
+            id: { in: [String(t.id)] },
+          }),
+        })
         .set(as(renterKey))
         .expect(200);
       expect(search.body.templates.map((x: { id: number }) => x.id)).toEqual([t.id]);
       // private: not visible to another account
-      const other = await http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ id: { eq: t.id } }) }).set(as(ADMIN_KEY)).expect(200);
+      const other = await http()
+        .get('/api/v0/template/')
+        .query({ select_filters: JSON.stringify({ id: { eq: t.id } }) })
+        .set(as(ADMIN_KEY))
+        .expect(200);
       expect(other.body.templates).toEqual([]);
       await http().delete('/api/v0/template/').set(as(ADMIN_KEY)).send({ template_id: t.id }).expect(404);
-      const unknown = await http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ bogus: { eq: 1 } }) }).set(as(renterKey)).expect(400);
+      const unknown = await http()
+        .get('/api/v0/template/')
+        .query({ select_filters: JSON.stringify({ bogus: { eq: 1 } }) })
+        .set(as(renterKey))
+        .expect(400);
       expect(unknown.body.msg).toContain('bogus');
 
-      const deleted = await http().delete('/api/v0/template/').set(as(renterKey)).send({ template_id: t.id }).expect(200);
+      const deleted = await http()
+        .delete('/api/v0/template/')
+        .set(as(renterKey))
+        .send({ template_id: t.id })
+        .expect(200);
       expect(deleted.body.success).toBe(true);
-      const second = await http().post('/api/v0/template/').set(as(renterKey)).send({ ...CLI_CREATE, name: 't2', private: false }).expect(200);
-      await http().delete('/api/v0/template/').set(as(renterKey)).send({ hash_id: second.body.template.hash_id }).expect(200);
-      const after = await http().get('/api/v0/template/').query({ select_filters: JSON.stringify({ creator_id: { eq: t.creator_id } }) }).set(as(renterKey)).expect(200);
+      const second = await http()
+        .post('/api/v0/template/')
+        .set(as(renterKey))
+        .send({ ...CLI_CREATE, name: 't2', private: false })
+        .expect(200);
+      await http()
+        .delete('/api/v0/template/')
+        .set(as(renterKey))
+        .send({ hash_id: second.body.template.hash_id })
+        .expect(200);
+      const after = await http()
+        .get('/api/v0/template/')
+        .query({ select_filters: JSON.stringify({ creator_id: { eq: t.creator_id } }) })
+        .set(as(renterKey))
+        .expect(200);
       expect(after.body.templates).toEqual([]);
     });
 
     it('refuses a template without name or image, and search without user_read', async () => {
       const res = await http().post('/api/v0/template/').set(as(renterKey)).send({ image: 'x' }).expect(400);
       expect(res.body.msg).toContain('name');
-      const scoped = await http().post('/api/v0/auth/apikeys/').set(as(ADMIN_KEY)).send({ permissions: { api: { instance_read: {} } } }).expect(201);
-      await eventually(async () => ((await http().get('/api/v0/template/').set(as(scoped.body.key))).status === 403 ? true : undefined), 60_000, 'scoped key');
+      const scoped = await http()
+        .post('/api/v0/auth/apikeys/')
+        .set(as(ADMIN_KEY))
+        .send({ permissions: { api: { instance_read: {} } } })
+        .expect(201);
+      await eventually(
+        async () =>
+          (await http().get('/api/v0/template/').set(as(scoped.body.key))).status === 403 ? true : undefined,
+        60_000,
+        'scoped key',
+      );
     });
   });
 
   describe('read models', () => {
     it('rebuilds every marketplace read model from the events of this suite to the same rows', async () => {
       const runtime = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
-      const machines = await runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM marketplace.machines WHERE last_heartbeat_at IS NOT NULL');
+      const machines = await runtime.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM marketplace.machines WHERE last_heartbeat_at IS NOT NULL',
+      );
       expect(machines[0]!.n).toBeGreaterThan(0);
       expect(await rebuildMismatches(runtime)).toEqual([]);
     }, 60_000);

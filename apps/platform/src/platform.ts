@@ -1,13 +1,26 @@
 import type { DynamicModule, INestApplication } from '@nestjs/common';
 import { IdentityModule, type IdentityModuleOptions, identityContext } from '@rigmarket/identity-2fa';
-import { InstanceLifecycleModule, type InstanceLifecycleOptions, instanceLifecycleContext } from '@rigmarket/instance-lifecycle';
+import {
+  InstanceLifecycleModule,
+  type InstanceLifecycleOptions,
+  instanceLifecycleContext,
+} from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule, type MarketplaceOptions, marketplaceContext } from '@rigmarket/marketplace-api';
-import { SyncMaintenanceModule, type SyncMaintenanceOptions, syncMaintenanceContext } from '@rigmarket/sync-maintenance';
+import {
+  SyncMaintenanceModule,
+  type SyncMaintenanceOptions,
+  syncMaintenanceContext,
+} from '@rigmarket/sync-maintenance';
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { createPlatformApp, type ServeOptions } from '@rigmarket/http-kit';
 
 /** Every context, for operator tools (rebuild, history) that work across them. */
-export const ALL_CONTEXTS: ContextDefinition[] = [identityContext, marketplaceContext, instanceLifecycleContext, syncMaintenanceContext];
+export const ALL_CONTEXTS: ContextDefinition[] = [
+  identityContext,
+  marketplaceContext,
+  instanceLifecycleContext,
+  syncMaintenanceContext,
+];
 
 /**
  * sync-maintenance comes before marketplace: its `GET machines/maintenances` must be registered before
@@ -20,12 +33,24 @@ export function allContextModules(
   marketplace: MarketplaceOptions = {},
   instances: InstanceLifecycleOptions = {},
 ): DynamicModule[] {
-  return [IdentityModule.forRoot(identity), SyncMaintenanceModule.forRoot(sync), MarketplaceModule.forRoot(marketplace), InstanceLifecycleModule.forRoot(instances)];
+  return [
+    IdentityModule.forRoot(identity),
+    SyncMaintenanceModule.forRoot(sync),
+    MarketplaceModule.forRoot(marketplace),
+    InstanceLifecycleModule.forRoot(instances),
+  ];
 }
 
 /** Embedded mode: the four contexts in one process over the adapters given. */
 export function createEmbeddedApp(
-  options: Omit<ServeOptions, 'modules' | 'port' | 'host'> & { identity?: IdentityModuleOptions; sync?: SyncMaintenanceOptions; marketplace?: MarketplaceOptions },
+  options: Omit<ServeOptions, 'modules' | 'port' | 'host'> & {
+    identity?: IdentityModuleOptions;
+    sync?: SyncMaintenanceOptions;
+    marketplace?: MarketplaceOptions;
+  },
 ): Promise<INestApplication> {
-  return createPlatformApp({ ...options, modules: allContextModules(options.identity, options.sync, options.marketplace) });
+  return createPlatformApp({
+    ...options,
+    modules: allContextModules(options.identity, options.sync, options.marketplace),
+  });
 }

@@ -33,10 +33,21 @@ describe('the vastai CLI against the embedded platform', () => {
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: ADMIN_KEY }, marketplace: NO_BILLING_TIMER });
+    app = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY },
+      marketplace: NO_BILLING_TIMER,
+    });
     await app.listen(0, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
-    env = { PATH: process.env.PATH, HOME: home, VAST_URL: `http://127.0.0.1:${port}`, VASTAI_NO_UPDATE_CHECK: '1', VAST_API_KEY: ADMIN_KEY };
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      VAST_URL: `http://127.0.0.1:${port}`,
+      VASTAI_NO_UPDATE_CHECK: '1',
+      VAST_API_KEY: ADMIN_KEY,
+    };
   });
   afterAll(async () => {
     await app?.close();
@@ -72,11 +83,29 @@ describe('the vastai CLI against the embedded platform', () => {
   });
 
   it('resets a key: the CLI prints the new one, which works, and the old one is refused', async () => {
-    const created = await vastai('create', 'api-key', '--name', 'rot', '--permission_file', join(home, 'perm.json'));
+    const created = await vastai(
+      'create',
+      'api-key',
+      '--name',
+      'rot',
+      '--permission_file',
+      join(home, 'perm.json'),
+    );
     const key = /'key': '([0-9a-f]{64})'/.exec(created.out)![1]!;
     // reset needs user_write: a user_read key is refused with 403
     expect((await vastai('reset', 'api-key', '--api-key', key)).out).toMatch(/403|lacks the user_write/);
-    const full = /'key': '([0-9a-f]{64})'/.exec((await vastai('create', 'api-key', '--name', 'full', '--permission_file', writePerm({ api: { user_read: {}, user_write: {} } }))).out)![1]!;
+    const full = /'key': '([0-9a-f]{64})'/.exec(
+      (
+        await vastai(
+          'create',
+          'api-key',
+          '--name',
+          'full',
+          '--permission_file',
+          writePerm({ api: { user_read: {}, user_write: {} } }),
+        )
+      ).out,
+    )![1]!;
     const reset = await vastai('reset', 'api-key', '--api-key', full);
     const fresh = /([0-9a-f]{64})/.exec(reset.out)?.[1];
     expect(fresh).toBeDefined();
@@ -85,60 +114,167 @@ describe('the vastai CLI against the embedded platform', () => {
   });
 
   it('shows, creates and removes team roles', async () => {
-    expect(JSON.parse((await vastai('show', 'team-role', 'member', '--raw')).stdout)).toMatchObject({ id: 3, name: 'member' });
-    expect((await vastai('show', 'team-role', 'nobody')).out).toContain('Failed with error 404: Team role nobody not found');
-    expect((await vastai('create', 'team-role', '--name', 'ops', '--permissions', writePerm({ api: { misc: {} } }))).out).toContain("'name': 'ops'");
+    expect(JSON.parse((await vastai('show', 'team-role', 'member', '--raw')).stdout)).toMatchObject({
+      id: 3,
+      name: 'member',
+    });
+    expect((await vastai('show', 'team-role', 'nobody')).out).toContain(
+      'Failed with error 404: Team role nobody not found',
+    );
+    expect(
+      (
+        await vastai(
+          'create',
+          'team-role',
+          '--name',
+          'ops',
+          '--permissions',
+          writePerm({ api: { misc: {} } }),
+        )
+      ).out,
+    ).toContain("'name': 'ops'");
     expect((await vastai('remove', 'team-role', 'ops')).out).toContain("'success': True");
     expect((await vastai('show', 'team-role', 'ops')).out).toContain('404');
   });
 
   describe('marketplace (issue 4 acceptance)', () => {
     const hardware = {
-      gpu_name: 'RTX 4090', num_gpus: 4, gpu_ram: 24564, cuda_max_good: 12.4, driver_version: '550.54.15', compute_cap: 890,
-      cpu_name: 'AMD EPYC 7543', cpu_cores: 32, cpu_ghz: 2.8, cpu_ram: 128000, disk_space: 2000, disk_bw: 3000, inet_up: 900,
-      inet_down: 950, direct_port_count: 100, public_ipaddr: '203.0.113.7', geolocation: 'US', pci_gen: 4, pcie_bw: 24.5,
+      gpu_name: 'RTX 4090',
+      num_gpus: 4,
+      gpu_ram: 24564,
+      cuda_max_good: 12.4,
+      driver_version: '550.54.15',
+      compute_cap: 890,
+      cpu_name: 'AMD EPYC 7543',
+      cpu_cores: 32,
+      cpu_ghz: 2.8,
+      cpu_ram: 128000,
+      disk_space: 2000,
+      disk_bw: 3000,
+      inet_up: 900,
+      inet_down: 950,
+      direct_port_count: 100,
+      public_ipaddr: '203.0.113.7',
+      geolocation: 'US',
+      pci_gen: 4,
+      pcie_bw: 24.5,
     };
     const register = async (extra: object) => {
-      const res = await request(app.getHttpServer()).post('/api/v0/machines/').set('Authorization', `Bearer ${ADMIN_KEY}`).send({ ...hardware, ...extra }).expect(201);
+      const res = await request(app.getHttpServer())
+        .post('/api/v0/machines/')
+        .set('Authorization', `Bearer ${ADMIN_KEY}`)
+        .send({ ...hardware, ...extra })
+        .expect(201);
       return res.body.id as number;
     };
     const verify = (id: number) =>
-      request(app.getHttpServer()).put(`/api/v0/machines/${id}/verification/`).set('Authorization', `Bearer ${ADMIN_KEY}`).send({ verification: 'verified' }).expect(200);
+      request(app.getHttpServer())
+        .put(`/api/v0/machines/${id}/verification/`)
+        .set('Authorization', `Bearer ${ADMIN_KEY}`)
+        .send({ verification: 'verified' })
+        .expect(200);
 
     it('lists machines with `list machine` and finds them with `search offers`, filters, order and bid type included', async () => {
       const big = await register({ hostname: 'rig-4090' });
       const small = await register({ hostname: 'rig-3090', gpu_name: 'RTX 3090', num_gpus: 1 });
-      for (const [id, price] of [[big, '0.5'], [small, '0.2']] as const) {
-        const listed = await vastai('list', 'machine', String(id), '-g', price, '-s', '0.15', '-u', '0.01', '-d', '0.01', '-b', '0.3', '-m', '1', '-e', '12/31/2030');
+      for (const [id, price] of [
+        [big, '0.5'],
+        [small, '0.2'],
+      ] as const) {
+        const listed = await vastai(
+          'list',
+          'machine',
+          String(id),
+          '-g',
+          price,
+          '-s',
+          '0.15',
+          '-u',
+          '0.01',
+          '-d',
+          '0.01',
+          '-b',
+          '0.3',
+          '-m',
+          '1',
+          '-e',
+          '12/31/2030',
+        );
         expect(listed.out).toContain(`offers created/updated for machine ${id}`);
         await verify(id);
       }
-      const offers = JSON.parse((await vastai('search', 'offers', 'gpu_name=RTX_4090 num_gpus>=2', '--raw')).stdout) as Array<{ gpu_name: string; num_gpus: number; machine_id: number }>;
+      const offers = JSON.parse(
+        (await vastai('search', 'offers', 'gpu_name=RTX_4090 num_gpus>=2', '--raw')).stdout,
+      ) as Array<{ gpu_name: string; num_gpus: number; machine_id: number }>;
       expect(offers.length).toBeGreaterThan(0);
-      expect(offers.every((o) => o.gpu_name === 'RTX 4090' && o.num_gpus >= 2 && o.machine_id === big)).toBe(true);
+      expect(offers.every((o) => o.gpu_name === 'RTX 4090' && o.num_gpus >= 2 && o.machine_id === big)).toBe(
+        true,
+      );
       const table = await vastai('search', 'offers', 'gpu_name=RTX_4090 num_gpus>=2');
       expect(table.out).toContain('RTX_4090');
 
-      const cheapestFirst = JSON.parse((await vastai('search', 'offers', '-o', 'dph+', '--raw')).stdout) as Array<{ dph_total: number }>;
+      const cheapestFirst = JSON.parse(
+        (await vastai('search', 'offers', '-o', 'dph+', '--raw')).stdout,
+      ) as Array<{ dph_total: number }>;
       const prices = cheapestFirst.map((o) => o.dph_total);
       expect(prices).toEqual([...prices].sort((a, b) => a - b));
-      const bids = JSON.parse((await vastai('search', 'offers', '-b', 'gpu_name=RTX_3090', '--raw')).stdout) as Array<{ machine_id: number; dph_total: number }>;
+      const bids = JSON.parse(
+        (await vastai('search', 'offers', '-b', 'gpu_name=RTX_3090', '--raw')).stdout,
+      ) as Array<{ machine_id: number; dph_total: number }>;
       expect(bids.map((o) => o.machine_id)).toEqual([small]);
       expect(bids[0]!.dph_total).toBeCloseTo(0.3, 1); // interruptible: priced at the machine's min bid ($0.3/GPU) plus storage
     });
 
     it('creates, searches, edits (new hash) and deletes a template with the CLI', async () => {
-      const created = await vastai('create', 'template', '--name', 'cli-t1', '--image', 'pytorch/pytorch', '--image_tag', 'latest', '--env', '-p 8080:8080',
-        '--ssh', '--direct', '--onstart-cmd', 'echo hi', '--search_params', 'gpu_ram>=23 num_gpus=1', '--disk_space', '20', '--readme', 'r', '--desc', 'd');
+      const created = await vastai(
+        'create',
+        'template',
+        '--name',
+        'cli-t1',
+        '--image',
+        'pytorch/pytorch',
+        '--image_tag',
+        'latest',
+        '--env',
+        '-p 8080:8080',
+        '--ssh',
+        '--direct',
+        '--onstart-cmd',
+        'echo hi',
+        '--search_params',
+        'gpu_ram>=23 num_gpus=1',
+        '--disk_space',
+        '20',
+        '--readme',
+        'r',
+        '--desc',
+        'd',
+      );
       expect(created.out).toContain('New Template');
-      const found = JSON.parse((await vastai('search', 'templates', 'name=cli-t1', '--raw')).stdout) as Array<{ id: number; hash_id: string; env: string }>;
+      const found = JSON.parse(
+        (await vastai('search', 'templates', 'name=cli-t1', '--raw')).stdout,
+      ) as Array<{ id: number; hash_id: string; env: string }>;
       expect(found).toHaveLength(1);
       expect(found[0]!.env).toBe('-p 8080:8080');
-      await vastai('update', 'template', found[0]!.hash_id, '--name', 'cli-t1', '--image', 'pytorch/pytorch', '--desc', 'd2');
-      const edited = JSON.parse((await vastai('search', 'templates', 'name=cli-t1', '--raw')).stdout) as Array<{ id: number; hash_id: string; desc: string }>;
+      await vastai(
+        'update',
+        'template',
+        found[0]!.hash_id,
+        '--name',
+        'cli-t1',
+        '--image',
+        'pytorch/pytorch',
+        '--desc',
+        'd2',
+      );
+      const edited = JSON.parse(
+        (await vastai('search', 'templates', 'name=cli-t1', '--raw')).stdout,
+      ) as Array<{ id: number; hash_id: string; desc: string }>;
       expect(edited[0]).toMatchObject({ id: found[0]!.id, desc: 'd2' });
       expect(edited[0]!.hash_id).not.toBe(found[0]!.hash_id);
-      expect((await vastai('delete', 'template', '--template-id', String(found[0]!.id))).out).toContain(`Template ${found[0]!.id} deleted`);
+      expect((await vastai('delete', 'template', '--template-id', String(found[0]!.id))).out).toContain(
+        `Template ${found[0]!.id} deleted`,
+      );
       expect(JSON.parse((await vastai('search', 'templates', 'name=cli-t1', '--raw')).stdout)).toEqual([]);
     });
   });

@@ -11,8 +11,12 @@ describe('the public event catalog (docs/events/README.md)', () => {
     for (const events of Object.values(PUBLIC_EVENTS)) {
       for (const type of Object.keys(events)) expect(rendered).toContain(`### ${type}\n`);
     }
-    expect(rendered).toContain('topic `rigmarket.instance-lifecycle.instance.v1`, stream `instance-<id>`, schema version 1 (`instance.ts`)');
-    expect(rendered).toMatch(/### ApiKeyDeleted\n\n.*\n\n\| field \| type \|\n\|---\|---\|\n\| keyId \| `number` \|\n\| deletedAt \| `string` \|/);
+    expect(rendered).toContain(
+      'topic `rigmarket.instance-lifecycle.instance.v1`, stream `instance-<id>`, schema version 1 (`instance.ts`)',
+    );
+    expect(rendered).toMatch(
+      /### ApiKeyDeleted\n\n.*\n\n\| field \| type \|\n\|---\|---\|\n\| keyId \| `number` \|\n\| deletedAt \| `string` \|/,
+    );
   });
 
   it('is current: regenerate it with `npm run events:catalog` after changing a public event', () => {

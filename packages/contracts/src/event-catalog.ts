@@ -44,21 +44,32 @@ function eventDocs(sourceDir: string): Map<string, EventDoc> {
     const source = program.getSourceFile(join(sourceDir, file));
     if (!source) throw new Error(`cannot read ${file}`);
     for (const statement of source.statements) {
-    if (!ts.isTypeAliasDeclaration(statement)) continue;
-    const type = checker.getTypeAtLocation(statement.name);
-    const typeProp = type.getProperty('type');
-    const dataProp = type.getProperty('data');
-    if (!typeProp || !dataProp) continue;
-    const literal = checker.getTypeOfSymbolAtLocation(typeProp, statement);
-    if (!literal.isStringLiteral()) continue;
-    const data = checker.getTypeOfSymbolAtLocation(dataProp, statement);
-    const fields = checker.getPropertiesOfType(data).map((prop) => ({
-      name: prop.getName(),
-      type: checker.typeToString(checker.getTypeOfSymbolAtLocation(prop, statement), statement, ts.TypeFormatFlags.NoTruncation),
-      optional: (prop.flags & ts.SymbolFlags.Optional) !== 0,
-    }));
-    const jsDoc = ts.getJSDocCommentsAndTags(statement).map((d) => ts.getTextOfJSDocComment(d.comment) ?? '');
-    docs.set(literal.value, { type: literal.value, file, summary: jsDoc.join(' ').replace(/\s+/g, ' ').trim(), fields });
+      if (!ts.isTypeAliasDeclaration(statement)) continue;
+      const type = checker.getTypeAtLocation(statement.name);
+      const typeProp = type.getProperty('type');
+      const dataProp = type.getProperty('data');
+      if (!typeProp || !dataProp) continue;
+      const literal = checker.getTypeOfSymbolAtLocation(typeProp, statement);
+      if (!literal.isStringLiteral()) continue;
+      const data = checker.getTypeOfSymbolAtLocation(dataProp, statement);
+      const fields = checker.getPropertiesOfType(data).map((prop) => ({
+        name: prop.getName(),
+        type: checker.typeToString(
+          checker.getTypeOfSymbolAtLocation(prop, statement),
+          statement,
+          ts.TypeFormatFlags.NoTruncation,
+        ),
+        optional: (prop.flags & ts.SymbolFlags.Optional) !== 0,
+      }));
+      const jsDoc = ts
+        .getJSDocCommentsAndTags(statement)
+        .map((d) => ts.getTextOfJSDocComment(d.comment) ?? '');
+      docs.set(literal.value, {
+        type: literal.value,
+        file,
+        summary: jsDoc.join(' ').replace(/\s+/g, ' ').trim(),
+        fields,
+      });
     }
   }
   return docs;
@@ -83,7 +94,10 @@ export function renderEventCatalog(sourceDir: string): string {
     lines.push(`## ${CONTEXT_APPS[context]}`, '');
     for (const [type, spec] of Object.entries(PUBLIC_EVENTS[context])) {
       const doc = docs.get(type);
-      if (!doc) throw new Error(`${type} is registered as public in ${context} but no DomainEvent<'${type}', ...> is declared in packages/contracts/src`);
+      if (!doc)
+        throw new Error(
+          `${type} is registered as public in ${context} but no DomainEvent<'${type}', ...> is declared in packages/contracts/src`,
+        );
       lines.push(`### ${type}`, '');
       lines.push(
         `topic \`${topicFor(context, spec.streamType)}\`, stream \`${spec.streamType}-<id>\`, schema version ${spec.schemaVersion} (\`${doc.file}\`)`,
@@ -91,7 +105,8 @@ export function renderEventCatalog(sourceDir: string): string {
       );
       if (doc.summary) lines.push(doc.summary, '');
       lines.push('| field | type |', '|---|---|');
-      for (const field of doc.fields) lines.push(`| ${field.name}${field.optional ? '?' : ''} | \`${cell(field.type)}\` |`);
+      for (const field of doc.fields)
+        lines.push(`| ${field.name}${field.optional ? '?' : ''} | \`${cell(field.type)}\` |`);
       lines.push('');
     }
   }

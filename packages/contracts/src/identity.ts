@@ -27,7 +27,14 @@ export type ApiKeyEvent = ApiKeyCreated | ApiKeyReset | ApiKeyDeleted;
 
 export type UserRegistered = DomainEvent<
   'UserRegistered',
-  { userId: number; email: string; username: string | null; fullName: string | null; isAdmin: boolean; registeredAt: string }
+  {
+    userId: number;
+    email: string;
+    username: string | null;
+    fullName: string | null;
+    isAdmin: boolean;
+    registeredAt: string;
+  }
 >;
 export type UserEmailVerified = DomainEvent<'UserEmailVerified', { userId: number; verifiedAt: string }>;
 export type UserProfileUpdated = DomainEvent<
@@ -39,7 +46,10 @@ export type TeamRoleCreated = DomainEvent<
   'TeamRoleCreated',
   { roleId: number; name: string; permissions: string[]; builtIn: boolean }
 >;
-export type TeamRoleUpdated = DomainEvent<'TeamRoleUpdated', { roleId: number; name: string; permissions: string[] }>;
+export type TeamRoleUpdated = DomainEvent<
+  'TeamRoleUpdated',
+  { roleId: number; name: string; permissions: string[] }
+>;
 export type TeamRoleDeleted = DomainEvent<'TeamRoleDeleted', { roleId: number; name: string }>;
 
 export const IdentityPublicEvents = {

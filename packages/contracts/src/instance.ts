@@ -6,7 +6,8 @@ import type { DomainEvent } from './envelope';
  */
 
 /** The spec's actual_status values; null = being provisioned. `stopped` is the confirmed stop. */
-export type InstanceActualStatus = null | 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline';
+export type InstanceActualStatus =
+  null | 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline';
 export type InstanceIntendedStatus = 'running' | 'stopped';
 /** Canonical launch modes (the CLI's "ssh_direc ssh_proxy" forms are normalized to these). */
 export type InstanceRuntype = 'ssh_direct' | 'ssh_proxy' | 'jupyter_direct' | 'jupyter_proxy' | 'args';
@@ -84,20 +85,41 @@ export type InstanceStateChanged = DomainEvent<
   }
 >;
 /** The renter asked for running or stopped; the host confirms with InstanceStateChanged. */
-export type InstanceIntentChanged = DomainEvent<'InstanceIntentChanged', { instanceId: number; intendedStatus: InstanceIntendedStatus; at: string }>;
-export type InstanceLabelled = DomainEvent<'InstanceLabelled', { instanceId: number; label: string; at: string }>;
-export type InstanceDestroyed = DomainEvent<'InstanceDestroyed', { instanceId: number; renter: number; machineId: number; numGpus: number; at: string }>;
+export type InstanceIntentChanged = DomainEvent<
+  'InstanceIntentChanged',
+  { instanceId: number; intendedStatus: InstanceIntendedStatus; at: string }
+>;
+export type InstanceLabelled = DomainEvent<
+  'InstanceLabelled',
+  { instanceId: number; label: string; at: string }
+>;
+export type InstanceDestroyed = DomainEvent<
+  'InstanceDestroyed',
+  { instanceId: number; renter: number; machineId: number; numGpus: number; at: string }
+>;
 
 /** The volume created for the instance (config.newVolume) exists: it is mounted at mountPath and the host may provision. */
-export type InstanceVolumeAttached = DomainEvent<'InstanceVolumeAttached', { instanceId: number; volumeId: number; mountPath: string; at: string }>;
+export type InstanceVolumeAttached = DomainEvent<
+  'InstanceVolumeAttached',
+  { instanceId: number; volumeId: number; mountPath: string; at: string }
+>;
 
 /** Reboot (restart the container) or recycle (recreate it from a fresh pull), keeping the GPUs. */
-export type InstanceRestarted = DomainEvent<'InstanceRestarted', { instanceId: number; recycle: boolean; at: string }>;
+export type InstanceRestarted = DomainEvent<
+  'InstanceRestarted',
+  { instanceId: number; recycle: boolean; at: string }
+>;
 
 /** An interruptible instance lost its GPUs to a higher bid or an on-demand rental: it is stopped. */
-export type InstanceOutbid = DomainEvent<'InstanceOutbid', { instanceId: number; machineId: number; numGpus: number; at: string }>;
+export type InstanceOutbid = DomainEvent<
+  'InstanceOutbid',
+  { instanceId: number; machineId: number; numGpus: number; at: string }
+>;
 /** The renter changed the bid ($/hour) of an interruptible instance. */
-export type InstanceBidChanged = DomainEvent<'InstanceBidChanged', { instanceId: number; price: number; at: string }>;
+export type InstanceBidChanged = DomainEvent<
+  'InstanceBidChanged',
+  { instanceId: number; price: number; at: string }
+>;
 
 /**
  * What the instance costs from now on: compute (dph_total) while it is meant to run and the host is
@@ -107,7 +129,15 @@ export type InstanceBidChanged = DomainEvent<'InstanceBidChanged', { instanceId:
 export type InstanceBillingClass = 'compute' | 'storage' | 'none';
 export type InstanceBillingChanged = DomainEvent<
   'InstanceBillingChanged',
-  { instanceId: number; renter: number; hostId: number; machineId: number; billing: InstanceBillingClass; ratePerHour: number; at: string }
+  {
+    instanceId: number;
+    renter: number;
+    hostId: number;
+    machineId: number;
+    billing: InstanceBillingClass;
+    ratePerHour: number;
+    at: string;
+  }
 >;
 
 export type InstanceEvent =

@@ -57,23 +57,52 @@ export type MachineVerification = 'unverified' | 'verified' | 'deverified';
 
 export type MachineRegistered = DomainEvent<
   'MachineRegistered',
-  { machineId: number; ownerId: number; hardware: MachineHardware; dlperf: number; tflops: number; registeredAt: string }
+  {
+    machineId: number;
+    ownerId: number;
+    hardware: MachineHardware;
+    dlperf: number;
+    tflops: number;
+    registeredAt: string;
+  }
 >;
-export type MachineListed = DomainEvent<'MachineListed', { machineId: number; ownerId: number; ask: MachineAsk; listedAt: string }>;
+export type MachineListed = DomainEvent<
+  'MachineListed',
+  { machineId: number; ownerId: number; ask: MachineAsk; listedAt: string }
+>;
 export type MachineUnlisted = DomainEvent<'MachineUnlisted', { machineId: number; unlistedAt: string }>;
 export type MinBidChanged = DomainEvent<'MinBidChanged', { machineId: number; minBid: number }>;
-export type MachineVerificationChanged = DomainEvent<'MachineVerificationChanged', { machineId: number; verification: MachineVerification }>;
+export type MachineVerificationChanged = DomainEvent<
+  'MachineVerificationChanged',
+  { machineId: number; verification: MachineVerification }
+>;
 /** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
-export type MachineHeartbeat = DomainEvent<'MachineHeartbeat', { machineId: number; at: string; reliability: number }>;
+export type MachineHeartbeat = DomainEvent<
+  'MachineHeartbeat',
+  { machineId: number; at: string; reliability: number }
+>;
 /** No heartbeat came for a while: the reliability recomputed over the rolling window (it decays while the machine is silent). */
-export type MachineReliabilityChanged = DomainEvent<'MachineReliabilityChanged', { machineId: number; at: string; reliability: number }>;
+export type MachineReliabilityChanged = DomainEvent<
+  'MachineReliabilityChanged',
+  { machineId: number; at: string; reliability: number }
+>;
 
 /** A host offers disk space on a machine for renters' volumes (one volume listing per machine). */
 export type VolumeSpaceListed = DomainEvent<
   'VolumeSpaceListed',
-  { machineId: number; ownerId: number; sizeGb: number; priceDisk: number; endDate: number | null; listedAt: string }
+  {
+    machineId: number;
+    ownerId: number;
+    sizeGb: number;
+    priceDisk: number;
+    endDate: number | null;
+    listedAt: string;
+  }
 >;
-export type VolumeSpaceUnlisted = DomainEvent<'VolumeSpaceUnlisted', { machineId: number; unlistedAt: string }>;
+export type VolumeSpaceUnlisted = DomainEvent<
+  'VolumeSpaceUnlisted',
+  { machineId: number; unlistedAt: string }
+>;
 
 export type MachineEvent =
   | MachineRegistered
@@ -92,13 +121,33 @@ export type MachineEvent =
  */
 export type VolumeCreated = DomainEvent<
   'VolumeCreated',
-  { volumeId: number; ownerId: number; machineId: number; sizeGb: number; name: string | null; priceDisk: number; createdAt: string; instanceId?: number }
+  {
+    volumeId: number;
+    ownerId: number;
+    machineId: number;
+    sizeGb: number;
+    name: string | null;
+    priceDisk: number;
+    createdAt: string;
+    instanceId?: number;
+  }
 >;
-export type VolumeDeleted = DomainEvent<'VolumeDeleted', { volumeId: number; machineId: number; sizeGb: number; deletedAt: string }>;
+export type VolumeDeleted = DomainEvent<
+  'VolumeDeleted',
+  { volumeId: number; machineId: number; sizeGb: number; deletedAt: string }
+>;
 /** The volume an instance asked for (create_new) could not be created; no volume exists under this id. */
 export type VolumeRefused = DomainEvent<
   'VolumeRefused',
-  { volumeId: number; instanceId: number; ownerId: number; machineId: number; sizeGb: number; reason: string; at: string }
+  {
+    volumeId: number;
+    instanceId: number;
+    ownerId: number;
+    machineId: number;
+    sizeGb: number;
+    reason: string;
+    at: string;
+  }
 >;
 export type VolumeEvent = VolumeCreated | VolumeDeleted | VolumeRefused;
 
@@ -134,12 +183,21 @@ export type TemplateCreated = DomainEvent<
   'TemplateCreated',
   { templateId: number; hashId: string; creatorId: number; content: TemplateContent; createdAt: string }
 >;
-export type TemplateEdited = DomainEvent<'TemplateEdited', { templateId: number; hashId: string; content: TemplateContent; editedAt: string }>;
-export type TemplateDeleted = DomainEvent<'TemplateDeleted', { templateId: number; hashId: string; deletedAt: string }>;
+export type TemplateEdited = DomainEvent<
+  'TemplateEdited',
+  { templateId: number; hashId: string; content: TemplateContent; editedAt: string }
+>;
+export type TemplateDeleted = DomainEvent<
+  'TemplateDeleted',
+  { templateId: number; hashId: string; deletedAt: string }
+>;
 export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
 
 /** Each account's credit ledger (`ledger-<userId>`), in dollars. */
-export type CreditGranted = DomainEvent<'CreditGranted', { userId: number; amount: number; grantedBy: number; note: string | null; at: string }>;
+export type CreditGranted = DomainEvent<
+  'CreditGranted',
+  { userId: number; amount: number; grantedBy: number; note: string | null; at: string }
+>;
 export type AccountCharged = DomainEvent<
   'AccountCharged',
   {

@@ -17,7 +17,10 @@ const envelope = (type: string, schemaVersion: number, data: unknown): EventEnve
 
 describe('upcasting old event versions', () => {
   registerUpcaster('ThingRenamed', 1, (d) => ({ ...(d as object), label: (d as { name: string }).name }));
-  registerUpcaster('ThingRenamed', 2, (d) => ({ ...(d as object), labels: [(d as { label: string }).label] }));
+  registerUpcaster('ThingRenamed', 2, (d) => ({
+    ...(d as object),
+    labels: [(d as { label: string }).label],
+  }));
 
   it('applies every step from the stored version to the target', () => {
     const up = upcast(envelope('ThingRenamed', 1, { name: 'gpu' }), 3);
@@ -31,6 +34,8 @@ describe('upcasting old event versions', () => {
   });
 
   it('refuses to guess when a step is missing', () => {
-    expect(() => upcast(envelope('Unregistered', 1, {}), 2)).toThrow('No upcaster for Unregistered from schema version 1');
+    expect(() => upcast(envelope('Unregistered', 1, {}), 2)).toThrow(
+      'No upcaster for Unregistered from schema version 1',
+    );
   });
 });

@@ -49,7 +49,10 @@ export class CommandRunner {
       try {
         const result = await this.db.transaction(async (sql) => {
           const history = await this.store.readStream(sql, streamId);
-          let state = history.reduce((s, e) => evolver.evolve(s, { type: e.type, data: e.data } as Event), evolver.initialState());
+          let state = history.reduce(
+            (s, e) => evolver.evolve(s, { type: e.type, data: e.data } as Event),
+            evolver.initialState(),
+          );
           const now = this.clock.now();
           const events = decide(state, now);
           if (events.length === 0) return { events: [], state, version: history.length };
@@ -76,10 +79,16 @@ export class CommandRunner {
   }
 
   /** Reads a stream's current state without deciding anything. */
-  async load<State, Event extends DomainEvent>(streamId: string, evolver: Evolver<State, Event>): Promise<{ state: State; version: number }> {
+  async load<State, Event extends DomainEvent>(
+    streamId: string,
+    evolver: Evolver<State, Event>,
+  ): Promise<{ state: State; version: number }> {
     const history = await this.db.transaction((sql) => this.store.readStream(sql, streamId));
     return {
-      state: history.reduce((s, e) => evolver.evolve(s, { type: e.type, data: e.data } as Event), evolver.initialState()),
+      state: history.reduce(
+        (s, e) => evolver.evolve(s, { type: e.type, data: e.data } as Event),
+        evolver.initialState(),
+      ),
       version: history.length,
     };
   }

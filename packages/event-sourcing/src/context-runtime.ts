@@ -69,9 +69,15 @@ export class ContextRuntime {
    * Subscribes reactors (policies that run commands) and starts their worker. Called by the
    * context's module once the services the reactors use exist.
    */
-  async startReactors(reactors: readonly Reactor[], options: ReactorWorkerOptions = {}): Promise<ReactorWorker> {
+  async startReactors(
+    reactors: readonly Reactor[],
+    options: ReactorWorkerOptions = {},
+  ): Promise<ReactorWorker> {
     const worker = new ReactorWorker(this.infra.db, this.schema, reactors, options);
-    await worker.subscribe(this.infra.transport, this.infra.groupPrefix ?? `rigmarket.${this.definition.context}`);
+    await worker.subscribe(
+      this.infra.transport,
+      this.infra.groupPrefix ?? `rigmarket.${this.definition.context}`,
+    );
     worker.start();
     this.workers.push(worker);
     return worker;
@@ -87,12 +93,18 @@ export class ContextRuntime {
 
   /** The next value of one of this context's id sequences (ids are public integers, like the spec's). */
   async nextId(sequence: string): Promise<number> {
-    const rows = await this.infra.db.query<{ id: string }>(`SELECT nextval('${this.schema}.${sequence}')::text AS id`);
+    const rows = await this.infra.db.query<{ id: string }>(
+      `SELECT nextval('${this.schema}.${sequence}')::text AS id`,
+    );
     return Number(rows[0]!.id);
   }
 
   migrate(): Promise<string[]> {
-    return runMigrations(this.infra.db, this.schema, [eventStoreMigration, reactorQueueMigration, ...this.definition.migrations]);
+    return runMigrations(this.infra.db, this.schema, [
+      eventStoreMigration,
+      reactorQueueMigration,
+      ...this.definition.migrations,
+    ]);
   }
 
   rebuild(projectionName: string): Promise<number> {

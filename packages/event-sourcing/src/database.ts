@@ -102,7 +102,11 @@ export class Database implements Sql {
 }
 
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const e = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  const e = error as {
+    code?: string;
+    constraint?: string;
+    driverError?: { code?: string; constraint?: string };
+  };
   const code = e?.code ?? e?.driverError?.code;
   if (code !== '23505') return false;
   if (!constraint) return true;

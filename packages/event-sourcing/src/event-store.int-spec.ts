@@ -12,7 +12,15 @@ import type { OutgoingMessage, Transport } from './transport';
 const metadata: EventMetadata = { correlationId: 'c', causationId: 'c' };
 const keyCreated = (keyId: number): DomainEvent => ({
   type: 'ApiKeyCreated',
-  data: { keyId, userId: 1, name: null, keyHash: `h${keyId}`, permissions: null, kind: 'api', createdAt: '2026-01-01T00:00:00Z' },
+  data: {
+    keyId,
+    userId: 1,
+    name: null,
+    keyHash: `h${keyId}`,
+    permissions: null,
+    kind: 'api',
+    createdAt: '2026-01-01T00:00:00Z',
+  },
 });
 
 class RecordingTransport implements Transport {
@@ -36,7 +44,13 @@ describe('event store on PostgreSQL', () => {
     db = await Database.connect({ kind: 'postgres', url: database.url });
     await runMigrations(db, 'identity', [
       eventStoreMigration,
-      { id: '0002-counter', up: (sql, s) => sql.execute(`CREATE TABLE ${s}.counter (stream_id TEXT PRIMARY KEY, n INTEGER NOT NULL)`).then(() => undefined) },
+      {
+        id: '0002-counter',
+        up: (sql, s) =>
+          sql
+            .execute(`CREATE TABLE ${s}.counter (stream_id TEXT PRIMARY KEY, n INTEGER NOT NULL)`)
+            .then(() => undefined),
+      },
     ]);
   });
   afterAll(async () => {
@@ -45,7 +59,10 @@ describe('event store on PostgreSQL', () => {
   });
 
   it('reads all events in numeric global order, also past 9 -> 10 (rebuilds replay in order)', async () => {
-    for (let i = 1; i <= 12; i += 1) await db.transaction((sql) => store.append(sql, `api_key-order${i}`, 0, [keyCreated(100 + i)], metadata, new Date()));
+    for (let i = 1; i <= 12; i += 1)
+      await db.transaction((sql) =>
+        store.append(sql, `api_key-order${i}`, 0, [keyCreated(100 + i)], metadata, new Date()),
+      );
     const all = await db.transaction((sql) => store.readAll(sql, '0', 1000, ['api_key']));
     const positions = all.map((e) => BigInt(e.globalPosition));
     expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -71,14 +88,23 @@ describe('event store on PostgreSQL', () => {
 
   it('runs 20 concurrent commands that may succeed once: one event, 19 clear refusals', async () => {
     type Claimed = DomainEvent<'ApiKeyCreated', unknown>;
-    const evolver = { initialState: () => ({ claimed: false }), evolve: (_s: { claimed: boolean }, _e: Claimed) => ({ claimed: true }) };
+    const evolver = {
+      initialState: () => ({ claimed: false }),
+      evolve: (_s: { claimed: boolean }, _e: Claimed) => ({ claimed: true }),
+    };
     const runner = new CommandRunner(db, store, [], new ManualClock());
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
-        runner.handle('api_key-claim', evolver, (state) => {
-          if (state.claimed) throw ApiError.conflict('Already claimed', 'already_claimed');
-          return [keyCreated(100 + i) as Claimed];
-        }, metadata, { maxAttempts: 25 }),
+        runner.handle(
+          'api_key-claim',
+          evolver,
+          (state) => {
+            if (state.claimed) throw ApiError.conflict('Already claimed', 'already_claimed');
+            return [keyCreated(100 + i) as Claimed];
+          },
+          metadata,
+          { maxAttempts: 25 },
+        ),
       ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -97,16 +123,25 @@ describe('event store on PostgreSQL', () => {
       tables: ['identity.counter'],
       apply: (sql, e) =>
         sql
-          .execute(`INSERT INTO identity.counter VALUES ($1, 1) ON CONFLICT (stream_id) DO UPDATE SET n = counter.n + 1`, [e.streamId])
+          .execute(
+            `INSERT INTO identity.counter VALUES ($1, 1) ON CONFLICT (stream_id) DO UPDATE SET n = counter.n + 1`,
+            [e.streamId],
+          )
           .then(() => undefined),
     };
-    const [envelope] = await db.transaction((sql) => store.append(sql, 'api_key-twice', 0, [keyCreated(7)], metadata, new Date()));
+    const [envelope] = await db.transaction((sql) =>
+      store.append(sql, 'api_key-twice', 0, [keyCreated(7)], metadata, new Date()),
+    );
     const outcomes = [];
     for (let i = 0; i < 2; i += 1) {
-      outcomes.push(await db.transaction((sql) => applyProjection(sql, 'identity', counter, envelope as EventEnvelope)));
+      outcomes.push(
+        await db.transaction((sql) => applyProjection(sql, 'identity', counter, envelope as EventEnvelope)),
+      );
     }
     expect(outcomes).toEqual(['applied', 'duplicate']);
-    expect(await db.query(`SELECT n FROM identity.counter WHERE stream_id = 'api_key-twice'`)).toEqual([{ n: 1 }]);
+    expect(await db.query(`SELECT n FROM identity.counter WHERE stream_id = 'api_key-twice'`)).toEqual([
+      { n: 1 },
+    ]);
   });
 
   it('never publishes past a transaction that committed late, and publishes it once it has', async () => {
@@ -125,7 +160,9 @@ describe('event store on PostgreSQL', () => {
     });
     await slowHasAppended;
     // B: higher id, commits first.
-    await db.transaction((sql) => store.append(sql, 'api_key-early', 0, [keyCreated(9)], metadata, new Date()));
+    await db.transaction((sql) =>
+      store.append(sql, 'api_key-early', 0, [keyCreated(9)], metadata, new Date()),
+    );
     expect(await relay.flush()).toBe(0);
     expect(transport.published).toHaveLength(0);
     releaseSlow();
@@ -133,10 +170,14 @@ describe('event store on PostgreSQL', () => {
     // xmin is cluster-wide: another session's open transaction (another suite on this server) can hold
     // the relay back a little longer, never make it skip a row.
     let published = 0;
-    await eventually(async () => {
-      published += await relay.flush();
-      return published >= 2 ? true : undefined;
-    }, 30_000, 'the late transaction published');
+    await eventually(
+      async () => {
+        published += await relay.flush();
+        return published >= 2 ? true : undefined;
+      },
+      30_000,
+      'the late transaction published',
+    );
     expect(published).toBe(2);
     expect(transport.published.map((m) => m.key)).toEqual(['api_key-late', 'api_key-early']);
     expect(await relay.flush()).toBe(0);

@@ -17,7 +17,11 @@ export class WrongExpectedVersion extends ApiError {
     readonly streamId: string,
     readonly expected: number,
   ) {
-    super(409, 'concurrency_conflict', `Stream ${streamId} changed while the command ran (expected version ${expected})`);
+    super(
+      409,
+      'concurrency_conflict',
+      `Stream ${streamId} changed while the command ran (expected version ${expected})`,
+    );
   }
 }
 
@@ -69,7 +73,12 @@ export class EventStore {
   }
 
   /** Events after `afterGlobalPosition`, in commit-safe order (only transactions no longer in flight). */
-  async readAll(sql: Sql, afterGlobalPosition = '0', limit = 1000, streamTypes?: readonly string[]): Promise<EventEnvelope[]> {
+  async readAll(
+    sql: Sql,
+    afterGlobalPosition = '0',
+    limit = 1000,
+    streamTypes?: readonly string[],
+  ): Promise<EventEnvelope[]> {
     const rows = await sql.query<EventRow>(
       `SELECT ${COLUMNS} FROM ${this.schema}.events
         WHERE global_position > $1::bigint
@@ -119,7 +128,8 @@ export class EventStore {
           ],
         );
       } catch (error) {
-        const code = (error as { code?: string; driverError?: { code?: string } }).code ??
+        const code =
+          (error as { code?: string; driverError?: { code?: string } }).code ??
           (error as { driverError?: { code?: string } }).driverError?.code;
         if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
         throw error;

@@ -12,7 +12,11 @@ export interface Migration {
  * `<schema>.migrations` (one migrations table per context). Safe to run from several processes: a
  * transaction-scoped advisory lock keyed by the schema serialises them.
  */
-export async function runMigrations(db: Database, schema: string, migrations: readonly Migration[]): Promise<string[]> {
+export async function runMigrations(
+  db: Database,
+  schema: string,
+  migrations: readonly Migration[],
+): Promise<string[]> {
   const applied: string[] = [];
   await db.transaction(async (sql) => {
     await sql.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`migrations:${schema}`]);
@@ -20,7 +24,9 @@ export async function runMigrations(db: Database, schema: string, migrations: re
     await sql.execute(
       `CREATE TABLE IF NOT EXISTS ${schema}.migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
-    const done = new Set((await sql.query<{ id: string }>(`SELECT id FROM ${schema}.migrations`)).map((r) => r.id));
+    const done = new Set(
+      (await sql.query<{ id: string }>(`SELECT id FROM ${schema}.migrations`)).map((r) => r.id),
+    );
     for (const migration of [...migrations].sort((a, b) => a.id.localeCompare(b.id))) {
       if (done.has(migration.id)) continue;
       await migration.up(sql, schema);
@@ -69,7 +75,9 @@ export const eventStoreMigration: Migration = {
         holder TEXT,
         lease_until TIMESTAMPTZ NOT NULL
       )`);
-    await sql.execute(`INSERT INTO ${s}.outbox_relay_lease (id, holder, lease_until) VALUES (1, NULL, 'epoch')`);
+    await sql.execute(
+      `INSERT INTO ${s}.outbox_relay_lease (id, holder, lease_until) VALUES (1, NULL, 'epoch')`,
+    );
     await sql.execute(`
       CREATE TABLE ${s}.projection_checkpoints (
         projection TEXT NOT NULL,

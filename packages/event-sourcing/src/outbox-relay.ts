@@ -60,9 +60,10 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
     await this.db
-      .execute(`UPDATE ${this.schema}.outbox_relay_lease SET lease_until = 'epoch' WHERE id = 1 AND holder = $1`, [
-        this.holder,
-      ])
+      .execute(
+        `UPDATE ${this.schema}.outbox_relay_lease SET lease_until = 'epoch' WHERE id = 1 AND holder = $1`,
+        [this.holder],
+      )
       .catch(() => undefined);
   }
 
@@ -111,9 +112,10 @@ export class OutboxRelay {
           envelope: typeof r.envelope === 'string' ? (JSON.parse(r.envelope) as EventEnvelope) : r.envelope,
         })),
       );
-      await this.db.execute(`UPDATE ${this.schema}.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [
-        rows.map((r) => r.id),
-      ]);
+      await this.db.execute(
+        `UPDATE ${this.schema}.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`,
+        [rows.map((r) => r.id)],
+      );
       published += rows.length;
     }
   }

@@ -19,7 +19,12 @@ export function pgliteInstance(dataDir: string): Promise<PGlite> {
       // Same shapes as node-postgres: int8/numeric as strings, so both modes return equal rows.
       parsers: { [types.INT8]: (v: string) => v, [types.NUMERIC]: (v: string) => v },
       serializers: {
-        [types.BOOL]: (v: unknown) => (v === true || v === 'true' || v === 1 ? 'TRUE' : v === false || v === 'false' || v === 0 ? 'FALSE' : String(v)),
+        [types.BOOL]: (v: unknown) =>
+          v === true || v === 'true' || v === 1
+            ? 'TRUE'
+            : v === false || v === 'false' || v === 0
+              ? 'FALSE'
+              : String(v),
       },
     });
     instances.set(dataDir, instance);
@@ -62,11 +67,18 @@ class PgliteClient extends EventEmitter {
   constructor(private readonly db: PGlite) {
     super();
   }
-  async query(sql: string, params?: unknown[] | ((err: unknown, res: unknown) => void)): Promise<PgLikeResult> {
+  async query(
+    sql: string,
+    params?: unknown[] | ((err: unknown, res: unknown) => void),
+  ): Promise<PgLikeResult> {
     const values = Array.isArray(params) ? params : undefined;
     if (values && values.length > 0) {
       const result = await this.db.query(sql, values);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length, command: commandOf(sql) };
+      return {
+        rows: result.rows,
+        rowCount: result.affectedRows ?? result.rows.length,
+        command: commandOf(sql),
+      };
     }
     const results = await this.db.exec(sql);
     const last = results[results.length - 1];

@@ -1,4 +1,10 @@
-import { type ContextName, type EventEnvelope, CONTEXT_SCHEMAS, topicFor, upcast } from '@rigmarket/contracts';
+import {
+  type ContextName,
+  type EventEnvelope,
+  CONTEXT_SCHEMAS,
+  topicFor,
+  upcast,
+} from '@rigmarket/contracts';
 import type { Database, Sql } from './database';
 import { EventStore } from './event-store';
 import type { DeliveryInfo, Subscription, Transport } from './transport';
@@ -100,16 +106,26 @@ export async function subscribeProjections(
  * Drops a projection's rows and replays it from the event stores that own its sources, in one
  * transaction: readers see the old table until the rebuilt one commits. Returns the events applied.
  */
-export async function rebuildProjection(db: Database, schema: string, projection: Projection): Promise<number> {
+export async function rebuildProjection(
+  db: Database,
+  schema: string,
+  projection: Projection,
+): Promise<number> {
   return db.transaction(async (sql) => {
     for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
-    await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [projection.name]);
-    await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [projection.name]);
+    await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
+      projection.name,
+    ]);
+    await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [
+      projection.name,
+    ]);
     let applied = 0;
     const contexts = [...new Set(projection.sources.map((s) => s.context))];
     for (const context of contexts) {
       // A context that never ran here (its tables absent) has no events to replay.
-      const [exists] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${CONTEXT_SCHEMAS[context]}.events`]);
+      const [exists] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
+        `${CONTEXT_SCHEMAS[context]}.events`,
+      ]);
       if (!exists?.found) continue;
       const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
       const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);

@@ -60,10 +60,16 @@ describe('reactors on PostgreSQL', () => {
     await eventually(async () => (done.includes(7) ? true : undefined), 10_000, 'the work ran');
     await new Promise((r) => setTimeout(r, 200));
     expect(done).toEqual([7]);
-    const rows = await eventually(async () => {
-      const found = await db.query<{ event_id: string; done: boolean }>(`SELECT event_id, done_at IS NOT NULL AS done FROM marketplace.reactor_queue`);
-      return found.every((row) => row.done) ? found : undefined;
-    }, 10_000, 'the queue items marked done');
+    const rows = await eventually(
+      async () => {
+        const found = await db.query<{ event_id: string; done: boolean }>(
+          `SELECT event_id, done_at IS NOT NULL AS done FROM marketplace.reactor_queue`,
+        );
+        return found.every((row) => row.done) ? found : undefined;
+      },
+      10_000,
+      'the queue items marked done',
+    );
     expect(rows).toEqual([{ event_id: 'e1', done: true }]);
   });
 
@@ -71,18 +77,28 @@ describe('reactors on PostgreSQL', () => {
     failuresLeft = 2;
     const [subscription] = worker.subscriptions('test');
     await subscription!.handle(envelope('e3', 'CreditExhausted', 9), delivery);
-    await eventually(async () => {
-      const rows = await db.query<{ last_error: string | null }>(`SELECT last_error FROM marketplace.reactor_queue WHERE event_id = 'e3'`);
-      return rows[0]?.last_error?.includes('host unreachable') ? true : undefined;
-    }, 10_000, 'the failure recorded');
+    await eventually(
+      async () => {
+        const rows = await db.query<{ last_error: string | null }>(
+          `SELECT last_error FROM marketplace.reactor_queue WHERE event_id = 'e3'`,
+        );
+        return rows[0]?.last_error?.includes('host unreachable') ? true : undefined;
+      },
+      10_000,
+      'the failure recorded',
+    );
     await eventually(async () => (done.includes(9) ? true : undefined), 15_000, 'the retried work ran');
     // The item is marked done just after the work returns: wait for that, then read it.
-    const rows = await eventually(async () => {
-      const found = await db.query<{ attempts: number; last_error: string | null; done: boolean }>(
-        `SELECT attempts, last_error, done_at IS NOT NULL AS done FROM marketplace.reactor_queue WHERE event_id = 'e3'`,
-      );
-      return found[0]?.done ? found : undefined;
-    }, 10_000, 'the item marked done');
+    const rows = await eventually(
+      async () => {
+        const found = await db.query<{ attempts: number; last_error: string | null; done: boolean }>(
+          `SELECT attempts, last_error, done_at IS NOT NULL AS done FROM marketplace.reactor_queue WHERE event_id = 'e3'`,
+        );
+        return found[0]?.done ? found : undefined;
+      },
+      10_000,
+      'the item marked done',
+    );
     expect(rows).toEqual([{ attempts: 3, last_error: null, done: true }]);
   });
 });

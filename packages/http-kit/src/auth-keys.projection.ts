@@ -36,11 +36,20 @@ export function authKeysProjection(schema: string): Projection {
           await sql.execute(
             `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (key_id) DO NOTHING`,
-            [event.data.keyId, event.data.userId, event.data.keyHash, JSON.stringify(event.data.permissions), event.data.kind],
+            [
+              event.data.keyId,
+              event.data.userId,
+              event.data.keyHash,
+              JSON.stringify(event.data.permissions),
+              event.data.kind,
+            ],
           );
           return;
         case 'ApiKeyReset':
-          await sql.execute(`UPDATE ${table} SET key_hash = $2 WHERE key_id = $1`, [event.data.keyId, event.data.keyHash]);
+          await sql.execute(`UPDATE ${table} SET key_hash = $2 WHERE key_id = $1`, [
+            event.data.keyId,
+            event.data.keyHash,
+          ]);
           return;
         case 'ApiKeyDeleted':
           // The hash is kept (revoked) so the row still explains why a value is refused.

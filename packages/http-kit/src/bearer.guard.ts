@@ -35,7 +35,13 @@ export class AuthKeyLookup {
 
   async find(value: string): Promise<AuthenticatedKey | null> {
     const hash = hashKey(value);
-    const rows = await this.db.query<{ key_id: number; user_id: number; kind: string; permissions: unknown; key_hash: string }>(
+    const rows = await this.db.query<{
+      key_id: number;
+      user_id: number;
+      kind: string;
+      permissions: unknown;
+      key_hash: string;
+    }>(
       `SELECT key_id, user_id, kind, permissions, key_hash FROM ${this.schema}.auth_api_keys WHERE key_hash = $1 AND NOT revoked`,
       [hash],
     );
@@ -44,7 +50,12 @@ export class AuthKeyLookup {
     // leaks through timing.
     if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
     const permissions = typeof row.permissions === 'string' ? JSON.parse(row.permissions) : row.permissions;
-    return { keyId: Number(row.key_id), userId: Number(row.user_id), kind: row.kind, scope: permissions ?? null };
+    return {
+      keyId: Number(row.key_id),
+      userId: Number(row.user_id),
+      kind: row.kind,
+      scope: permissions ?? null,
+    };
   }
 }
 
@@ -79,7 +90,12 @@ export class BearerGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, targets)) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const value = bearerValue(request);
-    if (!value) throw new ApiError(401, 'missing_key', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
+    if (!value)
+      throw new ApiError(
+        401,
+        'missing_key',
+        'Missing API key: send the header Authorization: Bearer <API_KEY>',
+      );
     let key: AuthenticatedKey | null;
     try {
       key = await this.lookup.find(value);
@@ -90,14 +106,20 @@ export class BearerGuard implements CanActivate {
     request.principal = key;
     const needed = this.reflector.getAllAndOverride<PermissionCategory | undefined>(PERMISSION, targets);
     if (needed && !scopeAllows(key.scope, needed)) {
-      throw new ApiError(403, 'forbidden', `This API key lacks the ${needed} permission needed for this request`);
+      throw new ApiError(
+        403,
+        'forbidden',
+        `This API key lacks the ${needed} permission needed for this request`,
+      );
     }
     return true;
   }
 }
 
-export const Principal = createParamDecorator((_data: unknown, context: ExecutionContext): AuthenticatedKey => {
-  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-  if (!request.principal) throw new ApiError(401, 'missing_key', 'Not authenticated');
-  return request.principal;
-});
+export const Principal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): AuthenticatedKey => {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    if (!request.principal) throw new ApiError(401, 'missing_key', 'Not authenticated');
+    return request.principal;
+  },
+);

@@ -1,7 +1,13 @@
 import type { DynamicModule, INestApplication } from '@nestjs/common';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Database, PlatformInfraModule, type RuntimeInfra, type Transport, systemClock } from '@rigmarket/event-sourcing';
+import {
+  Database,
+  PlatformInfraModule,
+  type RuntimeInfra,
+  type Transport,
+  systemClock,
+} from '@rigmarket/event-sourcing';
 import { transportFromEnvironment } from '@rigmarket/messaging';
 import { HealthModule } from './health';
 import { configureHttpApp, loggerModule } from './http-app';
@@ -21,7 +27,9 @@ export interface ServeOptions {
 class RootModule {}
 
 /** Builds the Nest application for the given contexts over the given adapters (not listening yet). */
-export async function createPlatformApp(options: Omit<ServeOptions, 'port' | 'host'>): Promise<INestApplication> {
+export async function createPlatformApp(
+  options: Omit<ServeOptions, 'port' | 'host'>,
+): Promise<INestApplication> {
   const infra: RuntimeInfra = {
     db: options.db,
     transport: options.transport,
@@ -68,11 +76,21 @@ export async function connectDatabaseFromEnvironment(applicationName: string): P
  * Distributed mode: one context per process, on DATABASE_URL (PostgreSQL) and KAFKA_BROKERS (Kafka).
  * Without them it falls back to PGlite and the in-process transport, which suits a quick local try.
  */
-export async function runStandalone(appName: string, defaultPort: number, modules: DynamicModule[]): Promise<void> {
+export async function runStandalone(
+  appName: string,
+  defaultPort: number,
+  modules: DynamicModule[],
+): Promise<void> {
   try {
     const db = await connectDatabaseFromEnvironment(appName);
     const transport = await transportFromEnvironment(appName);
-    await servePlatform({ modules, db, transport, port: Number(process.env.PORT ?? defaultPort), host: process.env.HOST });
+    await servePlatform({
+      modules,
+      db,
+      transport,
+      port: Number(process.env.PORT ?? defaultPort),
+      host: process.env.HOST,
+    });
   } catch (error) {
     console.error(error);
     process.exit(1);

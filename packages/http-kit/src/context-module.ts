@@ -1,6 +1,11 @@
 import type { DynamicModule, Provider, Type } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { type ContextDefinition, ContextRuntime, PLATFORM_INFRA, type RuntimeInfra } from '@rigmarket/event-sourcing';
+import {
+  type ContextDefinition,
+  ContextRuntime,
+  PLATFORM_INFRA,
+  type RuntimeInfra,
+} from '@rigmarket/event-sourcing';
 import { AUTH_KEY_LOOKUP, AuthKeyLookup } from './bearer.guard';
 
 export interface ContextModuleSpec {
@@ -28,7 +33,8 @@ export function contextModule(spec: ContextModuleSpec): DynamicModule {
       {
         provide: spec.runtimeToken,
         inject: [PLATFORM_INFRA],
-        useFactory: (infra: RuntimeInfra) => ContextRuntime.start(spec.definition, { ...infra, groupPrefix: spec.appName }),
+        useFactory: (infra: RuntimeInfra) =>
+          ContextRuntime.start(spec.definition, { ...infra, groupPrefix: spec.appName }),
       },
       {
         provide: AUTH_KEY_LOOKUP,

@@ -25,31 +25,53 @@ export function toErrorResponse(exception: unknown, request?: Request): { status
     if (status === 404 && request) {
       return {
         status,
-        body: { success: false, error: ErrorCodes.notFound, msg: `No route for ${request.method} ${request.path}` },
+        body: {
+          success: false,
+          error: ErrorCodes.notFound,
+          msg: `No route for ${request.method} ${request.path}`,
+        },
       };
     }
     const message =
       typeof response === 'string'
         ? response
         : Array.isArray((response as { message?: unknown }).message)
-          ? ((response as { message: string[] }).message).join('; ')
+          ? (response as { message: string[] }).message.join('; ')
           : String((response as { message?: unknown }).message ?? exception.message);
-    return { status, body: { success: false, error: STATUS_CODES[status] ?? `http_${status}`, msg: message } };
+    return {
+      status,
+      body: { success: false, error: STATUS_CODES[status] ?? `http_${status}`, msg: message },
+    };
   }
   const bodyParserError = exception as { type?: string; status?: number; message?: string };
   if (bodyParserError?.type === 'entity.parse.failed') {
     return {
       status: 400,
-      body: { success: false, error: ErrorCodes.badRequest, msg: `Malformed JSON in request body: ${bodyParserError.message}` },
+      body: {
+        success: false,
+        error: ErrorCodes.badRequest,
+        msg: `Malformed JSON in request body: ${bodyParserError.message}`,
+      },
     };
   }
   if (bodyParserError?.type === 'entity.too.large') {
-    return { status: 413, body: { success: false, error: 'payload_too_large', msg: 'Request body is too large' } };
+    return {
+      status: 413,
+      body: { success: false, error: 'payload_too_large', msg: 'Request body is too large' },
+    };
   }
-  if (typeof bodyParserError?.status === 'number' && bodyParserError.status >= 400 && bodyParserError.status < 500) {
+  if (
+    typeof bodyParserError?.status === 'number' &&
+    bodyParserError.status >= 400 &&
+    bodyParserError.status < 500
+  ) {
     return {
       status: bodyParserError.status,
-      body: { success: false, error: STATUS_CODES[bodyParserError.status] ?? ErrorCodes.badRequest, msg: String(bodyParserError.message) },
+      body: {
+        success: false,
+        error: STATUS_CODES[bodyParserError.status] ?? ErrorCodes.badRequest,
+        msg: String(bodyParserError.message),
+      },
     };
   }
   return { status: 500, body: { success: false, error: ErrorCodes.internal, msg: 'Internal server error' } };

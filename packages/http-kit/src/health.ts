@@ -31,6 +31,10 @@ export class HealthController {
 @Module({})
 export class HealthModule {
   static forRoot(check: ReadinessCheck): DynamicModule {
-    return { module: HealthModule, controllers: [HealthController], providers: [{ provide: READINESS_CHECK, useValue: check }] };
+    return {
+      module: HealthModule,
+      controllers: [HealthController],
+      providers: [{ provide: READINESS_CHECK, useValue: check }],
+    };
   }
 }

@@ -7,7 +7,11 @@ import type { NextFunction, Request, Response } from 'express';
 export function exactJsonContentType(_req: Request, res: Response, next: NextFunction): void {
   const setHeader = res.setHeader.bind(res);
   res.setHeader = ((name: string, value: string | number | readonly string[]) => {
-    if (name.toLowerCase() === 'content-type' && typeof value === 'string' && value.startsWith('application/json')) {
+    if (
+      name.toLowerCase() === 'content-type' &&
+      typeof value === 'string' &&
+      value.startsWith('application/json')
+    ) {
       return setHeader(name, 'application/json');
     }
     return setHeader(name, value);

@@ -19,6 +19,7 @@ export function metadataOf(request: AuthenticatedRequest): EventMetadata {
   };
 }
 
-export const RequestMetadata = createParamDecorator((_data: unknown, context: ExecutionContext): EventMetadata =>
-  metadataOf(context.switchToHttp().getRequest<AuthenticatedRequest>()),
+export const RequestMetadata = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): EventMetadata =>
+    metadataOf(context.switchToHttp().getRequest<AuthenticatedRequest>()),
 );

@@ -46,10 +46,18 @@ export class InProcessTransport implements Transport {
     }
   }
 
-  private async handleWithRetries(subscription: Subscription, message: OutgoingMessage, offset: number): Promise<void> {
+  private async handleWithRetries(
+    subscription: Subscription,
+    message: OutgoingMessage,
+    offset: number,
+  ): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await subscription.handle(message.envelope, { topic: message.topic, partition: 0, offset: String(offset) });
+        await subscription.handle(message.envelope, {
+          topic: message.topic,
+          partition: 0,
+          offset: String(offset),
+        });
         return;
       } catch (error) {
         if (attempt >= this.maxAttempts) {

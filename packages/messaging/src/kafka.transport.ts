@@ -38,7 +38,8 @@ export class KafkaTransport implements Transport {
       brokers: options.brokers,
       logLevel: logLevel.WARN,
       retry: { retries: 8, initialRetryTime: 100 },
-      logCreator: () => (entry) => options.logger?.(String(entry.level), `${entry.namespace}: ${entry.log.message}`),
+      logCreator: () => (entry) =>
+        options.logger?.(String(entry.level), `${entry.namespace}: ${entry.log.message}`),
     });
   }
 
@@ -48,11 +49,17 @@ export class KafkaTransport implements Transport {
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      const wanted = topics.flatMap((t) => [this.ns + t, this.ns + deadLetterTopicFor(t)]).filter((t) => !existing.has(t));
+      const wanted = topics
+        .flatMap((t) => [this.ns + t, this.ns + deadLetterTopicFor(t)])
+        .filter((t) => !existing.has(t));
       if (wanted.length > 0) {
         await admin.createTopics({
           waitForLeaders: true,
-          topics: wanted.map((topic) => ({ topic, numPartitions: 3, configEntries: [{ name: 'retention.ms', value: '-1' }] })),
+          topics: wanted.map((topic) => ({
+            topic,
+            numPartitions: 3,
+            configEntries: [{ name: 'retention.ms', value: '-1' }],
+          })),
         });
       }
     } finally {
@@ -62,7 +69,11 @@ export class KafkaTransport implements Transport {
 
   private async getProducer(): Promise<Producer> {
     if (!this.producer) {
-      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+      });
       await producer.connect();
       this.producer = producer;
     }
@@ -108,18 +119,36 @@ export class KafkaTransport implements Transport {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }) => {
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        isRunning,
+        isStale,
+        commitOffsetsIfNecessary,
+      }) => {
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
           const envelope = JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope | null;
           if (envelope) {
-            await this.handleWithRetries(subscription, envelope, batch.topic.slice(this.ns.length), batch.partition, message.offset, maxAttempts);
+            await this.handleWithRetries(
+              subscription,
+              envelope,
+              batch.topic.slice(this.ns.length),
+              batch.partition,
+              message.offset,
+              maxAttempts,
+            );
           }
           resolveOffset(message.offset);
           // Commit after every handled message: the read model is already committed, and a commit
           // here keeps redelivery after a crash to at most one message per partition.
           await consumer.commitOffsets([
-            { topic: batch.topic, partition: batch.partition, offset: (BigInt(message.offset) + 1n).toString() },
+            {
+              topic: batch.topic,
+              partition: batch.partition,
+              offset: (BigInt(message.offset) + 1n).toString(),
+            },
           ]);
           await heartbeat();
         }
@@ -155,7 +184,10 @@ export class KafkaTransport implements Transport {
               },
             ],
           });
-          this.options.logger?.('ERROR', `dead-lettered ${envelope.type} ${envelope.eventId} for ${subscription.groupId}: ${String(error)}`);
+          this.options.logger?.(
+            'ERROR',
+            `dead-lettered ${envelope.type} ${envelope.eventId} for ${subscription.groupId}: ${String(error)}`,
+          );
           return;
         }
         await new Promise((r) => setTimeout(r, 100 * attempt));

@@ -1,13 +1,29 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { type DomainEvent, topicFor } from '@rigmarket/contracts';
-import { Database, EventStore, OutboxRelay, type Projection, eventStoreMigration, projectionSubscription, runMigrations } from '@rigmarket/event-sourcing';
+import {
+  Database,
+  EventStore,
+  OutboxRelay,
+  type Projection,
+  eventStoreMigration,
+  projectionSubscription,
+  runMigrations,
+} from '@rigmarket/event-sourcing';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import { KafkaTransport } from './kafka.transport';
 
 const keyCreated: DomainEvent = {
   type: 'ApiKeyCreated',
-  data: { keyId: 42, userId: 1, name: null, keyHash: 'h42', permissions: null, kind: 'api', createdAt: '2026-01-01T00:00:00Z' },
+  data: {
+    keyId: 42,
+    userId: 1,
+    name: null,
+    keyHash: 'h42',
+    permissions: null,
+    kind: 'api',
+    createdAt: '2026-01-01T00:00:00Z',
+  },
 };
 
 describe('outbox relay over Apache Kafka', () => {
@@ -24,9 +40,17 @@ describe('outbox relay over Apache Kafka', () => {
     db = await Database.connect({ kind: 'postgres', url });
     await runMigrations(db, 'identity', [
       eventStoreMigration,
-      { id: '0002-seen', up: (sql, s) => sql.execute(`CREATE TABLE ${s}.seen (stream_id TEXT, applied INTEGER)`).then(() => undefined) },
+      {
+        id: '0002-seen',
+        up: (sql, s) =>
+          sql.execute(`CREATE TABLE ${s}.seen (stream_id TEXT, applied INTEGER)`).then(() => undefined),
+      },
     ]);
-    consumerSide = new KafkaTransport({ brokers: brokers().split(','), clientId: 'crash-consumer', namespace });
+    consumerSide = new KafkaTransport({
+      brokers: brokers().split(','),
+      clientId: 'crash-consumer',
+      namespace,
+    });
     await consumerSide.ensureTopics([topicFor('identity', 'api_key')]);
   });
   afterAll(async () => {
@@ -37,7 +61,9 @@ describe('outbox relay over Apache Kafka', () => {
 
   it('survives a relay killed between the broker ack and marking the row: the event arrives, and is applied once', async () => {
     const store = new EventStore('identity', 'identity');
-    await db.transaction((sql) => store.append(sql, 'api_key-42', 0, [keyCreated], { correlationId: 'c', causationId: 'c' }, new Date()));
+    await db.transaction((sql) =>
+      store.append(sql, 'api_key-42', 0, [keyCreated], { correlationId: 'c', causationId: 'c' }, new Date()),
+    );
 
     const deliveries: string[] = [];
     const seen: Projection = {
@@ -45,7 +71,8 @@ describe('outbox relay over Apache Kafka', () => {
       version: 1,
       sources: [{ context: 'identity', streamType: 'api_key' }],
       tables: ['identity.seen'],
-      apply: (sql, e) => sql.execute(`INSERT INTO identity.seen VALUES ($1, 1)`, [e.streamId]).then(() => undefined),
+      apply: (sql, e) =>
+        sql.execute(`INSERT INTO identity.seen VALUES ($1, 1)`, [e.streamId]).then(() => undefined),
     };
     const subscription = projectionSubscription(db, 'identity', seen, 'crash-test');
     await consumerSide.subscribe({
@@ -56,24 +83,43 @@ describe('outbox relay over Apache Kafka', () => {
       },
     });
 
-    const child = spawn(process.execPath, [join(__dirname, '../test-fixtures/crashing-relay.js'), url, brokers(), namespace, 'identity'], {
-      stdio: 'inherit',
-    });
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+    const child = spawn(
+      process.execPath,
+      [join(__dirname, '../test-fixtures/crashing-relay.js'), url, brokers(), namespace, 'identity'],
+      {
+        stdio: 'inherit',
+      },
+    );
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, sig) => resolve(sig)),
+    );
     expect(signal).toBe('SIGKILL');
     // The broker has the event, the outbox still says unpublished.
     expect(await db.query(`SELECT published_at FROM identity.outbox`)).toEqual([{ published_at: null }]);
 
-    const relay = new OutboxRelay(db, 'identity', new KafkaTransport({ brokers: brokers().split(','), clientId: 'relay-2', namespace }), {
-      leaseMs: 1000,
-    });
-    await eventually(async () => ((await relay.flush()) > 0 ? true : undefined), 10_000, 'the restarted relay to take over the lease');
+    const relay = new OutboxRelay(
+      db,
+      'identity',
+      new KafkaTransport({ brokers: brokers().split(','), clientId: 'relay-2', namespace }),
+      {
+        leaseMs: 1000,
+      },
+    );
+    await eventually(
+      async () => ((await relay.flush()) > 0 ? true : undefined),
+      10_000,
+      'the restarted relay to take over the lease',
+    );
     await relay.stop();
 
     await eventually(async () => (deliveries.length >= 2 ? true : undefined), 20_000, 'both deliveries');
     expect(new Set(deliveries).size).toBe(1);
-    expect(await db.query(`SELECT stream_id, applied FROM identity.seen`)).toEqual([{ stream_id: 'api_key-42', applied: 1 }]);
-    const [row] = await db.query<{ published: boolean }>(`SELECT published_at IS NOT NULL AS published FROM identity.outbox`);
+    expect(await db.query(`SELECT stream_id, applied FROM identity.seen`)).toEqual([
+      { stream_id: 'api_key-42', applied: 1 },
+    ]);
+    const [row] = await db.query<{ published: boolean }>(
+      `SELECT published_at IS NOT NULL AS published FROM identity.outbox`,
+    );
     expect(row?.published).toBe(true);
   });
 });

@@ -3,7 +3,10 @@ import { InProcessTransport } from './in-process.transport';
 import { KafkaTransport } from './kafka.transport';
 
 /** KAFKA_BROKERS set: Apache Kafka (distributed); otherwise the in-process transport (embedded). */
-export async function transportFromEnvironment(clientId: string, env: NodeJS.ProcessEnv = process.env): Promise<Transport> {
+export async function transportFromEnvironment(
+  clientId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Transport> {
   if (!env.KAFKA_BROKERS) return new InProcessTransport();
   const transport = new KafkaTransport({
     brokers: env.KAFKA_BROKERS.split(','),

@@ -9,7 +9,9 @@ interface DeciderLike<State, Command, Event extends DomainEvent> {
 /**
  * given(events).when(command).then(events) for pure deciders (after emmett's DeciderSpecification).
  */
-export function deciderSpec<State, Command, Event extends DomainEvent>(decider: DeciderLike<State, Command, Event>) {
+export function deciderSpec<State, Command, Event extends DomainEvent>(
+  decider: DeciderLike<State, Command, Event>,
+) {
   return {
     given(events: Event[] = []) {
       return {

@@ -24,7 +24,11 @@ export interface PlatformHarness {
  * embedded = in-memory PGlite + in-process transport; distributed = a fresh PostgreSQL database + Kafka
  * with a namespace of its own. `close` drops what it made.
  */
-export async function startPlatform(mode: HarnessMode, modules: DynamicModule[], options: { clock?: Clock } = {}): Promise<PlatformHarness> {
+export async function startPlatform(
+  mode: HarnessMode,
+  modules: DynamicModule[],
+  options: { clock?: Clock } = {},
+): Promise<PlatformHarness> {
   let db: Database;
   let transport: Transport;
   let drop: () => Promise<void> = async () => undefined;
@@ -35,7 +39,11 @@ export async function startPlatform(mode: HarnessMode, modules: DynamicModule[],
     const database = await createTestDatabase();
     drop = database.drop;
     db = await Database.connect({ kind: 'postgres', url: database.url });
-    const kafka = new KafkaTransport({ brokers: requiredEnv('KAFKA_BROKERS').split(','), clientId: 'e2e', namespace: `${uniqueName('e2e')}.` });
+    const kafka = new KafkaTransport({
+      brokers: requiredEnv('KAFKA_BROKERS').split(','),
+      clientId: 'e2e',
+      namespace: `${uniqueName('e2e')}.`,
+    });
     await kafka.ensureTopics();
     transport = kafka;
   }

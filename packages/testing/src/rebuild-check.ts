@@ -28,7 +28,8 @@ export async function rebuildMismatches(runtime: ContextRuntime): Promise<Rebuil
     for (const table of projection.tables) {
       const rebuilt = await snapshot(runtime, table);
       const before = live.get(table) ?? [];
-      if (JSON.stringify(before) !== JSON.stringify(rebuilt)) mismatches.push({ projection: projection.name, table, live: before, rebuilt });
+      if (JSON.stringify(before) !== JSON.stringify(rebuilt))
+        mismatches.push({ projection: projection.name, table, live: before, rebuilt });
     }
   }
   return mismatches;
@@ -38,9 +39,16 @@ export async function rebuildMismatches(runtime: ContextRuntime): Promise<Rebuil
  * rebuildMismatches once the platform has settled: retried while the last events may still be on their
  * way over the transport; the mismatches of the last try otherwise (an empty list means equal).
  */
-export async function settledRebuildMismatches(runtime: ContextRuntime, timeoutMs = 30_000): Promise<RebuildMismatch[]> {
-  return eventually(async () => {
-    const found = await rebuildMismatches(runtime);
-    return found.length === 0 ? found : undefined;
-  }, timeoutMs, `${runtime.schema} read models equal after rebuild`).catch(() => rebuildMismatches(runtime));
+export async function settledRebuildMismatches(
+  runtime: ContextRuntime,
+  timeoutMs = 30_000,
+): Promise<RebuildMismatch[]> {
+  return eventually(
+    async () => {
+      const found = await rebuildMismatches(runtime);
+      return found.length === 0 ? found : undefined;
+    },
+    timeoutMs,
+    `${runtime.schema} read models equal after rebuild`,
+  ).catch(() => rebuildMismatches(runtime));
 }

@@ -8,7 +8,9 @@ import { Client } from 'pg';
 export function requiredEnv(name: 'DATABASE_URL' | 'KAFKA_BROKERS'): string {
   const value = process.env[name];
   if (!value) {
-    throw new Error(`${name} is not set: run the suite with \`npm test\`, which starts PostgreSQL and Kafka (scripts/infra.sh).`);
+    throw new Error(
+      `${name} is not set: run the suite with \`npm test\`, which starts PostgreSQL and Kafka (scripts/infra.sh).`,
+    );
   }
   return value;
 }
@@ -39,7 +41,11 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 }
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -49,7 +55,8 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

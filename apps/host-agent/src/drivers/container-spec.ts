@@ -42,7 +42,9 @@ while :; do sleep 3600 & wait $!; done
 
 /** The container ports a runtype provisions (ssh: 22; jupyter: 8080 and 22; args: none) plus the env's `-p` keys. */
 export function containerPorts(runtype: InstanceRuntype, env: Record<string, string>): number[] {
-  const ports = new Set<number>(runtype.startsWith('jupyter') ? [8080, 22] : runtype.startsWith('ssh') ? [22] : []);
+  const ports = new Set<number>(
+    runtype.startsWith('jupyter') ? [8080, 22] : runtype.startsWith('ssh') ? [22] : [],
+  );
   for (const key of Object.keys(env)) {
     const match = /^-p\s+(?:[\d.]+:)?(?:\d+:)?(\d+)(?:\/tcp)?$/.exec(key.trim());
     if (match) ports.add(Number(match[1]));
@@ -86,7 +88,9 @@ export function shellWords(text: string): string[] {
 }
 
 /** image_login `-u <user> -p <token> <registry>` as Docker's auth config; null when absent. */
-export function registryAuth(imageLogin: string | null): { username: string; password: string; serveraddress: string } | null {
+export function registryAuth(
+  imageLogin: string | null,
+): { username: string; password: string; serveraddress: string } | null {
   if (!imageLogin?.trim()) return null;
   const words = shellWords(imageLogin);
   let username = '';
@@ -171,7 +175,10 @@ export function containerPlan(spec: AgentProvisionSpec, host: HostCapabilities):
   }
 
   const ports = containerPorts(config.runtype, config.env);
-  const labels: Record<string, string> = { [INSTANCE_LABEL]: String(spec.instanceId), [MACHINE_LABEL]: String(spec.machineId) };
+  const labels: Record<string, string> = {
+    [INSTANCE_LABEL]: String(spec.instanceId),
+    [MACHINE_LABEL]: String(spec.machineId),
+  };
   if (host.gpuDeviceIds && host.gpuDeviceIds.length > 0) labels[GPUS_LABEL] = host.gpuDeviceIds.join(',');
   return {
     name: containerName(spec.instanceId),
@@ -192,7 +199,17 @@ export function containerPlan(spec: AgentProvisionSpec, host: HostCapabilities):
       ...(host.diskQuota ? { StorageOpt: { size: `${Math.max(1, Math.ceil(config.disk))}G` } } : {}),
       // volume_info: the renter's local volume, kept by Docker beyond the container, so a later instance
       // linking the same volume finds its files.
-      ...(config.volume ? { Mounts: [{ Type: 'volume' as const, Source: dockerVolumeName(config.volume.volumeId), Target: config.volume.mountPath }] } : {}),
+      ...(config.volume
+        ? {
+            Mounts: [
+              {
+                Type: 'volume' as const,
+                Source: dockerVolumeName(config.volume.volumeId),
+                Target: config.volume.mountPath,
+              },
+            ],
+          }
+        : {}),
       RestartPolicy: { Name: 'no' },
     },
   };
@@ -212,7 +229,9 @@ export function pickGpus(deviceIds: string[], held: Set<string>, count: number):
 }
 
 /** Docker's NetworkSettings.Ports -> {"22/tcp": 49153}; the first binding of each port. */
-export function publishedPorts(ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | undefined): Record<string, number> {
+export function publishedPorts(
+  ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | undefined,
+): Record<string, number> {
   const result: Record<string, number> = {};
   for (const [port, bindings] of Object.entries(ports ?? {})) {
     const hostPort = Number(bindings?.[0]?.HostPort);

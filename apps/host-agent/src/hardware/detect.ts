@@ -2,7 +2,13 @@ import { execFile } from 'node:child_process';
 import { statfs } from 'node:fs/promises';
 import { cpus, hostname, networkInterfaces, totalmem } from 'node:os';
 import { promisify } from 'node:util';
-import { type GpuInventory, NVIDIA_SMI_QUERY, gpuInventory, parseCudaVersion, parseNvidiaSmiGpus } from './nvidia-smi';
+import {
+  type GpuInventory,
+  NVIDIA_SMI_QUERY,
+  gpuInventory,
+  parseCudaVersion,
+  parseNvidiaSmiGpus,
+} from './nvidia-smi';
 
 const run = promisify(execFile);
 
@@ -30,7 +36,10 @@ export interface MachineRegistration {
 export async function detectNvidiaGpus(): Promise<GpuInventory | null> {
   try {
     const { stdout } = await run('nvidia-smi', NVIDIA_SMI_QUERY, { timeout: 15_000 });
-    const banner = await run('nvidia-smi', [], { timeout: 15_000 }).then((r) => r.stdout, () => '');
+    const banner = await run('nvidia-smi', [], { timeout: 15_000 }).then(
+      (r) => r.stdout,
+      () => '',
+    );
     return gpuInventory(parseNvidiaSmiGpus(stdout), parseCudaVersion(banner));
   } catch {
     return null;
@@ -47,7 +56,10 @@ export function defaultPublicAddress(): string {
 }
 
 /** CPU, RAM from node:os; free disk of the data directory from statfs; GPUs as given. */
-export async function detectMachine(gpus: GpuInventory, options: { dataDir: string; publicAddress: string; inetUpMbps: number; inetDownMbps: number }): Promise<MachineRegistration> {
+export async function detectMachine(
+  gpus: GpuInventory,
+  options: { dataDir: string; publicAddress: string; inetUpMbps: number; inetDownMbps: number },
+): Promise<MachineRegistration> {
   const cpuList = cpus();
   const disk = await statfs(options.dataDir);
   return {

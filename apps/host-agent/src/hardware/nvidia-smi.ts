@@ -2,7 +2,10 @@
  * What the agent asks nvidia-smi, and the pure parsing of its answer (unit-tested with real-looking
  * output in nvidia-smi.spec.ts).
  */
-export const NVIDIA_SMI_QUERY = ['--query-gpu=index,name,memory.total,driver_version,pcie.link.gen.max,compute_cap', '--format=csv,noheader,nounits'];
+export const NVIDIA_SMI_QUERY = [
+  '--query-gpu=index,name,memory.total,driver_version,pcie.link.gen.max,compute_cap',
+  '--format=csv,noheader,nounits',
+];
 
 export interface DetectedGpu {
   index: number;
@@ -52,7 +55,8 @@ export function parseNvidiaSmiGpus(csv: string): DetectedGpu[] {
     .map((line) => {
       const [index, name, memory, driver, pcie, cap] = line.split(',').map((field) => field.trim());
       const memoryMb = numberOrNull(memory);
-      if (index === undefined || !name || memoryMb === null || !driver) throw new Error(`unexpected nvidia-smi line: ${line}`);
+      if (index === undefined || !name || memoryMb === null || !driver)
+        throw new Error(`unexpected nvidia-smi line: ${line}`);
       const computeCap = numberOrNull(cap);
       return {
         index: Number(index),
@@ -95,9 +99,11 @@ export function gpuInventory(gpus: DetectedGpu[], cudaVersion: number | null): G
 export function parseSimulatedGpus(option: string): GpuInventory {
   const [count, name, ram] = option.split(':');
   const numGpus = Number(count);
-  if (!Number.isInteger(numGpus) || numGpus < 1) throw new Error(`--simulate-gpus wants N[:NAME[:RAM_MB]] with N >= 1, got "${option}"`);
+  if (!Number.isInteger(numGpus) || numGpus < 1)
+    throw new Error(`--simulate-gpus wants N[:NAME[:RAM_MB]] with N >= 1, got "${option}"`);
   const gpuRamMb = ram === undefined ? 24_564 : Number(ram);
-  if (!Number.isFinite(gpuRamMb) || gpuRamMb <= 0) throw new Error(`--simulate-gpus: RAM_MB must be a positive number, got "${ram}"`);
+  if (!Number.isFinite(gpuRamMb) || gpuRamMb <= 0)
+    throw new Error(`--simulate-gpus: RAM_MB must be a positive number, got "${ram}"`);
   return {
     gpuName: (name ?? 'RTX 4090').replace(/_/g, ' ').trim() || 'RTX 4090',
     numGpus,

@@ -6,7 +6,15 @@ const spec = deciderSpec(apiKeyDecider);
 const now = '2026-01-01T00:00:00.000Z';
 const created: ApiKeyEvent = {
   type: 'ApiKeyCreated',
-  data: { keyId: 7, userId: 3, name: 'ci', keyHash: 'aa', permissions: { api: { user_read: {} } }, kind: 'api', createdAt: now },
+  data: {
+    keyId: 7,
+    userId: 3,
+    name: 'ci',
+    keyHash: 'aa',
+    permissions: { api: { user_read: {} } },
+    kind: 'api',
+    createdAt: now,
+  },
 };
 
 describe('API key', () => {
@@ -14,10 +22,20 @@ describe('API key', () => {
     it('creates it with the hash only', () =>
       spec
         .given([])
-        .when({ type: 'CreateApiKey', keyId: 7, userId: 3, name: 'ci', keyHash: 'aa', permissions: { api: { user_read: {} } }, kind: 'api', now })
+        .when({
+          type: 'CreateApiKey',
+          keyId: 7,
+          userId: 3,
+          name: 'ci',
+          keyHash: 'aa',
+          permissions: { api: { user_read: {} } },
+          kind: 'api',
+          now,
+        })
         .then([created]));
 
-    it('cannot be deleted', () => spec.given([]).when({ type: 'DeleteApiKey', requesterUserId: 3, now }).thenThrows('api_key_not_found'));
+    it('cannot be deleted', () =>
+      spec.given([]).when({ type: 'DeleteApiKey', requesterUserId: 3, now }).thenThrows('api_key_not_found'));
   });
 
   describe('When active', () => {
@@ -28,21 +46,41 @@ describe('API key', () => {
         .then([{ type: 'ApiKeyReset', data: { keyId: 7, keyHash: 'bb', resetAt: now } }]));
 
     it('is deleted by its owner', () =>
-      spec.given([created]).when({ type: 'DeleteApiKey', requesterUserId: 3, now }).then([{ type: 'ApiKeyDeleted', data: { keyId: 7, deletedAt: now } }]));
+      spec
+        .given([created])
+        .when({ type: 'DeleteApiKey', requesterUserId: 3, now })
+        .then([{ type: 'ApiKeyDeleted', data: { keyId: 7, deletedAt: now } }]));
 
-    it('refuses another account', () => spec.given([created]).when({ type: 'DeleteApiKey', requesterUserId: 4, now }).thenThrows('not_owner'));
+    it('refuses another account', () =>
+      spec.given([created]).when({ type: 'DeleteApiKey', requesterUserId: 4, now }).thenThrows('not_owner'));
 
     it('refuses a second creation with the same id', () =>
       spec
         .given([created])
-        .when({ type: 'CreateApiKey', keyId: 7, userId: 3, name: null, keyHash: 'cc', permissions: null, kind: 'api', now })
+        .when({
+          type: 'CreateApiKey',
+          keyId: 7,
+          userId: 3,
+          name: null,
+          keyHash: 'cc',
+          permissions: null,
+          kind: 'api',
+          now,
+        })
         .thenThrows('api_key_exists'));
   });
 
   describe('When deleted', () => {
     const deleted: ApiKeyEvent = { type: 'ApiKeyDeleted', data: { keyId: 7, deletedAt: now } };
     it('cannot be reset', () =>
-      spec.given([created, deleted]).when({ type: 'ResetApiKey', requesterUserId: 3, newKeyHash: 'dd', now }).thenThrows('api_key_not_found'));
-    it('cannot be deleted twice', () => spec.given([created, deleted]).when({ type: 'DeleteApiKey', requesterUserId: 3, now }).thenThrows('api_key_not_found'));
+      spec
+        .given([created, deleted])
+        .when({ type: 'ResetApiKey', requesterUserId: 3, newKeyHash: 'dd', now })
+        .thenThrows('api_key_not_found'));
+    it('cannot be deleted twice', () =>
+      spec
+        .given([created, deleted])
+        .when({ type: 'DeleteApiKey', requesterUserId: 3, now })
+        .thenThrows('api_key_not_found'));
   });
 });

@@ -71,7 +71,12 @@ export function decide(command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[
       ];
     case 'ResetApiKey': {
       const key = activeKeyOf(state, command.requesterUserId);
-      return [{ type: 'ApiKeyReset', data: { keyId: key.keyId, keyHash: command.newKeyHash, resetAt: command.now } }];
+      return [
+        {
+          type: 'ApiKeyReset',
+          data: { keyId: key.keyId, keyHash: command.newKeyHash, resetAt: command.now },
+        },
+      ];
     }
     case 'DeleteApiKey': {
       const key = activeKeyOf(state, command.requesterUserId);

@@ -1,5 +1,12 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import {
   ApiError,
   type EventMetadata,
@@ -40,7 +47,9 @@ interface ApiKeyRow {
 }
 
 function toView(row: ApiKeyRow): ApiKeyView {
-  const permissions = (typeof row.permissions === 'string' ? JSON.parse(row.permissions) : row.permissions) as KeyScope;
+  const permissions = (
+    typeof row.permissions === 'string' ? JSON.parse(row.permissions) : row.permissions
+  ) as KeyScope;
   return {
     id: Number(row.key_id),
     user_id: Number(row.user_id),
@@ -136,7 +145,10 @@ export class DeleteApiKeyHandler implements ICommandHandler<DeleteApiKeyCommand>
       apiKeyStreamId(command.keyId),
       apiKeyDecider,
       (state, now) =>
-        apiKeyDecider.decide({ type: 'DeleteApiKey', requesterUserId: command.requesterUserId, now: now.toISOString() }, state),
+        apiKeyDecider.decide(
+          { type: 'DeleteApiKey', requesterUserId: command.requesterUserId, now: now.toISOString() },
+          state,
+        ),
       command.metadata,
     );
   }
@@ -163,7 +175,12 @@ export class ResetApiKeyHandler implements ICommandHandler<ResetApiKeyCommand> {
       apiKeyDecider,
       (state, now) =>
         apiKeyDecider.decide(
-          { type: 'ResetApiKey', requesterUserId: command.key.userId, newKeyHash: hashKey(newKey), now: now.toISOString() },
+          {
+            type: 'ResetApiKey',
+            requesterUserId: command.key.userId,
+            newKeyHash: hashKey(newKey),
+            now: now.toISOString(),
+          },
           state,
         ),
       command.metadata,

@@ -1,7 +1,13 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   CreateApiKeyCommand,
@@ -41,9 +47,15 @@ export class ApiKeysController {
 
   @Post('auth/apikeys')
   @RequirePermission('user_write')
-  async create(@Body() body: CreateApiKeyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async create(
+    @Body() body: CreateApiKeyRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const permissions = parsePermissions(body.permissions);
-    const created = await this.commands.execute(new CreateApiKeyCommand(principal, body.name ?? null, permissions, metadata));
+    const created = await this.commands.execute(
+      new CreateApiKeyCommand(principal, body.name ?? null, permissions, metadata),
+    );
     return { success: true, id: created.id, key: created.key, permissions: created.permissions ?? false };
   }
 
@@ -61,7 +73,11 @@ export class ApiKeysController {
 
   @Delete('auth/apikeys/:id')
   @RequirePermission('user_write')
-  async remove(@Param('id', keyIdPipe) id: number, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async remove(
+    @Param('id', keyIdPipe) id: number,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     await this.commands.execute(new DeleteApiKeyCommand(principal.userId, id, metadata));
     return { success: true, msg: 'Successfully Deleted API Key' };
   }

@@ -1,4 +1,9 @@
-import { ApiError, type TeamRoleCreated, type TeamRoleDeleted, type TeamRoleUpdated } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type TeamRoleCreated,
+  type TeamRoleDeleted,
+  type TeamRoleUpdated,
+} from '@rigmarket/contracts';
 import type { DomainEvent } from '@rigmarket/contracts';
 
 /** Private: who owns a custom role (built-in roles have no owner). */
@@ -10,7 +15,14 @@ export type TeamRoleState =
   | { status: 'active' | 'deleted'; roleId: number; name: string; builtIn: boolean; ownerId: number | null };
 
 export type TeamRoleCommand =
-  | { type: 'CreateTeamRole'; roleId: number; name: string; permissions: string[]; builtIn: boolean; ownerId: number | null }
+  | {
+      type: 'CreateTeamRole';
+      roleId: number;
+      name: string;
+      permissions: string[];
+      builtIn: boolean;
+      ownerId: number | null;
+    }
   | { type: 'UpdateTeamRole'; requesterUserId: number; name: string; permissions: string[] }
   | { type: 'DeleteTeamRole'; requesterUserId: number };
 
@@ -25,7 +37,13 @@ export const initialState = (): TeamRoleState => ({ status: 'none' });
 export function evolve(state: TeamRoleState, event: TeamRoleEvent): TeamRoleState {
   switch (event.type) {
     case 'TeamRoleCreated':
-      return { status: 'active', roleId: event.data.roleId, name: event.data.name, builtIn: event.data.builtIn, ownerId: null };
+      return {
+        status: 'active',
+        roleId: event.data.roleId,
+        name: event.data.name,
+        builtIn: event.data.builtIn,
+        ownerId: null,
+      };
     case 'TeamRoleOwned':
       return state.status === 'none' ? state : { ...state, ownerId: event.data.ownerId };
     case 'TeamRoleUpdated':
@@ -40,7 +58,8 @@ function ownedActiveRole(state: TeamRoleState, requesterUserId: number) {
   if (state.status !== 'active' || (!state.builtIn && state.ownerId !== requesterUserId)) {
     throw ApiError.notFound('Team role not found', TeamRoleErrors.notFound);
   }
-  if (state.builtIn) throw ApiError.forbidden(`The built-in role ${state.name} cannot be changed`, TeamRoleErrors.builtIn);
+  if (state.builtIn)
+    throw ApiError.forbidden(`The built-in role ${state.name} cannot be changed`, TeamRoleErrors.builtIn);
   return state;
 }
 
@@ -54,15 +73,26 @@ export function decide(command: TeamRoleCommand, state: TeamRoleState): TeamRole
       const events: TeamRoleEvent[] = [
         {
           type: 'TeamRoleCreated',
-          data: { roleId: command.roleId, name: command.name, permissions: command.permissions, builtIn: command.builtIn },
+          data: {
+            roleId: command.roleId,
+            name: command.name,
+            permissions: command.permissions,
+            builtIn: command.builtIn,
+          },
         },
       ];
-      if (command.ownerId !== null) events.push({ type: 'TeamRoleOwned', data: { roleId: command.roleId, ownerId: command.ownerId } });
+      if (command.ownerId !== null)
+        events.push({ type: 'TeamRoleOwned', data: { roleId: command.roleId, ownerId: command.ownerId } });
       return events;
     }
     case 'UpdateTeamRole': {
       const role = ownedActiveRole(state, command.requesterUserId);
-      return [{ type: 'TeamRoleUpdated', data: { roleId: role.roleId, name: command.name, permissions: command.permissions } }];
+      return [
+        {
+          type: 'TeamRoleUpdated',
+          data: { roleId: role.roleId, name: command.name, permissions: command.permissions },
+        },
+      ];
     }
     case 'DeleteTeamRole': {
       const role = ownedActiveRole(state, command.requesterUserId);
@@ -79,13 +109,43 @@ export const BUILT_IN_ROLES: ReadonlyArray<{ roleId: number; name: string; permi
   {
     roleId: 1,
     name: 'owner',
-    permissions: ['misc', 'user_read', 'user_write', 'instance_read', 'instance_write', 'billing_read', 'billing_write', 'machine_read', 'machine_write', 'team_read', 'team_write'],
+    permissions: [
+      'misc',
+      'user_read',
+      'user_write',
+      'instance_read',
+      'instance_write',
+      'billing_read',
+      'billing_write',
+      'machine_read',
+      'machine_write',
+      'team_read',
+      'team_write',
+    ],
   },
   {
     roleId: 2,
     name: 'manager',
-    permissions: ['misc', 'user_read', 'instance_read', 'instance_write', 'billing_read', 'machine_read', 'machine_write', 'team_read', 'team_write'],
+    permissions: [
+      'misc',
+      'user_read',
+      'instance_read',
+      'instance_write',
+      'billing_read',
+      'machine_read',
+      'machine_write',
+      'team_read',
+      'team_write',
+    ],
   },
-  { roleId: 3, name: 'member', permissions: ['misc', 'user_read', 'instance_read', 'instance_write', 'team_read'] },
-  { roleId: 4, name: 'billing', permissions: ['misc', 'user_read', 'billing_read', 'billing_write', 'team_read'] },
+  {
+    roleId: 3,
+    name: 'member',
+    permissions: ['misc', 'user_read', 'instance_read', 'instance_write', 'team_read'],
+  },
+  {
+    roleId: 4,
+    name: 'billing',
+    permissions: ['misc', 'user_read', 'billing_read', 'billing_write', 'team_read'],
+  },
 ];

@@ -1,5 +1,12 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, isPermissionCategory } from '@rigmarket/contracts';
 import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
@@ -31,11 +38,16 @@ const toView = (row: TeamRoleRow): TeamRoleView => ({
 export function parseRolePermissions(raw: unknown): string[] {
   const list = Array.isArray(raw)
     ? raw
-    : raw && typeof raw === 'object' && typeof (raw as { api?: unknown }).api === 'object' && (raw as { api?: unknown }).api !== null
+    : raw &&
+        typeof raw === 'object' &&
+        typeof (raw as { api?: unknown }).api === 'object' &&
+        (raw as { api?: unknown }).api !== null
       ? Object.keys((raw as { api: object }).api)
       : null;
   if (!list || list.some((p) => typeof p !== 'string')) {
-    throw ApiError.badRequest('permissions must be a list of categories or an object {"api": {"<category>": {}}}');
+    throw ApiError.badRequest(
+      'permissions must be a list of categories or an object {"api": {"<category>": {}}}',
+    );
   }
   const unknown = (list as string[]).filter((p) => !isPermissionCategory(p));
   if (unknown.length > 0) throw ApiError.badRequest(`Unknown permission categories: ${unknown.join(', ')}`);
@@ -49,12 +61,18 @@ function assertNotBuiltInName(name: string): void {
 }
 
 function duplicateName(error: unknown, name: string): never {
-  if (isUniqueViolation(error, 'team_roles_name_unique')) throw ApiError.conflict(`A role named ${name} already exists`, 'team_role_exists');
+  if (isUniqueViolation(error, 'team_roles_name_unique'))
+    throw ApiError.conflict(`A role named ${name} already exists`, 'team_role_exists');
   throw error;
 }
 
 export class CreateTeamRoleCommand extends Command<TeamRoleView> {
-  constructor(readonly ownerId: number, readonly name: string, readonly permissions: string[], readonly metadata: EventMetadata) {
+  constructor(
+    readonly ownerId: number,
+    readonly name: string,
+    readonly permissions: string[],
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -72,7 +90,14 @@ export class CreateTeamRoleHandler implements ICommandHandler<CreateTeamRoleComm
         teamRoleDecider,
         (state) =>
           teamRoleDecider.decide(
-            { type: 'CreateTeamRole', roleId, name: command.name, permissions: command.permissions, builtIn: false, ownerId: command.ownerId },
+            {
+              type: 'CreateTeamRole',
+              roleId,
+              name: command.name,
+              permissions: command.permissions,
+              builtIn: false,
+              ownerId: command.ownerId,
+            },
             state,
           ),
         command.metadata,
@@ -106,7 +131,12 @@ export class UpdateTeamRoleHandler implements ICommandHandler<UpdateTeamRoleComm
         teamRoleDecider,
         (state) =>
           teamRoleDecider.decide(
-            { type: 'UpdateTeamRole', requesterUserId: command.requesterUserId, name: command.name, permissions: command.permissions },
+            {
+              type: 'UpdateTeamRole',
+              requesterUserId: command.requesterUserId,
+              name: command.name,
+              permissions: command.permissions,
+            },
             state,
           ),
         command.metadata,
@@ -117,7 +147,11 @@ export class UpdateTeamRoleHandler implements ICommandHandler<UpdateTeamRoleComm
 }
 
 export class DeleteTeamRoleCommand extends Command<void> {
-  constructor(readonly requesterUserId: number, readonly name: string, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterUserId: number,
+    readonly name: string,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -131,7 +165,8 @@ export class DeleteTeamRoleHandler implements ICommandHandler<DeleteTeamRoleComm
     await this.runtime.runner.handle(
       teamRoleStreamId(role.id),
       teamRoleDecider,
-      (state) => teamRoleDecider.decide({ type: 'DeleteTeamRole', requesterUserId: command.requesterUserId }, state),
+      (state) =>
+        teamRoleDecider.decide({ type: 'DeleteTeamRole', requesterUserId: command.requesterUserId }, state),
       command.metadata,
     );
   }
@@ -149,7 +184,10 @@ async function findRoleByName(runtime: ContextRuntime, userId: number, name: str
 }
 
 export class GetTeamRoleQuery extends Query<TeamRoleView> {
-  constructor(readonly userId: number, readonly name: string) {
+  constructor(
+    readonly userId: number,
+    readonly name: string,
+  ) {
     super();
   }
 }

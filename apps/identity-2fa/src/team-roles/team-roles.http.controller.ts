@@ -1,7 +1,13 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsDefined, IsString, Length, Matches } from 'class-validator';
 import {
   CreateTeamRoleCommand,
@@ -15,7 +21,9 @@ import {
 export class TeamRoleRequest {
   @IsString()
   @Length(1, 64)
-  @Matches(/^[\w .-]+$/, { message: 'name may contain letters, digits, spaces, dots, dashes and underscores' })
+  @Matches(/^[\w .-]+$/, {
+    message: 'name may contain letters, digits, spaces, dots, dashes and underscores',
+  })
   name: string;
 
   @IsDefined({ message: 'permissions is required' })
@@ -45,9 +53,18 @@ export class TeamRolesController {
 
   @Post('roles')
   @RequirePermission('team_write')
-  async create(@Body() body: TeamRoleRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async create(
+    @Body() body: TeamRoleRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const role = await this.commands.execute(
-      new CreateTeamRoleCommand(principal.userId, body.name, parseRolePermissions(body.permissions), metadata),
+      new CreateTeamRoleCommand(
+        principal.userId,
+        body.name,
+        parseRolePermissions(body.permissions),
+        metadata,
+      ),
     );
     return { success: true, id: role.id, name: role.name, permissions: role.permissions };
   }
@@ -56,20 +73,34 @@ export class TeamRolesController {
   @Put('roles/:id')
   @RequirePermission('team_write')
   async update(
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => ApiError.badRequest('Update a role by its numeric id') })) id: number,
+    @Param(
+      'id',
+      new ParseIntPipe({ exceptionFactory: () => ApiError.badRequest('Update a role by its numeric id') }),
+    )
+    id: number,
     @Body() body: TeamRoleRequest,
     @Principal() principal: AuthenticatedKey,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const role = await this.commands.execute(
-      new UpdateTeamRoleCommand(principal.userId, id, body.name, parseRolePermissions(body.permissions), metadata),
+      new UpdateTeamRoleCommand(
+        principal.userId,
+        id,
+        body.name,
+        parseRolePermissions(body.permissions),
+        metadata,
+      ),
     );
     return { success: true, id: role.id, name: role.name, permissions: role.permissions };
   }
 
   @Delete('roles/:name')
   @RequirePermission('team_write')
-  async remove(@Param('name') name: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async remove(
+    @Param('name') name: string,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     await this.commands.execute(new DeleteTeamRoleCommand(principal.userId, name, metadata));
     return { success: true, msg: `Role ${name} deleted` };
   }

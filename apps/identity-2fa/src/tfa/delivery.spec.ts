@@ -21,7 +21,11 @@ describe('delivery adapters are chosen from configuration', () => {
   it('TWILIO_* select the Twilio adapter; without them SMS go to the development provider', () => {
     delete process.env.TWILIO_ACCOUNT_SID;
     expect(chooseSms({})).toBeInstanceOf(LogSmsSender);
-    Object.assign(process.env, { TWILIO_ACCOUNT_SID: `AC${'1'.repeat(32)}`, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006' });
+    Object.assign(process.env, {
+      TWILIO_ACCOUNT_SID: `AC${'1'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: 't',
+      TWILIO_FROM: '+15005550006',
+    });
     expect(chooseSms({})).toBeInstanceOf(TwilioSmsSender);
   });
 

@@ -37,7 +37,11 @@ export class TwilioSmsSender implements SmsSender {
   private readonly client: twilio.Twilio;
 
   constructor(private readonly config: TwilioConfig) {
-    this.client = twilio(config.accountSid, config.authToken, config.baseUrl ? { httpClient: new RebasedRequestClient(new URL(config.baseUrl)) } : {});
+    this.client = twilio(
+      config.accountSid,
+      config.authToken,
+      config.baseUrl ? { httpClient: new RebasedRequestClient(new URL(config.baseUrl)) } : {},
+    );
   }
 
   async send(to: string, body: string): Promise<void> {
@@ -52,7 +56,12 @@ export class TwilioSmsSender implements SmsSender {
   static fromEnv(env: NodeJS.ProcessEnv = process.env): TwilioSmsSender | null {
     const { TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM, TWILIO_BASE_URL } = env;
     if (!TWILIO_ACCOUNT_SID || !TWILIO_AUTH_TOKEN || !TWILIO_FROM) return null;
-    return new TwilioSmsSender({ accountSid: TWILIO_ACCOUNT_SID, authToken: TWILIO_AUTH_TOKEN, from: TWILIO_FROM, baseUrl: TWILIO_BASE_URL || undefined });
+    return new TwilioSmsSender({
+      accountSid: TWILIO_ACCOUNT_SID,
+      authToken: TWILIO_AUTH_TOKEN,
+      from: TWILIO_FROM,
+      baseUrl: TWILIO_BASE_URL || undefined,
+    });
   }
 }
 

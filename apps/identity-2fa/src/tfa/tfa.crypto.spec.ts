@@ -1,4 +1,13 @@
-import { SecretBox, base32Decode, base32Encode, newBackupCode, newTotpSecret, provisioningUri, totpCode, totpStep } from './tfa.crypto';
+import {
+  SecretBox,
+  base32Decode,
+  base32Encode,
+  newBackupCode,
+  newTotpSecret,
+  provisioningUri,
+  totpCode,
+  totpStep,
+} from './tfa.crypto';
 
 describe('2FA crypto', () => {
   it('seals TOTP secrets with AES-256-GCM and refuses tampering or another key', () => {
@@ -7,11 +16,15 @@ describe('2FA crypto', () => {
     expect(sealed).not.toContain('JBSWY3DP');
     expect(box.open(sealed)).toBe('JBSWY3DPEHPK3PXPJBSWY3DP');
     const parts = sealed.split('.');
-    const tampered = [...parts.slice(0, 3), Buffer.from('x').toString('base64url') + parts[3]!.slice(2)].join('.');
+    const tampered = [...parts.slice(0, 3), Buffer.from('x').toString('base64url') + parts[3]!.slice(2)].join(
+      '.',
+    );
     expect(() => box.open(tampered)).toThrow();
     expect(() => new SecretBox(Buffer.alloc(32, 8)).open(sealed)).toThrow();
     expect(() => new SecretBox(Buffer.alloc(16))).toThrow(/32 bytes/);
-    expect(SecretBox.fromConfig('ab'.repeat(32)).open(SecretBox.fromConfig('ab'.repeat(32)).seal('s'))).toBe('s');
+    expect(SecretBox.fromConfig('ab'.repeat(32)).open(SecretBox.fromConfig('ab'.repeat(32)).seal('s'))).toBe(
+      's',
+    );
   });
 
   it('matches the RFC 6238 SHA-1 test vector (last 6 digits)', () => {
@@ -34,6 +47,8 @@ describe('2FA crypto', () => {
 
   it('backup codes are XXXX-XXXX-XXXX; provisioning URIs are otpauth', () => {
     expect(newBackupCode()).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/);
-    expect(provisioningUri('ABC', 'a@b.test')).toBe('otpauth://totp/Rigmarket:a%40b.test?secret=ABC&issuer=Rigmarket');
+    expect(provisioningUri('ABC', 'a@b.test')).toBe(
+      'otpauth://totp/Rigmarket:a%40b.test?secret=ABC&issuer=Rigmarket',
+    );
   });
 });

@@ -53,15 +53,19 @@ export class SecretBox {
   private readonly key: Buffer;
 
   constructor(key: Buffer) {
-    if (key.length !== 32) throw new Error('RIGMARKET_TFA_KEY must be 32 bytes (64 hex characters or base64)');
+    if (key.length !== 32)
+      throw new Error('RIGMARKET_TFA_KEY must be 32 bytes (64 hex characters or base64)');
     this.key = key;
   }
 
   /** From RIGMARKET_TFA_KEY (hex or base64); a random key with a warning when unset (development only). */
   static fromConfig(value: string | undefined): SecretBox {
     if (!value) {
-      if (process.env.NODE_ENV === 'production') throw new Error('RIGMARKET_TFA_KEY is required in production');
-      new Logger('tfa').warn('RIGMARKET_TFA_KEY is not set: using a random key; TOTP secrets will not survive a restart');
+      if (process.env.NODE_ENV === 'production')
+        throw new Error('RIGMARKET_TFA_KEY is required in production');
+      new Logger('tfa').warn(
+        'RIGMARKET_TFA_KEY is not set: using a random key; TOTP secrets will not survive a restart',
+      );
       return new SecretBox(randomBytes(32));
     }
     const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
@@ -72,15 +76,23 @@ export class SecretBox {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+    return [
+      'v1',
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      body.toString('base64url'),
+    ].join('.');
   }
 
   open(sealed: string): string {
     const [version, iv, tag, body] = sealed.split('.');
-    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('Unknown sealed-secret format');
+    if (version !== 'v1' || !iv || !tag || body === undefined)
+      throw new Error('Unknown sealed-secret format');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(
+      'utf8',
+    );
   }
 }
 
@@ -129,7 +141,13 @@ export function totpCode(secret: string, at: Date): string {
 export function totpStep(secret: string, code: string, at: Date): number | null {
   if (!/^\d{6}$/.test(code)) return null;
   try {
-    const result = verifySync({ secret: base32Decode(secret), crypto, token: code, epoch: Math.floor(at.getTime() / 1000), epochTolerance: 30 });
+    const result = verifySync({
+      secret: base32Decode(secret),
+      crypto,
+      token: code,
+      epoch: Math.floor(at.getTime() / 1000),
+      epochTolerance: 30,
+    });
     if (!result.valid) return null;
     // otplib reports the matched counter as timeStep for TOTP; fall back to epoch / 30 plus delta.
     const step = (result as { timeStep?: number }).timeStep;

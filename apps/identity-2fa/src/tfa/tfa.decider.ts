@@ -90,7 +90,10 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
         expiresAt: d.expiresAt,
         active: true,
       };
-      const smsLog = d.channel === 'sms' && d.phone ? [...s.smsLog, { at: d.issuedAt, phone: d.phone, purpose: d.purpose }] : s.smsLog;
+      const smsLog =
+        d.channel === 'sms' && d.phone
+          ? [...s.smsLog, { at: d.issuedAt, phone: d.phone, purpose: d.purpose }]
+          : s.smsLog;
       // Challenges and the SMS log matter for a day at most (the longest rate window): older entries are
       // dropped so the folded state of a long-lived account stays small.
       const horizon = ms(d.issuedAt) - 24 * 3600_000;
@@ -107,24 +110,54 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
         ...s,
         challenges: s.challenges.map((c) =>
           c.secretHash === d.oldSecretHash
-            ? { ...c, secretHash: d.secretHash, codeHash: d.codeHash, issuedAt: d.issuedAt, expiresAt: d.expiresAt }
+            ? {
+                ...c,
+                secretHash: d.secretHash,
+                codeHash: d.codeHash,
+                issuedAt: d.issuedAt,
+                expiresAt: d.expiresAt,
+              }
             : c,
         ),
-        smsLog: old?.phone ? [...s.smsLog, { at: d.issuedAt, phone: old.phone, purpose: old.purpose }] : s.smsLog,
+        smsLog: old?.phone
+          ? [...s.smsLog, { at: d.issuedAt, phone: old.phone, purpose: old.purpose }]
+          : s.smsLog,
       };
     }
     case 'TfaChallengeCancelled':
-      return { ...s, challenges: s.challenges.map((c) => (c.secretHash === event.data.secretHash ? { ...c, active: false } : c)) };
+      return {
+        ...s,
+        challenges: s.challenges.map((c) =>
+          c.secretHash === event.data.secretHash ? { ...c, active: false } : c,
+        ),
+      };
     case 'TfaVerificationFailed':
-      return { ...s, locks: { ...s.locks, [String(event.data.lockKey)]: { failCount: event.data.failCount, lockedUntil: event.data.lockedUntil } } };
+      return {
+        ...s,
+        locks: {
+          ...s.locks,
+          [String(event.data.lockKey)]: {
+            failCount: event.data.failCount,
+            lockedUntil: event.data.lockedUntil,
+          },
+        },
+      };
     case 'TfaVerificationSucceeded': {
       const d = event.data;
       return {
         ...s,
         locks: { ...s.locks, [String(d.lockKey)]: { failCount: 0, lockedUntil: null } },
-        challenges: s.challenges.map((c) => (d.secretHash !== null && c.secretHash === d.secretHash ? { ...c, active: false } : c)),
+        challenges: s.challenges.map((c) =>
+          d.secretHash !== null && c.secretHash === d.secretHash ? { ...c, active: false } : c,
+        ),
         methods: s.methods.map((m) =>
-          m.id === d.lockKey ? { ...m, lastUsed: d.at, lastStep: d.totpStep !== null ? Math.max(m.lastStep, d.totpStep) : m.lastStep } : m,
+          m.id === d.lockKey
+            ? {
+                ...m,
+                lastUsed: d.at,
+                lastStep: d.totpStep !== null ? Math.max(m.lastStep, d.totpStep) : m.lastStep,
+              }
+            : m,
         ),
       };
     }
@@ -146,7 +179,13 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
         lastStep: d.totpStep ?? -1,
       };
       // A method row (the legacy backfill included) ends the legacy state.
-      return { ...s, enabled: true, legacy: false, legacyPhone: null, methods: [...s.methods.map((m) => (d.isPrimary ? { ...m, isPrimary: false } : m)), method] };
+      return {
+        ...s,
+        enabled: true,
+        legacy: false,
+        legacyPhone: null,
+        methods: [...s.methods.map((m) => (d.isPrimary ? { ...m, isPrimary: false } : m)), method],
+      };
     }
     case 'TfaBackupCodesIssued':
       return { ...s, backup: event.data.hashes.map((hash) => ({ hash, used: false })) };
@@ -156,7 +195,11 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
         ...s,
         methods: s.methods.map((m) => {
           if (m.id === d.methodId) {
-            return { ...m, label: d.label !== undefined ? d.label : m.label, isPrimary: d.isPrimary ?? m.isPrimary };
+            return {
+              ...m,
+              label: d.label !== undefined ? d.label : m.label,
+              isPrimary: d.isPrimary ?? m.isPrimary,
+            };
           }
           return d.isPrimary ? { ...m, isPrimary: false } : m;
         }),
@@ -165,7 +208,15 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
     case 'TfaMethodRemoved':
       return { ...s, methods: s.methods.filter((m) => m.id !== event.data.methodId) };
     case 'TfaDisabled':
-      return { ...s, enabled: false, legacy: false, legacyPhone: null, methods: [], backup: [], authorizedUntil: null };
+      return {
+        ...s,
+        enabled: false,
+        legacy: false,
+        legacyPhone: null,
+        methods: [],
+        backup: [],
+        authorizedUntil: null,
+      };
     case 'TfaLegacyMarked':
       return { ...s, enabled: true, legacy: true, legacyPhone: event.data.phone };
     case 'TfaLoginCompleted':
@@ -181,12 +232,27 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
 export type Proof =
   /** matches: TOTP method id -> the step its code matched (±1 step), or null. */
   | { kind: 'totp'; methodId: number | null; matches: Record<number, number | null> }
-  | { kind: 'code'; channel: 'sms' | 'email'; secretHash: string | null; codeHash: string; methodId: number | null }
+  | {
+      kind: 'code';
+      channel: 'sms' | 'email';
+      secretHash: string | null;
+      codeHash: string;
+      methodId: number | null;
+    }
   | { kind: 'backup'; codeHash: string };
 
 export type TfaCommand =
   | { type: 'IssueLoginChallenge'; userId: number; secretHash: string; now: string }
-  | { type: 'SendEmailCode'; userId: number; secretHash: string; codeHash: string; purpose: TfaPurpose; loggedOut: boolean; emailVerified: boolean; now: string }
+  | {
+      type: 'SendEmailCode';
+      userId: number;
+      secretHash: string;
+      codeHash: string;
+      purpose: TfaPurpose;
+      loggedOut: boolean;
+      emailVerified: boolean;
+      now: string;
+    }
   | {
       type: 'SendSmsCode';
       userId: number;
@@ -242,13 +308,29 @@ export type TfaCommand =
     }
   | { type: 'CompleteLogin'; userId: number; proof: Proof; sessionKeyId: number; now: string }
   | { type: 'RemoveMethod'; userId: number; proof: Proof | null; targetId: number | null; now: string }
-  | { type: 'UpdateMethod'; userId: number; methodId: number | null; method: MethodType | null; label?: string; isPrimary?: boolean; now: string }
-  | { type: 'RegenerateBackupCodes'; userId: number; proof: Proof; hashes: string[]; backfillMethodId: number; now: string }
+  | {
+      type: 'UpdateMethod';
+      userId: number;
+      methodId: number | null;
+      method: MethodType | null;
+      label?: string;
+      isPrimary?: boolean;
+      now: string;
+    }
+  | {
+      type: 'RegenerateBackupCodes';
+      userId: number;
+      proof: Proof;
+      hashes: string[];
+      backfillMethodId: number;
+      now: string;
+    }
   | { type: 'MarkLegacy'; userId: number; phone: string | null; now: string };
 
 const ms = (iso: string): number => new Date(iso).getTime();
 const plus = (iso: string, delta: number): string => new Date(ms(iso) + delta).toISOString();
-const epochSeconds = (iso: string | null): number | null => (iso === null ? null : Math.floor(ms(iso) / 1000));
+const epochSeconds = (iso: string | null): number | null =>
+  iso === null ? null : Math.floor(ms(iso) / 1000);
 
 export function sameHash(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex');
@@ -264,7 +346,8 @@ export function currentLock(state: TfaState, key: LockKey, now: string): Lock {
   const lock = state.locks[String(key)];
   if (!lock) return { failCount: 0, lockedUntil: null };
   // A lock that has run out starts the count again.
-  if (lock.lockedUntil !== null && ms(lock.lockedUntil) <= ms(now)) return { failCount: 0, lockedUntil: null };
+  if (lock.lockedUntil !== null && ms(lock.lockedUntil) <= ms(now))
+    return { failCount: 0, lockedUntil: null };
   return lock;
 }
 
@@ -273,10 +356,15 @@ export function isLocked(lock: Lock, now: string): boolean {
 }
 
 export function lockedError(lock: Lock): ApiError {
-  return new ApiError(429, 'tfa_locked', 'Too many failed attempts: this 2FA method is locked for 15 minutes', {
-    fail_count: lock.failCount,
-    locked_until: epochSeconds(lock.lockedUntil),
-  });
+  return new ApiError(
+    429,
+    'tfa_locked',
+    'Too many failed attempts: this 2FA method is locked for 15 minutes',
+    {
+      fail_count: lock.failCount,
+      locked_until: epochSeconds(lock.lockedUntil),
+    },
+  );
 }
 
 /** The error a recorded failure answers (the failing attempt's event is stored first). */
@@ -293,10 +381,12 @@ function totpMethod(state: TfaState, methodId: number | null): TfaMethod {
   if (methodId !== null) {
     const method = state.methods.find((m) => m.id === methodId);
     if (!method) throw new ApiError(400, 'invalid_tfa_method', 'No 2FA method with this tfa_method_id');
-    if (method.method !== 'totp') throw new ApiError(400, 'invalid_tfa_method', 'tfa_method_id does not name a TOTP method');
+    if (method.method !== 'totp')
+      throw new ApiError(400, 'invalid_tfa_method', 'tfa_method_id does not name a TOTP method');
     return method;
   }
-  if (totps.length === 0) throw new ApiError(400, 'invalid_tfa_method', 'No TOTP method is configured on this account');
+  if (totps.length === 0)
+    throw new ApiError(400, 'invalid_tfa_method', 'No TOTP method is configured on this account');
   if (totps.length > 1) throw ApiError.badRequest('Several TOTP methods exist: send tfa_method_id');
   return totps[0]!;
 }
@@ -304,7 +394,12 @@ function totpMethod(state: TfaState, methodId: number | null): TfaMethod {
 function fail(state: TfaState, key: LockKey, lock: Lock, now: string): TfaEvent[] {
   const failCount = lock.failCount + 1;
   const lockedUntil = failCount >= TFA_LIMITS.maxFailures ? plus(now, TFA_LIMITS.lockoutMs) : null;
-  return [{ type: 'TfaVerificationFailed', data: { userId: state.userId, lockKey: key, failCount, lockedUntil, at: now } }];
+  return [
+    {
+      type: 'TfaVerificationFailed',
+      data: { userId: state.userId, lockKey: key, failCount, lockedUntil, at: now },
+    },
+  ];
 }
 
 export interface Verified {
@@ -321,11 +416,17 @@ export interface Verified {
  * Checks a proof. A wrong code is recorded (TfaVerificationFailed) rather than thrown, so the failure
  * count persists; the handler answers 2fa_verification_failed after storing it.
  */
-export function verify(state: TfaState, proof: Proof, now: string, purposes: readonly TfaPurpose[]): Verified {
+export function verify(
+  state: TfaState,
+  proof: Proof,
+  now: string,
+  purposes: readonly TfaPurpose[],
+): Verified {
   switch (proof.kind) {
     case 'backup': {
       const index = state.backup.findIndex((b) => !b.used && sameHash(b.hash, proof.codeHash));
-      if (index < 0) throw new ApiError(401, 'invalid_backup_code', 'The backup code is invalid or has been used');
+      if (index < 0)
+        throw new ApiError(401, 'invalid_backup_code', 'The backup code is invalid or has been used');
       return {
         events: [{ type: 'TfaBackupCodeUsed', data: { userId: state.userId, index, at: now } }],
         ok: true,
@@ -341,10 +442,21 @@ export function verify(state: TfaState, proof: Proof, now: string, purposes: rea
       const step = proof.matches[method.id] ?? null;
       // A code accepted once is refused for the rest of its step (and older steps).
       if (step === null || step <= method.lastStep) {
-        return { events: fail(state, method.id, lock, now), ok: false, methodId: method.id, challenge: null, via: 'totp' };
+        return {
+          events: fail(state, method.id, lock, now),
+          ok: false,
+          methodId: method.id,
+          challenge: null,
+          via: 'totp',
+        };
       }
       return {
-        events: [{ type: 'TfaVerificationSucceeded', data: { userId: state.userId, lockKey: method.id, secretHash: null, totpStep: step, at: now } }],
+        events: [
+          {
+            type: 'TfaVerificationSucceeded',
+            data: { userId: state.userId, lockKey: method.id, secretHash: null, totpStep: step, at: now },
+          },
+        ],
         ok: true,
         methodId: method.id,
         challenge: null,
@@ -352,23 +464,55 @@ export function verify(state: TfaState, proof: Proof, now: string, purposes: rea
       };
     }
     case 'code': {
-      if (proof.secretHash === null) throw new ApiError(400, 'missing_params', 'code and secret are required for SMS and e-mail verification');
+      if (proof.secretHash === null)
+        throw new ApiError(
+          400,
+          'missing_params',
+          'code and secret are required for SMS and e-mail verification',
+        );
       const challenge = findChallenge(state, proof.secretHash);
-      if (!challenge || challenge.channel === null || challenge.channel === 'totp' || !purposes.includes(challenge.purpose)) {
+      if (
+        !challenge ||
+        challenge.channel === null ||
+        challenge.channel === 'totp' ||
+        !purposes.includes(challenge.purpose)
+      ) {
         throw new ApiError(400, 'challenge_not_found', 'No challenge matches this secret');
       }
-      if (!challenge.active) throw new ApiError(400, 'no_challenge_found', 'No active challenge: it was used or cleared; request a new code');
-      if (ms(challenge.expiresAt) <= ms(now)) throw new ApiError(400, '2fa_expired', 'The 2FA code has expired; request a new one');
-      if (challenge.channel !== proof.channel) throw new ApiError(400, 'challenge_not_found', `No ${proof.channel} challenge matches this secret`);
+      if (!challenge.active)
+        throw new ApiError(
+          400,
+          'no_challenge_found',
+          'No active challenge: it was used or cleared; request a new code',
+        );
+      if (ms(challenge.expiresAt) <= ms(now))
+        throw new ApiError(400, '2fa_expired', 'The 2FA code has expired; request a new one');
+      if (challenge.channel !== proof.channel)
+        throw new ApiError(400, 'challenge_not_found', `No ${proof.channel} challenge matches this secret`);
       const key: LockKey = challenge.methodId ?? challenge.channel;
       const lock = currentLock(state, key, now);
       if (isLocked(lock, now)) throw lockedError(lock);
       if (!challenge.codeHash || !sameHash(challenge.codeHash, proof.codeHash)) {
-        return { events: fail(state, key, lock, now), ok: false, methodId: challenge.methodId, challenge, via: challenge.channel };
+        return {
+          events: fail(state, key, lock, now),
+          ok: false,
+          methodId: challenge.methodId,
+          challenge,
+          via: challenge.channel,
+        };
       }
       return {
         events: [
-          { type: 'TfaVerificationSucceeded', data: { userId: state.userId, lockKey: key, secretHash: challenge.secretHash, totpStep: null, at: now } },
+          {
+            type: 'TfaVerificationSucceeded',
+            data: {
+              userId: state.userId,
+              lockKey: key,
+              secretHash: challenge.secretHash,
+              totpStep: null,
+              at: now,
+            },
+          },
         ],
         ok: true,
         methodId: challenge.methodId,
@@ -379,10 +523,15 @@ export function verify(state: TfaState, proof: Proof, now: string, purposes: rea
   }
 }
 
-function resolveSmsTarget(state: TfaState, phone: string | null, methodId: number | null): { phone: string; methodId: number | null } {
+function resolveSmsTarget(
+  state: TfaState,
+  phone: string | null,
+  methodId: number | null,
+): { phone: string; methodId: number | null } {
   if (methodId !== null) {
     const method = state.methods.find((m) => m.id === methodId);
-    if (!method || method.method !== 'sms' || !method.phone) throw new ApiError(400, 'invalid_tfa_method', 'tfa_method_id does not name an SMS method');
+    if (!method || method.method !== 'sms' || !method.phone)
+      throw new ApiError(400, 'invalid_tfa_method', 'tfa_method_id does not name an SMS method');
     return { phone: method.phone, methodId };
   }
   if (phone !== null) {
@@ -396,23 +545,44 @@ function resolveSmsTarget(state: TfaState, phone: string | null, methodId: numbe
   throw ApiError.badRequest('phone_number is required: no phone number is on the account');
 }
 
-function checkSmsRate(state: TfaState, phone: string, purpose: TfaPurpose, knownMethod: boolean, now: string, acrossAccounts = 0): void {
+function checkSmsRate(
+  state: TfaState,
+  phone: string,
+  purpose: TfaPurpose,
+  knownMethod: boolean,
+  now: string,
+  acrossAccounts = 0,
+): void {
   const hourAgo = ms(now) - 3600_000;
   if (state.smsLog.filter((e) => ms(e.at) > hourAgo).length >= TFA_LIMITS.smsPerHour) {
     throw new ApiError(429, 'sms_rate_limited', 'Too many SMS codes requested; wait before asking again');
   }
   if (!knownMethod && (purpose === 'setup' || purpose === 'authorize')) {
     const dayAgo = ms(now) - 24 * 3600_000;
-    const used = state.smsLog.filter((e) => e.phone === phone && ms(e.at) > dayAgo && (e.purpose === 'setup' || e.purpose === 'authorize')).length;
+    const used = state.smsLog.filter(
+      (e) => e.phone === phone && ms(e.at) > dayAgo && (e.purpose === 'setup' || e.purpose === 'authorize'),
+    ).length;
     if (Math.max(used, acrossAccounts) >= TFA_LIMITS.preauthPerPhonePerDay) {
-      throw new ApiError(429, 'preauth_phone_cap', 'This phone number was used in too many authorization attempts; try again tomorrow');
+      throw new ApiError(
+        429,
+        'preauth_phone_cap',
+        'This phone number was used in too many authorization attempts; try again tomorrow',
+      );
     }
   }
 }
 
 function issue(
   state: TfaState,
-  c: { secretHash: string; channel: TfaChannel | null; purpose: TfaPurpose; codeHash: string | null; phone: string | null; methodId: number | null; loggedOut: boolean },
+  c: {
+    secretHash: string;
+    channel: TfaChannel | null;
+    purpose: TfaPurpose;
+    codeHash: string | null;
+    phone: string | null;
+    methodId: number | null;
+    loggedOut: boolean;
+  },
   now: string,
 ): TfaEvent {
   return {
@@ -430,24 +600,62 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
   const now = 'now' in command ? command.now : new Date(0).toISOString();
   switch (command.type) {
     case 'IssueLoginChallenge':
-      return [issue(state, { secretHash: command.secretHash, channel: null, purpose: 'login', codeHash: null, phone: null, methodId: null, loggedOut: true }, now)];
-
-    case 'SendEmailCode':
-      if (!command.emailVerified) throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
       return [
         issue(
           state,
-          { secretHash: command.secretHash, channel: 'email', purpose: command.purpose, codeHash: command.codeHash, phone: null, methodId: null, loggedOut: command.loggedOut },
+          {
+            secretHash: command.secretHash,
+            channel: null,
+            purpose: 'login',
+            codeHash: null,
+            phone: null,
+            methodId: null,
+            loggedOut: true,
+          },
+          now,
+        ),
+      ];
+
+    case 'SendEmailCode':
+      if (!command.emailVerified)
+        throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+      return [
+        issue(
+          state,
+          {
+            secretHash: command.secretHash,
+            channel: 'email',
+            purpose: command.purpose,
+            codeHash: command.codeHash,
+            phone: null,
+            methodId: null,
+            loggedOut: command.loggedOut,
+          },
           now,
         ),
       ];
 
     case 'SendSmsCode': {
-      if (!command.mayReceiveCodes) throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+      if (!command.mayReceiveCodes)
+        throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
       const target = resolveSmsTarget(state, command.phone, command.methodId);
-      const recent = state.challenges.find((c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now));
-      if (recent) throw new ApiError(400, 'tfa_challenge_exists', 'A code was sent recently and is still valid; use resend');
-      checkSmsRate(state, target.phone, command.purpose, target.methodId !== null, now, command.phoneAttemptsToday);
+      const recent = state.challenges.find(
+        (c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now),
+      );
+      if (recent)
+        throw new ApiError(
+          400,
+          'tfa_challenge_exists',
+          'A code was sent recently and is still valid; use resend',
+        );
+      checkSmsRate(
+        state,
+        target.phone,
+        command.purpose,
+        target.methodId !== null,
+        now,
+        command.phoneAttemptsToday,
+      );
       return [
         issue(
           state,
@@ -469,13 +677,23 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       let challenge: Challenge | undefined;
       if (command.secretHash !== null) {
         challenge = findChallenge(state, command.secretHash);
-        if (!challenge || challenge.channel !== 'sms') throw new ApiError(400, 'challenge_not_found', 'No SMS challenge matches this secret');
+        if (!challenge || challenge.channel !== 'sms')
+          throw new ApiError(400, 'challenge_not_found', 'No SMS challenge matches this secret');
       } else {
-        const phone = command.methodId !== null ? resolveSmsTarget(state, null, command.methodId).phone : command.phone;
-        if (phone === null) throw ApiError.badRequest('phone_number or tfa_method_id is required without a secret');
-        challenge = [...state.challenges].reverse().find((c) => c.channel === 'sms' && c.phone === phone && c.active);
+        const phone =
+          command.methodId !== null ? resolveSmsTarget(state, null, command.methodId).phone : command.phone;
+        if (phone === null)
+          throw ApiError.badRequest('phone_number or tfa_method_id is required without a secret');
+        challenge = [...state.challenges]
+          .reverse()
+          .find((c) => c.channel === 'sms' && c.phone === phone && c.active);
       }
-      if (!challenge || !challenge.active) throw new ApiError(400, 'no_challenge_found', 'No active SMS challenge to resend; request a new code');
+      if (!challenge || !challenge.active)
+        throw new ApiError(
+          400,
+          'no_challenge_found',
+          'No active SMS challenge to resend; request a new code',
+        );
       if (command.phone !== null && command.phone !== challenge.phone) {
         throw ApiError.badRequest('phone_number does not match the original challenge');
       }
@@ -496,12 +714,23 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
     }
 
     case 'CancelChallenge':
-      return [{ type: 'TfaChallengeCancelled', data: { userId: state.userId, secretHash: command.secretHash, reason: command.reason } }];
+      return [
+        {
+          type: 'TfaChallengeCancelled',
+          data: { userId: state.userId, secretHash: command.secretHash, reason: command.reason },
+        },
+      ];
 
     case 'StartAuthorization': {
       if (command.backupCodeHash !== null) {
         const verified = verify(state, { kind: 'backup', codeHash: command.backupCodeHash }, now, []);
-        return [...verified.events, { type: 'TfaNewMethodAuthorized', data: { userId: state.userId, until: plus(now, TFA_LIMITS.authorizationMs), via: 'backup_code' } }];
+        return [
+          ...verified.events,
+          {
+            type: 'TfaNewMethodAuthorized',
+            data: { userId: state.userId, until: plus(now, TFA_LIMITS.authorizationMs), via: 'backup_code' },
+          },
+        ];
       }
       let channel: TfaChannel = command.tfaMethod ?? 'email';
       let methodId = command.methodId;
@@ -515,33 +744,95 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
         channel = method.method;
       }
       if (channel === 'email') {
-        if (!command.emailVerified) throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
-        return [issue(state, { secretHash: command.secretHash, channel: 'email', purpose: 'authorize', codeHash: command.codeHash, phone: null, methodId: null, loggedOut: false }, now)];
+        if (!command.emailVerified)
+          throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+        return [
+          issue(
+            state,
+            {
+              secretHash: command.secretHash,
+              channel: 'email',
+              purpose: 'authorize',
+              codeHash: command.codeHash,
+              phone: null,
+              methodId: null,
+              loggedOut: false,
+            },
+            now,
+          ),
+        ];
       }
       if (channel === 'totp') {
         const method = totpMethod(state, methodId);
-        return [issue(state, { secretHash: command.secretHash, channel: 'totp', purpose: 'authorize', codeHash: null, phone: null, methodId: method.id, loggedOut: false }, now)];
+        return [
+          issue(
+            state,
+            {
+              secretHash: command.secretHash,
+              channel: 'totp',
+              purpose: 'authorize',
+              codeHash: null,
+              phone: null,
+              methodId: method.id,
+              loggedOut: false,
+            },
+            now,
+          ),
+        ];
       }
-      if (!command.emailVerified) throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+      if (!command.emailVerified)
+        throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
       const target = resolveSmsTarget(state, null, methodId);
-      const recent = state.challenges.find((c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now));
-      if (recent) throw new ApiError(400, 'tfa_challenge_exists', 'A code was sent recently and is still valid; use resend');
+      const recent = state.challenges.find(
+        (c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now),
+      );
+      if (recent)
+        throw new ApiError(
+          400,
+          'tfa_challenge_exists',
+          'A code was sent recently and is still valid; use resend',
+        );
       checkSmsRate(state, target.phone, 'authorize', target.methodId !== null, now);
       return [
-        issue(state, { secretHash: command.secretHash, channel: 'sms', purpose: 'authorize', codeHash: command.codeHash, phone: target.phone, methodId: target.methodId, loggedOut: false }, now),
+        issue(
+          state,
+          {
+            secretHash: command.secretHash,
+            channel: 'sms',
+            purpose: 'authorize',
+            codeHash: command.codeHash,
+            phone: target.phone,
+            methodId: target.methodId,
+            loggedOut: false,
+          },
+          now,
+        ),
       ];
     }
 
     case 'ConfirmAuthorization': {
       const pending = state.challenges.filter((c) => c.purpose === 'authorize');
-      if (pending.length === 0) throw new ApiError(400, 'no_pending_authorization', 'No pending authorization: call POST authorize-new-method first');
+      if (pending.length === 0)
+        throw new ApiError(
+          400,
+          'no_pending_authorization',
+          'No pending authorization: call POST authorize-new-method first',
+        );
       const challenge = findChallenge(state, command.secretHash);
-      if (!challenge || challenge.purpose !== 'authorize') throw new ApiError(400, 'challenge_not_found', 'No authorization challenge matches this secret');
-      if (!challenge.active) throw new ApiError(400, 'no_challenge_found', 'No active challenge: it was used or cleared; start again');
-      if (ms(challenge.expiresAt) <= ms(now)) throw new ApiError(400, '2fa_expired', 'The 2FA code has expired; start again');
+      if (!challenge || challenge.purpose !== 'authorize')
+        throw new ApiError(400, 'challenge_not_found', 'No authorization challenge matches this secret');
+      if (!challenge.active)
+        throw new ApiError(
+          400,
+          'no_challenge_found',
+          'No active challenge: it was used or cleared; start again',
+        );
+      if (ms(challenge.expiresAt) <= ms(now))
+        throw new ApiError(400, '2fa_expired', 'The 2FA code has expired; start again');
       let proof = command.proof;
       if (challenge.channel === 'totp') {
-        if (proof.kind !== 'totp') throw ApiError.badRequest('This authorization is by TOTP: send the TOTP code');
+        if (proof.kind !== 'totp')
+          throw ApiError.badRequest('This authorization is by TOTP: send the TOTP code');
         proof = { ...proof, methodId: challenge.methodId };
       } else if (proof.kind === 'code') {
         proof = { ...proof, channel: challenge.channel === 'sms' ? 'sms' : 'email' };
@@ -549,24 +840,45 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       const verified = verify(state, proof, now, ['authorize']);
       if (!verified.ok) return verified.events;
       const consumed: TfaEvent[] =
-        challenge.channel === 'totp' ? [{ type: 'TfaChallengeCancelled', data: { userId: state.userId, secretHash: challenge.secretHash, reason: 'used' } }] : [];
+        challenge.channel === 'totp'
+          ? [
+              {
+                type: 'TfaChallengeCancelled',
+                data: { userId: state.userId, secretHash: challenge.secretHash, reason: 'used' },
+              },
+            ]
+          : [];
       return [
         ...verified.events,
         ...consumed,
-        { type: 'TfaNewMethodAuthorized', data: { userId: state.userId, until: plus(now, TFA_LIMITS.authorizationMs), via: verified.via } },
+        {
+          type: 'TfaNewMethodAuthorized',
+          data: { userId: state.userId, until: plus(now, TFA_LIMITS.authorizationMs), via: verified.via },
+        },
       ];
     }
 
     case 'ConfirmNewMethod': {
-      if (command.label !== null && command.label.length > TFA_LIMITS.labelMax) throw ApiError.badRequest('label must be at most 30 characters');
+      if (command.label !== null && command.label.length > TFA_LIMITS.labelMax)
+        throw ApiError.badRequest('label must be at most 30 characters');
       if (state.legacy && state.methods.length === 0) {
-        throw new ApiError(400, 'untracked_2fa_found', 'This account has untracked (legacy) 2FA: regenerate backup codes before adding a method');
+        throw new ApiError(
+          400,
+          'untracked_2fa_found',
+          'This account has untracked (legacy) 2FA: regenerate backup codes before adding a method',
+        );
       }
-      if (!authorized(state, now)) throw new ApiError(403, 'authorization_required', 'Adding a 2FA method needs a fresh authorization (authorize-new-method)');
+      if (!authorized(state, now))
+        throw new ApiError(
+          403,
+          'authorization_required',
+          'Adding a 2FA method needs a fresh authorization (authorize-new-method)',
+        );
       const events: TfaEvent[] = [];
       let phone: string | null = null;
       if (command.method === 'totp') {
-        if (state.methods.some((m) => m.method === 'totp')) throw new ApiError(400, 'duplicate_tfa_method', 'A TOTP method is already configured');
+        if (state.methods.some((m) => m.method === 'totp'))
+          throw new ApiError(400, 'duplicate_tfa_method', 'A TOTP method is already configured');
         const lock = currentLock(state, 'totp-setup', now);
         if (isLocked(lock, now)) throw lockedError(lock);
         if (command.totpStep === null) return fail(state, 'totp-setup', lock, now);
@@ -575,9 +887,14 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
         const verified = verify(state, command.smsProof, now, ['setup', 'verify', 'authorize']);
         if (!verified.ok) return verified.events;
         phone = verified.challenge?.phone ?? null;
-        if (command.phone !== null && command.phone !== phone) throw ApiError.badRequest('phone_number does not match the number the code was sent to');
+        if (command.phone !== null && command.phone !== phone)
+          throw ApiError.badRequest('phone_number does not match the number the code was sent to');
         if (state.methods.some((m) => m.method === 'sms' && m.phone === phone)) {
-          throw new ApiError(400, 'duplicate_tfa_method', 'An SMS method with this phone number is already configured');
+          throw new ApiError(
+            400,
+            'duplicate_tfa_method',
+            'An SMS method with this phone number is already configured',
+          );
         }
         events.push(...verified.events);
       }
@@ -597,7 +914,11 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
           at: now,
         },
       });
-      if (first && !state.enabled) events.push({ type: 'TfaBackupCodesIssued', data: { userId: state.userId, hashes: command.backupHashes, at: now } });
+      if (first && !state.enabled)
+        events.push({
+          type: 'TfaBackupCodesIssued',
+          data: { userId: state.userId, hashes: command.backupHashes, at: now },
+        });
       return events;
     }
 
@@ -605,21 +926,34 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       if (!state.enabled) throw ApiError.badRequest('2FA is not enabled on this account');
       const verified = verify(state, command.proof, now, ['login', 'verify']);
       if (!verified.ok) return verified.events;
-      return [...verified.events, { type: 'TfaLoginCompleted', data: { userId: state.userId, sessionKeyId: command.sessionKeyId, via: verified.via, at: now } }];
+      return [
+        ...verified.events,
+        {
+          type: 'TfaLoginCompleted',
+          data: { userId: state.userId, sessionKeyId: command.sessionKeyId, via: verified.via, at: now },
+        },
+      ];
     }
 
     case 'RemoveMethod': {
-      if (state.legacy && state.methods.length === 0) return [{ type: 'TfaDisabled', data: { userId: state.userId, at: now } }];
+      if (state.legacy && state.methods.length === 0)
+        return [{ type: 'TfaDisabled', data: { userId: state.userId, at: now } }];
       if (!state.enabled) throw ApiError.badRequest('2FA is not enabled on this account');
       if (!command.proof) throw new ApiError(400, 'missing_auth_value', 'code or backup_code is required');
-      if (command.proof.kind === 'backup' && command.targetId === null) throw ApiError.badRequest('target_id is required with backup_code');
+      if (command.proof.kind === 'backup' && command.targetId === null)
+        throw ApiError.badRequest('target_id is required with backup_code');
       const verified = verify(state, command.proof, now, ['login', 'verify', 'authorize']);
       if (!verified.ok) return verified.events;
       const targetId = command.targetId ?? verified.methodId;
       const target = state.methods.find((m) => m.id === targetId);
-      if (!target) throw new ApiError(400, 'invalid_tfa_method', 'No 2FA method with this id: send target_id');
-      const events: TfaEvent[] = [...verified.events, { type: 'TfaMethodRemoved', data: { userId: state.userId, methodId: target.id, at: now } }];
-      if (state.methods.length === 1) events.push({ type: 'TfaDisabled', data: { userId: state.userId, at: now } });
+      if (!target)
+        throw new ApiError(400, 'invalid_tfa_method', 'No 2FA method with this id: send target_id');
+      const events: TfaEvent[] = [
+        ...verified.events,
+        { type: 'TfaMethodRemoved', data: { userId: state.userId, methodId: target.id, at: now } },
+      ];
+      if (state.methods.length === 1)
+        events.push({ type: 'TfaDisabled', data: { userId: state.userId, at: now } });
       return events;
     }
 
@@ -629,13 +963,15 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
         method = state.methods.find((m) => m.id === command.methodId);
       } else if (command.method !== null) {
         const ofType = state.methods.filter((m) => m.method === command.method);
-        if (ofType.length > 1) throw ApiError.badRequest('Several methods of this type exist: send tfa_method_id');
+        if (ofType.length > 1)
+          throw ApiError.badRequest('Several methods of this type exist: send tfa_method_id');
         method = ofType[0];
       } else {
         throw ApiError.badRequest('tfa_method_id or tfa_method is required');
       }
       if (!method) throw new ApiError(400, 'invalid_tfa_method', 'No such 2FA method');
-      if (command.label !== undefined && command.label.length > TFA_LIMITS.labelMax) throw ApiError.badRequest('label must be at most 30 characters');
+      if (command.label !== undefined && command.label.length > TFA_LIMITS.labelMax)
+        throw ApiError.badRequest('label must be at most 30 characters');
       return [
         {
           type: 'TfaMethodUpdated',
@@ -656,7 +992,8 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       if (!verified.ok) return verified.events;
       const events: TfaEvent[] = [...verified.events];
       if (state.legacy && state.methods.length === 0) {
-        if (!state.legacyPhone) throw ApiError.badRequest('No phone number on file to backfill the legacy SMS method');
+        if (!state.legacyPhone)
+          throw ApiError.badRequest('No phone number on file to backfill the legacy SMS method');
         events.push({
           type: 'TfaMethodAdded',
           data: {
@@ -673,7 +1010,10 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
           },
         });
       }
-      events.push({ type: 'TfaBackupCodesIssued', data: { userId: state.userId, hashes: command.hashes, at: now } });
+      events.push({
+        type: 'TfaBackupCodesIssued',
+        data: { userId: state.userId, hashes: command.hashes, at: now },
+      });
       return events;
     }
 

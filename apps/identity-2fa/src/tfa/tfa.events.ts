@@ -29,9 +29,19 @@ export type TfaChallengeIssued = DomainEvent<
 >;
 export type TfaChallengeCodeReplaced = DomainEvent<
   'TfaChallengeCodeReplaced',
-  { userId: number; oldSecretHash: string; secretHash: string; codeHash: string; issuedAt: string; expiresAt: string }
+  {
+    userId: number;
+    oldSecretHash: string;
+    secretHash: string;
+    codeHash: string;
+    issuedAt: string;
+    expiresAt: string;
+  }
 >;
-export type TfaChallengeCancelled = DomainEvent<'TfaChallengeCancelled', { userId: number; secretHash: string; reason: string }>;
+export type TfaChallengeCancelled = DomainEvent<
+  'TfaChallengeCancelled',
+  { userId: number; secretHash: string; reason: string }
+>;
 export type TfaVerificationFailed = DomainEvent<
   'TfaVerificationFailed',
   { userId: number; lockKey: LockKey; failCount: number; lockedUntil: string | null; at: string }
@@ -40,8 +50,14 @@ export type TfaVerificationSucceeded = DomainEvent<
   'TfaVerificationSucceeded',
   { userId: number; lockKey: LockKey; secretHash: string | null; totpStep: number | null; at: string }
 >;
-export type TfaBackupCodeUsed = DomainEvent<'TfaBackupCodeUsed', { userId: number; index: number; at: string }>;
-export type TfaNewMethodAuthorized = DomainEvent<'TfaNewMethodAuthorized', { userId: number; until: string; via: string }>;
+export type TfaBackupCodeUsed = DomainEvent<
+  'TfaBackupCodeUsed',
+  { userId: number; index: number; at: string }
+>;
+export type TfaNewMethodAuthorized = DomainEvent<
+  'TfaNewMethodAuthorized',
+  { userId: number; until: string; via: string }
+>;
 export type TfaMethodAdded = DomainEvent<
   'TfaMethodAdded',
   {
@@ -60,17 +76,29 @@ export type TfaMethodAdded = DomainEvent<
     at: string;
   }
 >;
-export type TfaBackupCodesIssued = DomainEvent<'TfaBackupCodesIssued', { userId: number; hashes: string[]; at: string }>;
+export type TfaBackupCodesIssued = DomainEvent<
+  'TfaBackupCodesIssued',
+  { userId: number; hashes: string[]; at: string }
+>;
 export type TfaMethodUpdated = DomainEvent<
   'TfaMethodUpdated',
   { userId: number; methodId: number; label?: string | null; isPrimary?: boolean; at: string }
 >;
-export type TfaMethodRemoved = DomainEvent<'TfaMethodRemoved', { userId: number; methodId: number; at: string }>;
+export type TfaMethodRemoved = DomainEvent<
+  'TfaMethodRemoved',
+  { userId: number; methodId: number; at: string }
+>;
 /** The last method went (or a legacy account was cleared): 2FA off, backup codes soft-deleted. */
 export type TfaDisabled = DomainEvent<'TfaDisabled', { userId: number; at: string }>;
 /** An account from before method rows existed: 2FA on, no methods, a phone number on file. */
-export type TfaLegacyMarked = DomainEvent<'TfaLegacyMarked', { userId: number; phone: string | null; at: string }>;
-export type TfaLoginCompleted = DomainEvent<'TfaLoginCompleted', { userId: number; sessionKeyId: number; via: string; at: string }>;
+export type TfaLegacyMarked = DomainEvent<
+  'TfaLegacyMarked',
+  { userId: number; phone: string | null; at: string }
+>;
+export type TfaLoginCompleted = DomainEvent<
+  'TfaLoginCompleted',
+  { userId: number; sessionKeyId: number; via: string; at: string }
+>;
 
 export type TfaEvent =
   | TfaChallengeIssued

@@ -1,4 +1,11 @@
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import type { EventMetadata } from '@rigmarket/contracts';
 import { type ProofInput, type TfaCaller, TfaService } from './tfa.service';
 
@@ -9,7 +16,11 @@ type MethodName = 'sms' | 'totp' | 'email';
 // service loads the stream, does the secret work and runs the pure decider.
 
 export class CompleteTfaLoginCommand extends Command<{ body: Body; sessionKey: string }> {
-  constructor(readonly caller: TfaCaller, readonly input: ProofInput & { admin?: boolean }, readonly metadata: EventMetadata) {
+  constructor(
+    readonly caller: TfaCaller,
+    readonly input: ProofInput & { admin?: boolean },
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -22,7 +33,10 @@ export class CompleteTfaLoginHandler implements ICommandHandler<CompleteTfaLogin
 }
 
 export class SendTfaEmailCodeCommand extends Command<Body> {
-  constructor(readonly caller: TfaCaller, readonly metadata: EventMetadata) {
+  constructor(
+    readonly caller: TfaCaller,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -35,7 +49,12 @@ export class SendTfaEmailCodeHandler implements ICommandHandler<SendTfaEmailCode
 }
 
 export class SendTfaSmsCodeCommand extends Command<Body> {
-  constructor(readonly caller: TfaCaller, readonly phone: string | null, readonly methodId: number | null, readonly metadata: EventMetadata) {
+  constructor(
+    readonly caller: TfaCaller,
+    readonly phone: string | null,
+    readonly methodId: number | null,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -97,7 +116,12 @@ export class StartTfaAuthorizationHandler implements ICommandHandler<StartTfaAut
 }
 
 export class ConfirmTfaAuthorizationCommand extends Command<Body> {
-  constructor(readonly userId: number, readonly code: string | undefined, readonly secret: string | undefined, readonly metadata: EventMetadata) {
+  constructor(
+    readonly userId: number,
+    readonly code: string | undefined,
+    readonly secret: string | undefined,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -126,7 +150,13 @@ export class NewTotpSecretHandler implements IQueryHandler<NewTotpSecretQuery> {
 export class ConfirmNewTfaMethodCommand extends Command<Body> {
   constructor(
     readonly userId: number,
-    readonly input: { tfa_method: 'sms' | 'totp'; code?: string; secret?: string; phone_number?: string; label?: string },
+    readonly input: {
+      tfa_method: 'sms' | 'totp';
+      code?: string;
+      secret?: string;
+      phone_number?: string;
+      label?: string;
+    },
     readonly metadata: EventMetadata,
   ) {
     super();
@@ -141,7 +171,11 @@ export class ConfirmNewTfaMethodHandler implements ICommandHandler<ConfirmNewTfa
 }
 
 export class RemoveTfaMethodCommand extends Command<Body> {
-  constructor(readonly userId: number, readonly input: ProofInput & { target_id?: number }, readonly metadata: EventMetadata) {
+  constructor(
+    readonly userId: number,
+    readonly input: ProofInput & { target_id?: number },
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -171,7 +205,11 @@ export class UpdateTfaMethodHandler implements ICommandHandler<UpdateTfaMethodCo
 }
 
 export class RegenerateBackupCodesCommand extends Command<Body> {
-  constructor(readonly userId: number, readonly input: ProofInput, readonly metadata: EventMetadata) {
+  constructor(
+    readonly userId: number,
+    readonly input: ProofInput,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }

@@ -1,6 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Put, Req, Res } from '@nestjs/common';
 import { ApiError, type EventMetadata, type PermissionCategory, scopeAllows } from '@rigmarket/contracts';
-import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedRequest, bearerValue, metadataOf } from '@rigmarket/http-kit';
+import {
+  AUTH_KEY_LOOKUP,
+  type AuthKeyLookup,
+  type AuthenticatedRequest,
+  bearerValue,
+  metadataOf,
+} from '@rigmarket/http-kit';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import type { Response } from 'express';
@@ -151,7 +157,12 @@ interface Admits {
   needs: PermissionCategory;
 }
 
-const authError = () => new ApiError(403, 'auth_error', 'No valid authentication: send a bearer key, or the tfa_secret from your login');
+const authError = () =>
+  new ApiError(
+    403,
+    'auth_error',
+    'No valid authentication: send a bearer key, or the tfa_secret from your login',
+  );
 const SESSION_COOKIE = 'session_key';
 
 /**
@@ -167,7 +178,11 @@ export class TfaController {
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
   ) {}
 
-  private async caller(request: AuthenticatedRequest, secret: string | undefined, admits: Admits): Promise<{ caller: TfaCaller; metadata: EventMetadata }> {
+  private async caller(
+    request: AuthenticatedRequest,
+    secret: string | undefined,
+    admits: Admits,
+  ): Promise<{ caller: TfaCaller; metadata: EventMetadata }> {
     const bearer = bearerValue(request);
     let caller: TfaCaller | null = null;
     try {
@@ -177,7 +192,11 @@ export class TfaController {
         if (!key) throw authError();
         request.principal = key;
         if (!scopeAllows(key.scope, admits.needs)) {
-          throw new ApiError(403, 'forbidden', `This API key lacks the ${admits.needs} permission needed for this request`);
+          throw new ApiError(
+            403,
+            'forbidden',
+            `This API key lacks the ${admits.needs} permission needed for this request`,
+          );
         }
         caller = { userId: key.userId, keyId: key.keyId, scope: key.scope };
       } else if (admits.secret && secret) {
@@ -195,88 +214,162 @@ export class TfaController {
 
   @Post()
   @HttpCode(200)
-  async login(@Req() request: AuthenticatedRequest, @Body() body: LoginRequest, @Res({ passthrough: true }) response: Response) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
-    const { body: result, sessionKey } = await this.commands.execute(new CompleteTfaLoginCommand(caller, body, metadata));
+  async login(
+    @Req() request: AuthenticatedRequest,
+    @Body() body: LoginRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const { caller, metadata } = await this.caller(request, body.secret, {
+      secret: true,
+      bearer: true,
+      needs: 'user_write',
+    });
+    const { body: result, sessionKey } = await this.commands.execute(
+      new CompleteTfaLoginCommand(caller, body, metadata),
+    );
     if (caller.keyId !== null) return { ...result, session_key: sessionKey };
-    response.cookie(SESSION_COOKIE, sessionKey, { httpOnly: true, sameSite: 'lax', path: '/', secure: request.secure });
+    response.cookie(SESSION_COOKIE, sessionKey, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      secure: request.secure,
+    });
     return result;
   }
 
   @Delete()
   @HttpCode(200)
   async remove(@Req() request: AuthenticatedRequest, @Body() body: RemoveRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
+    const { caller, metadata } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
     return this.commands.execute(new RemoveTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Post('email')
   @HttpCode(200)
   async email(@Req() request: AuthenticatedRequest, @Body() body: SecretRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
+    const { caller, metadata } = await this.caller(request, body.secret, {
+      secret: true,
+      bearer: true,
+      needs: 'user_write',
+    });
     return this.commands.execute(new SendTfaEmailCodeCommand(caller, metadata));
   }
 
   @Post('sms')
   @HttpCode(200)
   async sms(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
-    return this.commands.execute(new SendTfaSmsCodeCommand(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata));
+    const { caller, metadata } = await this.caller(request, body.secret, {
+      secret: true,
+      bearer: true,
+      needs: 'user_write',
+    });
+    return this.commands.execute(
+      new SendTfaSmsCodeCommand(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata),
+    );
   }
 
   @Post('sms/resend')
   @HttpCode(200)
   async resend(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, { secret: true, bearer: true, needs: 'user_write' });
-    return this.commands.execute(new ResendTfaSmsCodeCommand(caller, body.secret ?? null, body.phone_number ?? null, body.tfa_method_id ?? null, metadata));
+    const { caller, metadata } = await this.caller(request, body.secret, {
+      secret: true,
+      bearer: true,
+      needs: 'user_write',
+    });
+    return this.commands.execute(
+      new ResendTfaSmsCodeCommand(
+        caller,
+        body.secret ?? null,
+        body.phone_number ?? null,
+        body.tfa_method_id ?? null,
+        metadata,
+      ),
+    );
   }
 
   @Get('status')
   async status(@Req() request: AuthenticatedRequest) {
-    const { caller } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_read' });
+    const { caller } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_read',
+    });
     return this.queries.execute(new GetTfaStatusQuery(caller.userId));
   }
 
   @Post('authorize-new-method')
   @HttpCode(200)
   async authorize(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
+    const { caller, metadata } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
     return this.commands.execute(new StartTfaAuthorizationCommand(caller.userId, body, metadata));
   }
 
   @Put('authorize-new-method')
   @HttpCode(200)
   async confirmAuthorization(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeConfirmRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
-    return this.commands.execute(new ConfirmTfaAuthorizationCommand(caller.userId, body.code, body.secret, metadata));
+    const { caller, metadata } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
+    return this.commands.execute(
+      new ConfirmTfaAuthorizationCommand(caller.userId, body.code, body.secret, metadata),
+    );
   }
 
   @Post('totp-setup')
   @HttpCode(200)
   async totpSetup(@Req() request: AuthenticatedRequest) {
-    const { caller } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
+    const { caller } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
     return this.queries.execute(new NewTotpSecretQuery(caller.userId));
   }
 
   @Post('confirm-new')
   @HttpCode(200)
   async confirmNew(@Req() request: AuthenticatedRequest, @Body() body: ConfirmNewRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
-    if (body.tfa_method === 'email') throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
-    return this.commands.execute(new ConfirmNewTfaMethodCommand(caller.userId, { ...body, tfa_method: body.tfa_method }, metadata));
+    const { caller, metadata } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
+    if (body.tfa_method === 'email')
+      throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
+    return this.commands.execute(
+      new ConfirmNewTfaMethodCommand(caller.userId, { ...body, tfa_method: body.tfa_method }, metadata),
+    );
   }
 
   @Put('update')
   @HttpCode(200)
   async update(@Req() request: AuthenticatedRequest, @Body() body: UpdateRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
+    const { caller, metadata } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
     return this.commands.execute(new UpdateTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Put('regen-backup-codes')
   @HttpCode(200)
   async regen(@Req() request: AuthenticatedRequest, @Body() body: ProofRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, { secret: false, bearer: true, needs: 'user_write' });
+    const { caller, metadata } = await this.caller(request, undefined, {
+      secret: false,
+      bearer: true,
+      needs: 'user_write',
+    });
     return this.commands.execute(new RegenerateBackupCodesCommand(caller.userId, body, metadata));
   }
 }

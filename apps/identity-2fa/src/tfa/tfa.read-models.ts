@@ -23,7 +23,9 @@ export const tfaReadModelsMigration: Migration = {
         user_id INTEGER NOT NULL,
         issued_at TIMESTAMPTZ NOT NULL
       )`);
-    await sql.execute(`CREATE INDEX tfa_phone_setups_by_phone ON ${s}.tfa_phone_setups (phone_hash, issued_at)`);
+    await sql.execute(
+      `CREATE INDEX tfa_phone_setups_by_phone ON ${s}.tfa_phone_setups (phone_hash, issued_at)`,
+    );
     await sql.execute(`
       CREATE TABLE ${s}.tfa_secrets (
         secret_hash TEXT PRIMARY KEY,
@@ -34,7 +36,10 @@ export const tfaReadModelsMigration: Migration = {
 };
 
 async function upsert(sql: Sql, userId: number): Promise<void> {
-  await sql.execute(`INSERT INTO ${SCHEMA}.tfa_accounts (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING`, [userId]);
+  await sql.execute(
+    `INSERT INTO ${SCHEMA}.tfa_accounts (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING`,
+    [userId],
+  );
 }
 
 export const tfaProjection: Projection = {
@@ -47,40 +52,49 @@ export const tfaProjection: Projection = {
     const userId = event.data.userId;
     switch (event.type) {
       case 'TfaChallengeIssued':
-        await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
-          event.data.secretHash,
-          userId,
-          event.data.issuedAt,
-        ]);
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [event.data.secretHash, userId, event.data.issuedAt],
+        );
         if (event.data.channel === 'sms' && event.data.phone && event.data.purpose === 'setup') {
-          await sql.execute(`INSERT INTO ${SCHEMA}.tfa_phone_setups (phone_hash, user_id, issued_at) VALUES ($1, $2, $3)`, [
-            hashKey(event.data.phone),
-            userId,
-            event.data.issuedAt,
-          ]);
+          await sql.execute(
+            `INSERT INTO ${SCHEMA}.tfa_phone_setups (phone_hash, user_id, issued_at) VALUES ($1, $2, $3)`,
+            [hashKey(event.data.phone), userId, event.data.issuedAt],
+          );
         }
         return;
       case 'TfaChallengeCodeReplaced':
-        await sql.execute(`INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
-          event.data.secretHash,
-          userId,
-          event.data.issuedAt,
-        ]);
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.tfa_secrets (secret_hash, user_id, issued_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [event.data.secretHash, userId, event.data.issuedAt],
+        );
         return;
       case 'TfaMethodAdded':
         await upsert(sql, userId);
-        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = FALSE, method_count = method_count + 1 WHERE user_id = $1`, [userId]);
+        await sql.execute(
+          `UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = FALSE, method_count = method_count + 1 WHERE user_id = $1`,
+          [userId],
+        );
         return;
       case 'TfaMethodRemoved':
-        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET method_count = GREATEST(method_count - 1, 0) WHERE user_id = $1`, [userId]);
+        await sql.execute(
+          `UPDATE ${SCHEMA}.tfa_accounts SET method_count = GREATEST(method_count - 1, 0) WHERE user_id = $1`,
+          [userId],
+        );
         return;
       case 'TfaDisabled':
         await upsert(sql, userId);
-        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = FALSE, legacy = FALSE, method_count = 0 WHERE user_id = $1`, [userId]);
+        await sql.execute(
+          `UPDATE ${SCHEMA}.tfa_accounts SET enabled = FALSE, legacy = FALSE, method_count = 0 WHERE user_id = $1`,
+          [userId],
+        );
         return;
       case 'TfaLegacyMarked':
         await upsert(sql, userId);
-        await sql.execute(`UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = TRUE WHERE user_id = $1`, [userId]);
+        await sql.execute(
+          `UPDATE ${SCHEMA}.tfa_accounts SET enabled = TRUE, legacy = TRUE WHERE user_id = $1`,
+          [userId],
+        );
         return;
       default:
         return;

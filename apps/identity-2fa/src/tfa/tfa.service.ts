@@ -79,7 +79,11 @@ export class TfaService {
   }
 
   /** Runs one command; a recorded verification failure is stored, then answered as an error. */
-  private async run(userId: number, build: (now: string) => TfaCommand, metadata: EventMetadata): Promise<TfaEvent[]> {
+  private async run(
+    userId: number,
+    build: (now: string) => TfaCommand,
+    metadata: EventMetadata,
+  ): Promise<TfaEvent[]> {
     const result = await this.runtime.runner.handle(
       tfaStreamId(userId),
       tfaDecider,
@@ -107,13 +111,17 @@ export class TfaService {
   /** The user a logged-out caller's tfa_secret belongs to, if the challenge still authenticates. */
   async userOfSecret(secret: string): Promise<number | null> {
     const hash = hashKey(secret);
-    const rows = await this.runtime.db.query<{ user_id: number }>(`SELECT user_id FROM ${SCHEMA}.tfa_secrets WHERE secret_hash = $1`, [hash]);
+    const rows = await this.runtime.db.query<{ user_id: number }>(
+      `SELECT user_id FROM ${SCHEMA}.tfa_secrets WHERE secret_hash = $1`,
+      [hash],
+    );
     if (!rows[0]) return null;
     const userId = Number(rows[0].user_id);
     const state = await this.state(userId);
     const challenge = findChallenge(state, hash);
     if (!challenge || !challenge.loggedOut || !challenge.active) return null;
-    if (new Date(challenge.expiresAt) <= this.now()) throw new ApiError(400, '2fa_expired', 'The 2FA challenge has expired; log in again');
+    if (new Date(challenge.expiresAt) <= this.now())
+      throw new ApiError(400, '2fa_expired', 'The 2FA challenge has expired; log in again');
     return userId;
   }
 
@@ -126,7 +134,8 @@ export class TfaService {
       const at = this.now();
       const matches: Record<number, number | null> = {};
       for (const m of state.methods) {
-        if (m.method === 'totp' && m.secretEnc) matches[m.id] = totpStep(this.box.open(m.secretEnc), input.code, at);
+        if (m.method === 'totp' && m.secretEnc)
+          matches[m.id] = totpStep(this.box.open(m.secretEnc), input.code, at);
       }
       return { kind: 'totp', methodId: input.tfa_method_id ?? null, matches };
     }
@@ -151,12 +160,22 @@ export class TfaService {
     };
   }
 
-  private async deliverSms(userId: number, to: string, code: string, secretHash: string, metadata: EventMetadata): Promise<void> {
+  private async deliverSms(
+    userId: number,
+    to: string,
+    code: string,
+    secretHash: string,
+    metadata: EventMetadata,
+  ): Promise<void> {
     try {
       await this.sms.send(to, `Your Rigmarket verification code is ${code}. It expires in 10 minutes.`);
     } catch (error) {
       // Not delivered: the challenge must not block a new request (tfa_challenge_exists).
-      await this.run(userId, () => ({ type: 'CancelChallenge', userId, secretHash, reason: 'delivery_failed' }), metadata);
+      await this.run(
+        userId,
+        () => ({ type: 'CancelChallenge', userId, secretHash, reason: 'delivery_failed' }),
+        metadata,
+      );
       if (error instanceof ApiError) throw error;
       throw new ApiError(400, 'twilio_error', 'SMS delivery failed');
     }
@@ -197,7 +216,12 @@ export class TfaService {
     const row = await this.user(caller.userId);
     const state = await this.state(caller.userId);
     const known = phone === null || state.methods.some((m) => m.method === 'sms' && m.phone === phone);
-    if (caller.keyId === null && !known) throw new ApiError(403, 'auth_error', 'A logged-out caller may only use the phone numbers on the account');
+    if (caller.keyId === null && !known)
+      throw new ApiError(
+        403,
+        'auth_error',
+        'A logged-out caller may only use the phone numbers on the account',
+      );
     const purpose: TfaPurpose = caller.keyId === null ? 'login' : known ? 'verify' : 'setup';
     const since = new Date(this.now().getTime() - 24 * 3600_000).toISOString();
     const [{ n }] =
@@ -228,24 +252,44 @@ export class TfaService {
       metadata,
     );
     const issued = events.find((e) => e.type === 'TfaChallengeIssued');
-    if (issued?.type === 'TfaChallengeIssued' && issued.data.phone) await this.deliverSms(userId, issued.data.phone, code, hashKey(secret), metadata);
+    if (issued?.type === 'TfaChallengeIssued' && issued.data.phone)
+      await this.deliverSms(userId, issued.data.phone, code, hashKey(secret), metadata);
     return { success: true, msg: '2FA Sent', secret };
   }
 
-  async resendSms(caller: TfaCaller, secret: string | null, phone: string | null, methodId: number | null, metadata: EventMetadata) {
+  async resendSms(
+    caller: TfaCaller,
+    secret: string | null,
+    phone: string | null,
+    methodId: number | null,
+    metadata: EventMetadata,
+  ) {
     const row = await this.user(caller.userId);
-    if (!(row.email_verified_at !== null || row.is_admin)) throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+    if (!(row.email_verified_at !== null || row.is_admin))
+      throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
     const newSecret = secret ?? newTfaSecret();
     const code = newCode();
     const userId = caller.userId;
     const state = await this.state(userId);
     const events = await this.run(
       userId,
-      (now) => ({ type: 'ResendSmsCode', userId, secretHash: secret ? hashKey(secret) : null, newSecretHash: hashKey(newSecret), codeHash: hashCode(code), phone, methodId, now }),
+      (now) => ({
+        type: 'ResendSmsCode',
+        userId,
+        secretHash: secret ? hashKey(secret) : null,
+        newSecretHash: hashKey(newSecret),
+        codeHash: hashCode(code),
+        phone,
+        methodId,
+        now,
+      }),
       metadata,
     );
     const replaced = events.find((e) => e.type === 'TfaChallengeCodeReplaced');
-    const challenge = replaced?.type === 'TfaChallengeCodeReplaced' ? findChallenge(state, replaced.data.oldSecretHash) : undefined;
+    const challenge =
+      replaced?.type === 'TfaChallengeCodeReplaced'
+        ? findChallenge(state, replaced.data.oldSecretHash)
+        : undefined;
     if (challenge?.phone) await this.deliverSms(userId, challenge.phone, code, hashKey(newSecret), metadata);
     return { success: true, msg: 'A 6-digit code has been sent to your phone', secret: newSecret };
   }
@@ -283,12 +327,25 @@ export class TfaService {
     const issued = events.find((e) => e.type === 'TfaChallengeIssued');
     if (issued?.type === 'TfaChallengeIssued') {
       if (issued.data.channel === 'email') await this.deliverEmail(row.email, code);
-      if (issued.data.channel === 'sms' && issued.data.phone) await this.deliverSms(userId, issued.data.phone, code, hashKey(secret), metadata);
+      if (issued.data.channel === 'sms' && issued.data.phone)
+        await this.deliverSms(userId, issued.data.phone, code, hashKey(secret), metadata);
     }
-    return { success: true, secret, msg: issued?.type === 'TfaChallengeIssued' && issued.data.channel === 'totp' ? 'Enter the code from your authenticator app' : 'A 6-digit code has been sent' };
+    return {
+      success: true,
+      secret,
+      msg:
+        issued?.type === 'TfaChallengeIssued' && issued.data.channel === 'totp'
+          ? 'Enter the code from your authenticator app'
+          : 'A 6-digit code has been sent',
+    };
   }
 
-  async authorizeConfirm(userId: number, code: string | undefined, secret: string | undefined, metadata: EventMetadata) {
+  async authorizeConfirm(
+    userId: number,
+    code: string | undefined,
+    secret: string | undefined,
+    metadata: EventMetadata,
+  ) {
     if (!code || !secret) throw new ApiError(400, 'missing_params', 'code and secret are required');
     const state = await this.state(userId);
     const challenge = findChallenge(state, hashKey(secret));
@@ -298,16 +355,27 @@ export class TfaService {
       secret,
       tfa_method_id: challenge?.methodId ?? undefined,
     });
-    await this.run(userId, (now) => ({ type: 'ConfirmAuthorization', userId, secretHash: hashKey(secret), proof, now }), metadata);
+    await this.run(
+      userId,
+      (now) => ({ type: 'ConfirmAuthorization', userId, secretHash: hashKey(secret), proof, now }),
+      metadata,
+    );
     return { success: true, msg: 'Authorization successful.' };
   }
 
   async confirmNew(
     userId: number,
-    input: { tfa_method: 'sms' | 'totp'; code?: string; secret?: string; phone_number?: string; label?: string },
+    input: {
+      tfa_method: 'sms' | 'totp';
+      code?: string;
+      secret?: string;
+      phone_number?: string;
+      label?: string;
+    },
     metadata: EventMetadata,
   ) {
-    if (!input.code || !input.secret) throw new ApiError(400, 'missing_params', 'code and secret are required');
+    if (!input.code || !input.secret)
+      throw new ApiError(400, 'missing_params', 'code and secret are required');
     const methodId = await this.nextId('tfa_method_ids');
     const codes = Array.from({ length: TFA_LIMITS.backupCodes }, newBackupCode);
     let totp: number | null = null;
@@ -317,7 +385,15 @@ export class TfaService {
       secretEnc = this.box.seal(input.secret);
     }
     const smsProof: Proof | null =
-      input.tfa_method === 'sms' ? { kind: 'code', channel: 'sms', secretHash: hashKey(input.secret), codeHash: hashCode(input.code), methodId: null } : null;
+      input.tfa_method === 'sms'
+        ? {
+            kind: 'code',
+            channel: 'sms',
+            secretHash: hashKey(input.secret),
+            codeHash: hashCode(input.code),
+            methodId: null,
+          }
+        : null;
     const events = await this.run(
       userId,
       (now) => ({
@@ -337,16 +413,24 @@ export class TfaService {
     );
     const body: Record<string, unknown> = {
       success: true,
-      msg: input.tfa_method === 'sms' ? 'SMS 2FA method added successfully.' : 'TOTP 2FA method added successfully.',
+      msg:
+        input.tfa_method === 'sms'
+          ? 'SMS 2FA method added successfully.'
+          : 'TOTP 2FA method added successfully.',
       method_id: methodId,
     };
     if (events.some((e) => e.type === 'TfaBackupCodesIssued')) body.backup_codes = codes;
     return body;
   }
 
-  async completeLogin(caller: TfaCaller, input: ProofInput & { admin?: boolean }, metadata: EventMetadata): Promise<{ body: Record<string, unknown>; sessionKey: string }> {
+  async completeLogin(
+    caller: TfaCaller,
+    input: ProofInput & { admin?: boolean },
+    metadata: EventMetadata,
+  ): Promise<{ body: Record<string, unknown>; sessionKey: string }> {
     const userId = caller.userId;
-    if (input.admin && !(await this.user(userId)).is_admin) throw ApiError.forbidden('Only administrators can request an admin session');
+    if (input.admin && !(await this.user(userId)).is_admin)
+      throw ApiError.forbidden('Only administrators can request an admin session');
     const state = await this.state(userId);
     const proof = this.proof(state, input);
     const sessionKeyId = await this.nextId('api_key_ids');
@@ -357,7 +441,16 @@ export class TfaService {
       apiKeyDecider,
       (current, now) =>
         apiKeyDecider.decide(
-          { type: 'CreateApiKey', keyId: sessionKeyId, userId, name: input.admin ? 'admin session' : 'session', keyHash: hashKey(sessionKey), permissions: caller.scope, kind: 'session', now: now.toISOString() },
+          {
+            type: 'CreateApiKey',
+            keyId: sessionKeyId,
+            userId,
+            name: input.admin ? 'admin session' : 'session',
+            keyHash: hashKey(sessionKey),
+            permissions: caller.scope,
+            kind: 'session',
+            now: now.toISOString(),
+          },
           current,
         ),
       metadata,
@@ -375,19 +468,34 @@ export class TfaService {
     const state = await this.state(userId);
     const legacy = state.legacy && state.methods.length === 0;
     const proof = legacy || (!input.code && !input.backup_code) ? null : this.proof(state, input);
-    const events = await this.run(userId, (now) => ({ type: 'RemoveMethod', userId, proof, targetId: input.target_id ?? null, now }), metadata);
+    const events = await this.run(
+      userId,
+      (now) => ({ type: 'RemoveMethod', userId, proof, targetId: input.target_id ?? null, now }),
+      metadata,
+    );
     // No remaining_methods here: the vastai CLI then reports that all methods were removed and 2FA is off.
-    if (events.some((e) => e.type === 'TfaDisabled')) return { success: true, msg: '2FA Successfully Disabled' };
+    if (events.some((e) => e.type === 'TfaDisabled'))
+      return { success: true, msg: '2FA Successfully Disabled' };
     const after = await this.state(userId);
     return { success: true, msg: '2FA method removed', remaining_methods: after.methods.length };
   }
 
   async update(
     userId: number,
-    input: { tfa_method_id?: number; tfa_method?: 'sms' | 'totp' | 'email'; label?: string; is_primary?: boolean },
+    input: {
+      tfa_method_id?: number;
+      tfa_method?: 'sms' | 'totp' | 'email';
+      label?: string;
+      is_primary?: boolean;
+    },
     metadata: EventMetadata,
   ) {
-    if (input.tfa_method === 'email') throw new ApiError(400, 'invalid_tfa_method', 'E-mail is not a stored method: update applies to sms and totp');
+    if (input.tfa_method === 'email')
+      throw new ApiError(
+        400,
+        'invalid_tfa_method',
+        'E-mail is not a stored method: update applies to sms and totp',
+      );
     const events = await this.run(
       userId,
       (now) => ({
@@ -403,8 +511,14 @@ export class TfaService {
     );
     const updated = events.find((e) => e.type === 'TfaMethodUpdated');
     const state = await this.state(userId);
-    const method = state.methods.find((m) => updated?.type === 'TfaMethodUpdated' && m.id === updated.data.methodId);
-    return { success: true, msg: '2FA method updated', method: method ? methodView(state, method, this.now().toISOString()) : null };
+    const method = state.methods.find(
+      (m) => updated?.type === 'TfaMethodUpdated' && m.id === updated.data.methodId,
+    );
+    return {
+      success: true,
+      msg: '2FA method updated',
+      method: method ? methodView(state, method, this.now().toISOString()) : null,
+    };
   }
 
   async regenerateBackupCodes(userId: number, input: ProofInput, metadata: EventMetadata) {
@@ -412,7 +526,18 @@ export class TfaService {
     const proof = this.proof(state, input);
     const codes = Array.from({ length: TFA_LIMITS.backupCodes }, newBackupCode);
     const backfillMethodId = await this.nextId('tfa_method_ids');
-    await this.run(userId, (now) => ({ type: 'RegenerateBackupCodes', userId, proof, hashes: codes.map(hashBackupCode), backfillMethodId, now }), metadata);
+    await this.run(
+      userId,
+      (now) => ({
+        type: 'RegenerateBackupCodes',
+        userId,
+        proof,
+        hashes: codes.map(hashBackupCode),
+        backfillMethodId,
+        now,
+      }),
+      metadata,
+    );
     return { success: true, msg: 'success', backup_codes: codes };
   }
 

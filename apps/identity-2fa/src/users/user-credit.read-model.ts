@@ -7,7 +7,9 @@ const TABLE = 'identity.user_credit';
 export const userCreditMigration: Migration = {
   id: '0004-user-credit',
   async up(sql, s) {
-    await sql.execute(`CREATE TABLE ${s}.user_credit (user_id INTEGER PRIMARY KEY, credit NUMERIC(18, 6) NOT NULL DEFAULT 0)`);
+    await sql.execute(
+      `CREATE TABLE ${s}.user_credit (user_id INTEGER PRIMARY KEY, credit NUMERIC(18, 6) NOT NULL DEFAULT 0)`,
+    );
   },
 };
 
@@ -18,7 +20,12 @@ export const userCreditProjection: Projection = {
   tables: [TABLE],
   async apply(sql: Sql, envelope: EventEnvelope) {
     const event = { type: envelope.type, data: envelope.data } as CreditGranted | AccountCharged;
-    const delta = event.type === 'CreditGranted' ? event.data.amount : event.type === 'AccountCharged' ? -event.data.amount : 0;
+    const delta =
+      event.type === 'CreditGranted'
+        ? event.data.amount
+        : event.type === 'AccountCharged'
+          ? -event.data.amount
+          : 0;
     if (delta === 0) return;
     await sql.execute(
       `INSERT INTO ${TABLE} (user_id, credit) VALUES ($1, $2)

@@ -43,21 +43,38 @@ describe('User', () => {
   describe('When verification is pending', () => {
     const given = [registered, passwordSet, verificationRequested];
     it('verifies with the right code', () =>
-      spec.given(given).when({ type: 'VerifyEmail', tokenHash: hash('tok'), now }).then([{ type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }]));
+      spec
+        .given(given)
+        .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now })
+        .then([{ type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }]));
     it('refuses a wrong code', () =>
-      spec.given(given).when({ type: 'VerifyEmail', tokenHash: hash('nope'), now }).thenThrows('invalid_verification_token'));
+      spec
+        .given(given)
+        .when({ type: 'VerifyEmail', tokenHash: hash('nope'), now })
+        .thenThrows('invalid_verification_token'));
     it('refuses an expired code', () =>
-      spec.given(given).when({ type: 'VerifyEmail', tokenHash: hash('tok'), now: '2026-01-03T00:00:00.000Z' }).thenThrows('verification_token_expired'));
+      spec
+        .given(given)
+        .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now: '2026-01-03T00:00:00.000Z' })
+        .thenThrows('verification_token_expired'));
   });
 
   it('verifying again changes nothing', () =>
     spec
-      .given([registered, passwordSet, verificationRequested, { type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }])
+      .given([
+        registered,
+        passwordSet,
+        verificationRequested,
+        { type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } },
+      ])
       .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now })
       .thenNothingHappened());
 
   it('records a login only when the password matched', () => {
-    spec.given([registered, passwordSet]).when({ type: 'RecordLogin', passwordMatches: false, sessionKeyId: 9, now }).thenThrows('invalid_credentials');
+    spec
+      .given([registered, passwordSet])
+      .when({ type: 'RecordLogin', passwordMatches: false, sessionKeyId: 9, now })
+      .thenThrows('invalid_credentials');
     spec
       .given([registered, passwordSet])
       .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now })
@@ -65,5 +82,8 @@ describe('User', () => {
   });
 
   it('refuses a login to an unknown account', () =>
-    spec.given([]).when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now }).thenThrows('invalid_credentials'));
+    spec
+      .given([])
+      .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now })
+      .thenThrows('invalid_credentials'));
 });

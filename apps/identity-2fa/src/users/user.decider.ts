@@ -55,10 +55,15 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       return state.status === 'registered' ? { ...state, passwordHash: event.data.passwordHash } : state;
     case 'UserEmailVerificationRequested':
       return state.status === 'registered'
-        ? { ...state, pendingVerification: { tokenHash: event.data.tokenHash, expiresAt: event.data.expiresAt } }
+        ? {
+            ...state,
+            pendingVerification: { tokenHash: event.data.tokenHash, expiresAt: event.data.expiresAt },
+          }
         : state;
     case 'UserEmailVerified':
-      return state.status === 'registered' ? { ...state, emailVerified: true, pendingVerification: null } : state;
+      return state.status === 'registered'
+        ? { ...state, emailVerified: true, pendingVerification: null }
+        : state;
     default:
       return state;
   }
@@ -88,12 +93,18 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         },
       ];
       if (command.passwordHash) {
-        events.push({ type: 'UserPasswordSet', data: { userId: command.userId, passwordHash: command.passwordHash } });
+        events.push({
+          type: 'UserPasswordSet',
+          data: { userId: command.userId, passwordHash: command.passwordHash },
+        });
       }
       if (command.preVerified) {
         events.push({ type: 'UserEmailVerified', data: { userId: command.userId, verifiedAt: command.now } });
       } else if (command.verification) {
-        events.push({ type: 'UserEmailVerificationRequested', data: { userId: command.userId, ...command.verification } });
+        events.push({
+          type: 'UserEmailVerificationRequested',
+          data: { userId: command.userId, ...command.verification },
+        });
       }
       return events;
     }
@@ -102,10 +113,18 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (state.emailVerified) return [];
       const pending = state.pendingVerification;
       if (!pending || !sameHash(pending.tokenHash, command.tokenHash)) {
-        throw new ApiError(400, UserErrors.invalidToken, 'The verification code is not valid for this account');
+        throw new ApiError(
+          400,
+          UserErrors.invalidToken,
+          'The verification code is not valid for this account',
+        );
       }
       if (new Date(command.now) > new Date(pending.expiresAt)) {
-        throw new ApiError(400, UserErrors.tokenExpired, 'The verification code has expired; register again or ask for a new one');
+        throw new ApiError(
+          400,
+          UserErrors.tokenExpired,
+          'The verification code has expired; register again or ask for a new one',
+        );
       }
       return [{ type: 'UserEmailVerified', data: { userId: state.userId, verifiedAt: command.now } }];
     }
@@ -113,7 +132,12 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (state.status !== 'registered' || !state.passwordHash || !command.passwordMatches) {
         throw new ApiError(401, UserErrors.invalidCredentials, 'Invalid e-mail or password');
       }
-      return [{ type: 'UserLoggedIn', data: { userId: state.userId, sessionKeyId: command.sessionKeyId, at: command.now } }];
+      return [
+        {
+          type: 'UserLoggedIn',
+          data: { userId: state.userId, sessionKeyId: command.sessionKeyId, at: command.now },
+        },
+      ];
     }
   }
 }

@@ -1,4 +1,9 @@
-import type { DomainEvent, UserEmailVerified, UserProfileUpdated, UserRegistered } from '@rigmarket/contracts';
+import type {
+  DomainEvent,
+  UserEmailVerified,
+  UserProfileUpdated,
+  UserRegistered,
+} from '@rigmarket/contracts';
 
 export type { UserEmailVerified, UserRegistered, UserProfileUpdated };
 

@@ -1,5 +1,12 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
@@ -43,7 +50,8 @@ interface UserRow {
   credit?: number | string | null;
 }
 
-const epoch = (value: string | Date | null): number | null => (value === null ? null : new Date(value).getTime() / 1000);
+const epoch = (value: string | Date | null): number | null =>
+  value === null ? null : new Date(value).getTime() / 1000;
 
 export function toUserView(row: UserRow): UserView {
   return {
@@ -64,8 +72,15 @@ export function toUserView(row: UserRow): UserView {
   };
 }
 
-export async function findUser(runtime: ContextRuntime, where: string, value: unknown): Promise<UserRow | undefined> {
-  const rows = await runtime.db.query<UserRow>(`SELECT *, ${TFA_STATUS_SQL}, ${USER_CREDIT_SQL} FROM ${SCHEMA}.users WHERE ${where}`, [value]);
+export async function findUser(
+  runtime: ContextRuntime,
+  where: string,
+  value: unknown,
+): Promise<UserRow | undefined> {
+  const rows = await runtime.db.query<UserRow>(
+    `SELECT *, ${TFA_STATUS_SQL}, ${USER_CREDIT_SQL} FROM ${SCHEMA}.users WHERE ${where}`,
+    [value],
+  );
   return rows[0];
 }
 
@@ -111,7 +126,9 @@ export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand>
               preVerified: false,
               verification: {
                 tokenHash: hashKey(token),
-                expiresAt: new Date(now.getTime() + (this.options.verificationTtlMs ?? 24 * 3600_000)).toISOString(),
+                expiresAt: new Date(
+                  now.getTime() + (this.options.verificationTtlMs ?? 24 * 3600_000),
+                ).toISOString(),
               },
               now: now.toISOString(),
             },
@@ -151,11 +168,20 @@ export class VerifyEmailHandler implements ICommandHandler<VerifyEmailCommand> {
 
   async execute(command: VerifyEmailCommand): Promise<{ user: UserView }> {
     const row = await findUser(this.runtime, 'lower(email) = lower($1)', command.email);
-    if (!row) throw new ApiError(400, 'invalid_verification_token', 'The verification code is not valid for this account');
+    if (!row)
+      throw new ApiError(
+        400,
+        'invalid_verification_token',
+        'The verification code is not valid for this account',
+      );
     await this.runtime.runner.handle(
       userStreamId(Number(row.user_id)),
       userDecider,
-      (state, now) => userDecider.decide({ type: 'VerifyEmail', tokenHash: hashKey(command.code), now: now.toISOString() }, state),
+      (state, now) =>
+        userDecider.decide(
+          { type: 'VerifyEmail', tokenHash: hashKey(command.code), now: now.toISOString() },
+          state,
+        ),
       command.metadata,
     );
     return { user: toUserView((await findUser(this.runtime, 'user_id = $1', row.user_id))!) };
@@ -189,15 +215,29 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
     const row = await findUser(this.runtime, 'lower(email) = lower($1) OR username = $1', command.login);
     const streamId = userStreamId(row ? Number(row.user_id) : 0);
     const { state } = await this.runtime.runner.load(streamId, userDecider);
-    const passwordMatches = await verifyPassword(command.password, state.status === 'registered' ? state.passwordHash : null);
-    if (passwordMatches && row && state.status === 'registered' && state.passwordHash && row.tfa_status && row.tfa_status !== 'disabled') {
+    const passwordMatches = await verifyPassword(
+      command.password,
+      state.status === 'registered' ? state.passwordHash : null,
+    );
+    if (
+      passwordMatches &&
+      row &&
+      state.status === 'registered' &&
+      state.passwordHash &&
+      row.tfa_status &&
+      row.tfa_status !== 'disabled'
+    ) {
       // The 2FA step: a challenge instead of a session; POST /api/v0/tfa/ completes the login.
       const tfaSecret = newTfaSecret();
       const userId = Number(row.user_id);
       await this.runtime.runner.handle(
         tfaStreamId(userId),
         tfaDecider,
-        (current, now) => tfaDecider.decide({ type: 'IssueLoginChallenge', userId, secretHash: hashKey(tfaSecret), now: now.toISOString() }, current),
+        (current, now) =>
+          tfaDecider.decide(
+            { type: 'IssueLoginChallenge', userId, secretHash: hashKey(tfaSecret), now: now.toISOString() },
+            current,
+          ),
         command.metadata,
       );
       return { user: toUserView(row), sessionKey: null, tfaSecret };
@@ -206,7 +246,11 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
     await this.runtime.runner.handle(
       streamId,
       userDecider,
-      (current, now) => userDecider.decide({ type: 'RecordLogin', passwordMatches, sessionKeyId, now: now.toISOString() }, current),
+      (current, now) =>
+        userDecider.decide(
+          { type: 'RecordLogin', passwordMatches, sessionKeyId, now: now.toISOString() },
+          current,
+        ),
       command.metadata,
     );
     const sessionKey = newKeyValue();

@@ -1,7 +1,14 @@
 import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  Public,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsEmail, IsOptional, IsString, Length, MaxLength, MinLength } from 'class-validator';
 import { GetUserQuery, LoginCommand, RegisterUserCommand, VerifyEmailCommand } from './users.handlers';
 
@@ -64,9 +71,19 @@ export class UsersController {
   @Post()
   async register(@Body() body: RegisterRequest, @RequestMetadata() metadata: EventMetadata) {
     const { user } = await this.commands.execute(
-      new RegisterUserCommand(body.email, body.password, body.username ?? null, body.full_name ?? null, metadata),
+      new RegisterUserCommand(
+        body.email,
+        body.password,
+        body.username ?? null,
+        body.full_name ?? null,
+        metadata,
+      ),
     );
-    return { success: true, user, msg: 'Account created. A verification code was sent to your e-mail address.' };
+    return {
+      success: true,
+      user,
+      msg: 'Account created. A verification code was sent to your e-mail address.',
+    };
   }
 
   @Public()
@@ -81,9 +98,16 @@ export class UsersController {
   @Post('login')
   @HttpCode(200)
   async login(@Body() body: LoginRequest, @RequestMetadata() metadata: EventMetadata) {
-    const result = await this.commands.execute(new LoginCommand(body.username ?? body.email ?? '', body.password, metadata));
+    const result = await this.commands.execute(
+      new LoginCommand(body.username ?? body.email ?? '', body.password, metadata),
+    );
     if (result.tfaSecret !== null) {
-      return { success: true, tfa_required: true, tfa_secret: result.tfaSecret, msg: 'Two Factor Authentication required: complete the login on /api/v0/tfa/' };
+      return {
+        success: true,
+        tfa_required: true,
+        tfa_secret: result.tfaSecret,
+        msg: 'Two Factor Authentication required: complete the login on /api/v0/tfa/',
+      };
     }
     return { ...result.user, success: true, session_key: result.sessionKey };
   }

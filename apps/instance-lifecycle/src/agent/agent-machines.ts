@@ -8,15 +8,23 @@ import { SCHEMA } from '../instance-lifecycle.read-models';
 export const agentMachinesMigration: Migration = {
   id: 'agent-0001-agent-machines',
   async up(sql, s) {
-    await sql.execute(`CREATE TABLE ${s}.agent_machines (machine_id INTEGER PRIMARY KEY, first_seen_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+    await sql.execute(
+      `CREATE TABLE ${s}.agent_machines (machine_id INTEGER PRIMARY KEY, first_seen_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
   },
 };
 
 export async function rememberAgentMachine(sql: Sql, machineId: number): Promise<void> {
-  await sql.execute(`INSERT INTO ${SCHEMA}.agent_machines (machine_id) VALUES ($1) ON CONFLICT (machine_id) DO NOTHING`, [machineId]);
+  await sql.execute(
+    `INSERT INTO ${SCHEMA}.agent_machines (machine_id) VALUES ($1) ON CONFLICT (machine_id) DO NOTHING`,
+    [machineId],
+  );
 }
 
 export async function isAgentMachine(sql: Sql, machineId: number): Promise<boolean> {
-  const rows = await sql.query<{ machine_id: number }>(`SELECT machine_id FROM ${SCHEMA}.agent_machines WHERE machine_id = $1`, [machineId]);
+  const rows = await sql.query<{ machine_id: number }>(
+    `SELECT machine_id FROM ${SCHEMA}.agent_machines WHERE machine_id = $1`,
+    [machineId],
+  );
   return rows.length > 0;
 }

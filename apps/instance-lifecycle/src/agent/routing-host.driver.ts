@@ -41,7 +41,11 @@ export class RoutingHostDriver implements HostDriver {
   }
 
   stop(instanceId: number, statusMsg?: string): void {
-    this.route(instanceId, () => this.simulated.stop(instanceId, statusMsg), { type: 'stop', instanceId, ...(statusMsg ? { statusMsg } : {}) });
+    this.route(instanceId, () => this.simulated.stop(instanceId, statusMsg), {
+      type: 'stop',
+      instanceId,
+      ...(statusMsg ? { statusMsg } : {}),
+    });
   }
 
   start(instanceId: number): void {
@@ -67,12 +71,23 @@ export class RoutingHostDriver implements HostDriver {
 
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {
     const machineId = await this.machine(instanceId);
-    if (machineId === null || !(await this.agentServed(machineId))) return this.simulated.logs(instanceId, daemon);
-    if (!this.sessions.current(machineId)) throw new ApiError(503, 'host_unreachable', `The host agent of machine ${machineId} is not connected; retry later`);
+    if (machineId === null || !(await this.agentServed(machineId)))
+      return this.simulated.logs(instanceId, daemon);
+    if (!this.sessions.current(machineId))
+      throw new ApiError(
+        503,
+        'host_unreachable',
+        `The host agent of machine ${machineId} is not connected; retry later`,
+      );
     return this.sessions.requestLogs(machineId, instanceId, daemon, this.options.logsTimeoutMs);
   }
 
-  private route(instanceId: number, simulated: () => void, command: LifecycleToAgent, reportIfGone = true): void {
+  private route(
+    instanceId: number,
+    simulated: () => void,
+    command: LifecycleToAgent,
+    reportIfGone = true,
+  ): void {
     this.enqueue(instanceId, async () => {
       const machineId = await this.machine(instanceId);
       if (machineId === null || !(await this.agentServed(machineId))) return simulated();
@@ -80,14 +95,30 @@ export class RoutingHostDriver implements HostDriver {
     });
   }
 
-  private toAgent(machineId: number, instanceId: number, command: LifecycleToAgent, reportIfGone = true): void {
+  private toAgent(
+    machineId: number,
+    instanceId: number,
+    command: LifecycleToAgent,
+    reportIfGone = true,
+  ): void {
     if (this.sessions.send(machineId, command)) return;
-    this.logger.warn(`machine ${machineId}: no agent connected; ${command.type} of instance ${instanceId} not delivered`);
-    if (reportIfGone) void this.reporter.report(instanceId, { actualStatus: 'offline', sshHost: null, sshPort: null, ports: {}, statusMsg: AGENT_GONE_MSG });
+    this.logger.warn(
+      `machine ${machineId}: no agent connected; ${command.type} of instance ${instanceId} not delivered`,
+    );
+    if (reportIfGone)
+      void this.reporter.report(instanceId, {
+        actualStatus: 'offline',
+        sshHost: null,
+        sshPort: null,
+        ports: {},
+        statusMsg: AGENT_GONE_MSG,
+      });
   }
 
   private enqueue(instanceId: number, work: () => Promise<void> | void): void {
-    const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(work).catch((error: unknown) => this.logger.warn(`instance ${instanceId}: ${String(error)}`));
+    const next = (this.queues.get(instanceId) ?? Promise.resolve())
+      .then(work)
+      .catch((error: unknown) => this.logger.warn(`instance ${instanceId}: ${String(error)}`));
     this.queues.set(instanceId, next);
     void next.then(() => {
       if (this.queues.get(instanceId) === next) this.queues.delete(instanceId);
@@ -110,7 +141,10 @@ export class RoutingHostDriver implements HostDriver {
   }
 
   private async instanceRow(instanceId: number): Promise<{ machineId: number; numGpus: number } | null> {
-    const rows = await this.runtime.db.query<{ machine_id: number; num_gpus: number }>(`SELECT machine_id, num_gpus FROM ${SCHEMA}.instances WHERE instance_id = $1`, [instanceId]);
+    const rows = await this.runtime.db.query<{ machine_id: number; num_gpus: number }>(
+      `SELECT machine_id, num_gpus FROM ${SCHEMA}.instances WHERE instance_id = $1`,
+      [instanceId],
+    );
     return rows[0] ? { machineId: Number(rows[0].machine_id), numGpus: Number(rows[0].num_gpus) } : null;
   }
 }

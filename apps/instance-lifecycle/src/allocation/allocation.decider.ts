@@ -6,9 +6,15 @@ import { ApiError, type DomainEvent } from '@rigmarket/contracts';
  * renters accepting the same GPUs at once exactly one gets them. Private to instance-lifecycle.
  */
 /** bid: $/hour of an interruptible rental, null = on-demand (never preempted). Re-emitted when a bid changes. */
-export type GpusAllocated = DomainEvent<'GpusAllocated', { machineId: number; instanceId: number; numGpus: number; bid?: number | null; at: string }>;
+export type GpusAllocated = DomainEvent<
+  'GpusAllocated',
+  { machineId: number; instanceId: number; numGpus: number; bid?: number | null; at: string }
+>;
 /** outbid: the GPUs were taken by a higher bid or an on-demand rental. */
-export type GpusReleased = DomainEvent<'GpusReleased', { machineId: number; instanceId: number; numGpus: number; outbid?: boolean; at: string }>;
+export type GpusReleased = DomainEvent<
+  'GpusReleased',
+  { machineId: number; instanceId: number; numGpus: number; outbid?: boolean; at: string }
+>;
 export type AllocationEvent = GpusAllocated | GpusReleased;
 
 export interface Holding {
@@ -34,7 +40,12 @@ export const initialState = (): AllocationState => ({ held: {} });
 export function evolve(state: AllocationState, event: AllocationEvent): AllocationState {
   switch (event.type) {
     case 'GpusAllocated':
-      return { held: { ...state.held, [event.data.instanceId]: { numGpus: event.data.numGpus, bid: event.data.bid ?? null } } };
+      return {
+        held: {
+          ...state.held,
+          [event.data.instanceId]: { numGpus: event.data.numGpus, bid: event.data.bid ?? null },
+        },
+      };
     case 'GpusReleased': {
       const held = { ...state.held };
       delete held[event.data.instanceId];
@@ -43,7 +54,8 @@ export function evolve(state: AllocationState, event: AllocationEvent): Allocati
   }
 }
 
-export const gpusInUse = (state: AllocationState): number => Object.values(state.held).reduce((a, h) => a + h.numGpus, 0);
+export const gpusInUse = (state: AllocationState): number =>
+  Object.values(state.held).reduce((a, h) => a + h.numGpus, 0);
 
 export function decide(command: AllocationCommand, state: AllocationState): AllocationEvent[] {
   switch (command.type) {
@@ -58,25 +70,67 @@ export function decide(command: AllocationCommand, state: AllocationState): Allo
       for (const [id, holding] of preemptible) {
         if (free >= command.numGpus) break;
         free += holding.numGpus;
-        outbid.push({ type: 'GpusReleased', data: { machineId: command.machineId, instanceId: Number(id), numGpus: holding.numGpus, outbid: true, at: command.at } });
+        outbid.push({
+          type: 'GpusReleased',
+          data: {
+            machineId: command.machineId,
+            instanceId: Number(id),
+            numGpus: holding.numGpus,
+            outbid: true,
+            at: command.at,
+          },
+        });
       }
       if (command.numGpus > free) {
-        throw ApiError.conflict(`This offer is no longer available: ${command.machineGpus - gpusInUse(state)} of the machine's ${command.machineGpus} GPUs are free; search again`, AllocationErrors.unavailable);
+        throw ApiError.conflict(
+          `This offer is no longer available: ${command.machineGpus - gpusInUse(state)} of the machine's ${command.machineGpus} GPUs are free; search again`,
+          AllocationErrors.unavailable,
+        );
       }
       return [
         ...outbid,
-        { type: 'GpusAllocated', data: { machineId: command.machineId, instanceId: command.instanceId, numGpus: command.numGpus, bid: command.bid, at: command.at } },
+        {
+          type: 'GpusAllocated',
+          data: {
+            machineId: command.machineId,
+            instanceId: command.instanceId,
+            numGpus: command.numGpus,
+            bid: command.bid,
+            at: command.at,
+          },
+        },
       ];
     }
     case 'ReleaseGpus': {
       const holding = state.held[command.instanceId];
       if (holding === undefined) return [];
-      return [{ type: 'GpusReleased', data: { machineId: command.machineId, instanceId: command.instanceId, numGpus: holding.numGpus, at: command.at } }];
+      return [
+        {
+          type: 'GpusReleased',
+          data: {
+            machineId: command.machineId,
+            instanceId: command.instanceId,
+            numGpus: holding.numGpus,
+            at: command.at,
+          },
+        },
+      ];
     }
     case 'ChangeBid': {
       const holding = state.held[command.instanceId];
       if (holding === undefined || holding.bid === command.bid) return [];
-      return [{ type: 'GpusAllocated', data: { machineId: command.machineId, instanceId: command.instanceId, numGpus: holding.numGpus, bid: command.bid, at: command.at } }];
+      return [
+        {
+          type: 'GpusAllocated',
+          data: {
+            machineId: command.machineId,
+            instanceId: command.instanceId,
+            numGpus: holding.numGpus,
+            bid: command.bid,
+            at: command.at,
+          },
+        },
+      ];
     }
   }
 }

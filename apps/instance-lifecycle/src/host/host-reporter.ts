@@ -14,7 +14,8 @@ export class HostReporter {
       await this.runtime.runner.handle(
         instanceStreamId(instanceId),
         instanceDecider,
-        (state, now) => instanceDecider.decide({ type: 'ReportHostState', at: now.toISOString(), ...report }, state),
+        (state, now) =>
+          instanceDecider.decide({ type: 'ReportHostState', at: now.toISOString(), ...report }, state),
         { correlationId: `host-report-${instanceId}`, causationId: `host-report-${instanceId}` },
       );
     } catch (error) {

@@ -42,10 +42,21 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
 
   provision(spec: ProvisionSpec): void {
     this.specs.set(spec.instanceId, spec);
-    if (spec.config.volume) this.daemon(spec.instanceId, `mount volume ${spec.config.volume.volumeId} at ${spec.config.volume.mountPath}`);
+    if (spec.config.volume)
+      this.daemon(
+        spec.instanceId,
+        `mount volume ${spec.config.volume.volumeId} at ${spec.config.volume.mountPath}`,
+      );
     this.daemon(spec.instanceId, `pull ${spec.config.image}`);
-    this.after(spec.instanceId, this.timings.pullMs, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
-    this.after(spec.instanceId, this.timings.pullMs + this.timings.bootMs, spec.targetState === 'running' ? this.runningReport(spec) : stoppedReport());
+    this.after(spec.instanceId, this.timings.pullMs, {
+      actualStatus: 'loading',
+      statusMsg: `Pulling image ${spec.config.image}`,
+    });
+    this.after(
+      spec.instanceId,
+      this.timings.pullMs + this.timings.bootMs,
+      spec.targetState === 'running' ? this.runningReport(spec) : stoppedReport(),
+    );
   }
 
   stop(instanceId: number, statusMsg?: string): void {
@@ -82,7 +93,11 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     return Promise.resolve(null);
   }
 
-  fail(instanceId: number, actualStatus: 'exited' | 'unknown' | 'offline', statusMsg: string | null = null): void {
+  fail(
+    instanceId: number,
+    actualStatus: 'exited' | 'unknown' | 'offline',
+    statusMsg: string | null = null,
+  ): void {
     this.cancel(instanceId);
     this.after(instanceId, 0, { actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg });
   }
@@ -118,7 +133,13 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     if (!spec) return;
     this.daemon(instanceId, statusMsg.toLowerCase());
     this.cancel(instanceId);
-    this.after(instanceId, 0, { actualStatus: 'loading', sshHost: null, sshPort: null, ports: {}, statusMsg });
+    this.after(instanceId, 0, {
+      actualStatus: 'loading',
+      sshHost: null,
+      sshPort: null,
+      ports: {},
+      statusMsg,
+    });
     this.after(instanceId, this.timings.bootMs, this.runningReport(spec));
   }
 
@@ -145,8 +166,13 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
       set.delete(timer);
       if (this.closed) return;
       this.record(instanceId, report);
-      const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(() => this.sink.report(instanceId, report));
-      this.queues.set(instanceId, next.catch(() => undefined));
+      const next = (this.queues.get(instanceId) ?? Promise.resolve()).then(() =>
+        this.sink.report(instanceId, report),
+      );
+      this.queues.set(
+        instanceId,
+        next.catch(() => undefined),
+      );
     }, ms);
     timer.unref();
     set.add(timer);
@@ -160,10 +186,15 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     if (report.actualStatus !== 'running' || !spec) return;
     const { config } = spec;
     if (config.runtype === 'args') {
-      out.container.push(`exec ${config.image} ${(config.args ?? (config.argsStr ? [config.argsStr] : [])).join(' ')}`.trim());
+      out.container.push(
+        `exec ${config.image} ${(config.args ?? (config.argsStr ? [config.argsStr] : [])).join(' ')}`.trim(),
+      );
     } else {
       out.container.push('Starting OpenBSD Secure Shell server: sshd.');
-      if (config.runtype.startsWith('jupyter')) out.container.push(`Jupyter ${config.useJupyterLab ? 'Lab' : 'Notebook'} is running at http://0.0.0.0:8080/`);
+      if (config.runtype.startsWith('jupyter'))
+        out.container.push(
+          `Jupyter ${config.useJupyterLab ? 'Lab' : 'Notebook'} is running at http://0.0.0.0:8080/`,
+        );
       if (config.onstart) out.container.push(`onstart: ${config.onstart}`);
     }
     out.container.push('container ready');
@@ -176,5 +207,11 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
 }
 
 function stoppedReport(): HostReport {
-  return { actualStatus: 'stopped', sshHost: null, sshPort: null, ports: {}, statusMsg: 'Stopped: compute billing halted, disk storage still billed' };
+  return {
+    actualStatus: 'stopped',
+    sshHost: null,
+    sshPort: null,
+    ports: {},
+    statusMsg: 'Stopped: compute billing halted, disk storage still billed',
+  };
 }

@@ -1,4 +1,10 @@
-import { ApiError, type InstanceConfig, type InstanceIntendedStatus, type InstanceRuntype, type TemplateContent } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type InstanceConfig,
+  type InstanceIntendedStatus,
+  type InstanceRuntype,
+  type TemplateContent,
+} from '@rigmarket/contracts';
 
 /** The creation fields of the spec, validated; null (the CLI sends every key) means absent. */
 export interface CreateRequest {
@@ -37,24 +43,39 @@ export interface VolumeRequest {
 const MOUNT_PATH = /^\/([^/\0]+\/?)+$/;
 
 export function parseVolumeInfo(raw: unknown): VolumeRequest {
-  if (!isObject(raw)) throw ApiError.badRequest('volume_info must be an object such as {"volume_id": 12, "mount_path": "/data"}');
+  if (!isObject(raw))
+    throw ApiError.badRequest(
+      'volume_info must be an object such as {"volume_id": 12, "mount_path": "/data"}',
+    );
   const volumeId = typeof raw.volume_id === 'string' ? Number(raw.volume_id) : raw.volume_id;
-  if (typeof volumeId !== 'number' || !Number.isInteger(volumeId) || volumeId < 1) throw ApiError.badRequest('volume_info.volume_id must be a volume id (an integer)');
+  if (typeof volumeId !== 'number' || !Number.isInteger(volumeId) || volumeId < 1)
+    throw ApiError.badRequest('volume_info.volume_id must be a volume id (an integer)');
   const mountPath = raw.mount_path;
   if (typeof mountPath !== 'string' || !MOUNT_PATH.test(mountPath) || mountPath.split('/').includes('..')) {
-    throw ApiError.badRequest('volume_info.mount_path must be an absolute path inside the container, such as /data');
+    throw ApiError.badRequest(
+      'volume_info.mount_path must be an absolute path inside the container, such as /data',
+    );
   }
   const createNew = raw.create_new === true || raw.create_new === 'true';
   const size = raw.size === undefined || raw.size === null ? null : Number(raw.size);
-  if (size !== null && (!Number.isFinite(size) || size <= 0)) throw ApiError.badRequest('volume_info.size must be a positive number of GB');
-  if (createNew && size !== null && !Number.isInteger(size)) throw ApiError.badRequest('volume_info.size must be a whole number of GB for a new volume');
-  return { createNew, volumeId, mountPath, sizeGb: size, name: typeof raw.name === 'string' ? raw.name : null };
+  if (size !== null && (!Number.isFinite(size) || size <= 0))
+    throw ApiError.badRequest('volume_info.size must be a positive number of GB');
+  if (createNew && size !== null && !Number.isInteger(size))
+    throw ApiError.badRequest('volume_info.size must be a whole number of GB for a new volume');
+  return {
+    createNew,
+    volumeId,
+    mountPath,
+    sizeGb: size,
+    name: typeof raw.name === 'string' ? raw.name : null,
+  };
 }
 
 export const ONSTART_MAX = 4048;
 export const DEFAULT_DISK_GB = 8;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const present = (value: unknown): boolean => value !== undefined && value !== null;
 
 function optionalString(body: Record<string, unknown>, key: string): string | null {
@@ -113,7 +134,9 @@ export function parseRuntype(raw: string): InstanceRuntype {
         args = true;
         break;
       default:
-        throw ApiError.badRequest(`Unknown runtype "${token}": use ssh, ssh_direct, ssh_proxy, jupyter, jupyter_direct, jupyter_proxy or args`);
+        throw ApiError.badRequest(
+          `Unknown runtype "${token}": use ssh, ssh_direct, ssh_proxy, jupyter, jupyter_direct, jupyter_proxy or args`,
+        );
     }
   }
   if (args) {
@@ -126,7 +149,9 @@ export function parseRuntype(raw: string): InstanceRuntype {
 
 /** Container ports each runtype provisions, plus the `-p host:container` keys of env. */
 export function containerPorts(runtype: InstanceRuntype, env: Record<string, string>): number[] {
-  const ports = new Set<number>(runtype === 'ssh_direct' ? [22] : runtype === 'jupyter_direct' ? [8080, 22] : []);
+  const ports = new Set<number>(
+    runtype === 'ssh_direct' ? [22] : runtype === 'jupyter_direct' ? [8080, 22] : [],
+  );
   for (const key of Object.keys(env)) {
     const match = /^-p\s+(?:\d+:)?(\d+)(?:\/\w+)?$/.exec(key.trim());
     if (match) ports.add(Number(match[1]));
@@ -137,11 +162,14 @@ export function containerPorts(runtype: InstanceRuntype, env: Record<string, str
 export function parseCreateRequest(body: unknown): CreateRequest {
   if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
   if (present(body.template_id) && !present(body.template_hash_id)) {
-    throw ApiError.badRequest('template_id is not accepted here: pass the template\'s hash_id as template_hash_id');
+    throw ApiError.badRequest(
+      "template_id is not accepted here: pass the template's hash_id as template_hash_id",
+    );
   }
   const image = optionalString(body, 'image');
   const templateHashId = optionalString(body, 'template_hash_id');
-  if ((image === null || image.trim() === '') && templateHashId === null) throw ApiError.badRequest('image is required unless template_hash_id is given');
+  if ((image === null || image.trim() === '') && templateHashId === null)
+    throw ApiError.badRequest('image is required unless template_hash_id is given');
 
   let env: Record<string, string> = {};
   if (present(body.env)) {
@@ -150,18 +178,23 @@ export function parseCreateRequest(body: unknown): CreateRequest {
         'env must be an object such as {"TZ": "UTC", "-p 8080:8080": "1"}, not a Docker-flag string like "-e TZ=UTC -p 8080:8080" (that form is for templates)',
       );
     }
-    if (!isObject(body.env)) throw ApiError.badRequest('env must be an object of variable names (or -p port keys) to string values');
-    env = Object.fromEntries(Object.entries(body.env).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    if (!isObject(body.env))
+      throw ApiError.badRequest('env must be an object of variable names (or -p port keys) to string values');
+    env = Object.fromEntries(
+      Object.entries(body.env).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    );
   }
 
   const onstart = optionalString(body, 'onstart');
-  if (onstart !== null && onstart.length > ONSTART_MAX) throw ApiError.badRequest(`onstart is ${onstart.length} characters; at most ${ONSTART_MAX} are allowed`);
+  if (onstart !== null && onstart.length > ONSTART_MAX)
+    throw ApiError.badRequest(`onstart is ${onstart.length} characters; at most ${ONSTART_MAX} are allowed`);
 
   const disk = optionalNumber(body, 'disk');
   if (disk !== null && disk <= 0) throw ApiError.badRequest('disk must be a positive number of GB');
 
   const targetRaw = optionalString(body, 'target_state');
-  if (targetRaw !== null && targetRaw !== 'running' && targetRaw !== 'stopped') throw ApiError.badRequest('target_state must be running or stopped');
+  if (targetRaw !== null && targetRaw !== 'running' && targetRaw !== 'stopped')
+    throw ApiError.badRequest('target_state must be running or stopped');
 
   const price = optionalNumber(body, 'price');
   if (price !== null && price <= 0) throw ApiError.badRequest('price must be a positive bid in $/hour');
@@ -169,13 +202,15 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   const runtypeRaw = optionalString(body, 'runtype');
   let args: string[] | null = null;
   if (present(body.args)) {
-    if (!Array.isArray(body.args) || !body.args.every((a) => typeof a === 'string')) throw ApiError.badRequest('args must be a list of strings');
+    if (!Array.isArray(body.args) || !body.args.every((a) => typeof a === 'string'))
+      throw ApiError.badRequest('args must be a list of strings');
     args = body.args as string[];
   }
   const vm = optionalBoolean(body, 'vm') ?? false;
   const volume = present(body.volume_info) ? parseVolumeInfo(body.volume_info) : null;
   const extraFilters = body.extra_filters;
-  if (present(extraFilters) && !isObject(extraFilters)) throw ApiError.badRequest('extra_filters must be an object');
+  if (present(extraFilters) && !isObject(extraFilters))
+    throw ApiError.badRequest('extra_filters must be an object');
 
   return {
     image: image === null || image.trim() === '' ? null : image.trim(),
@@ -234,8 +269,10 @@ export function envStringToObject(text: string): Record<string, string> {
 
 function templateRuntype(t: TemplateContent): InstanceRuntype {
   const runtype = t.runtype.split(/\s+/)[0] ?? 'args';
-  if (runtype.startsWith('jupyter')) return t.jup_direct || runtype.endsWith('direct') ? 'jupyter_direct' : 'jupyter_proxy';
-  if (runtype.startsWith('ssh')) return t.ssh_direct || runtype.endsWith('direct') ? 'ssh_direct' : 'ssh_proxy';
+  if (runtype.startsWith('jupyter'))
+    return t.jup_direct || runtype.endsWith('direct') ? 'jupyter_direct' : 'jupyter_proxy';
+  if (runtype.startsWith('ssh'))
+    return t.ssh_direct || runtype.endsWith('direct') ? 'ssh_direct' : 'ssh_proxy';
   return 'args';
 }
 
@@ -249,11 +286,17 @@ function imageWithTag(image: string, tag: string): string {
  * wins on a conflict); extra_filters merged by key; the template's registry credentials carry over.
  * The template's volume_info is a UI hint and has no effect.
  */
-export function instanceConfig(request: CreateRequest, template: (TemplateContent & { hashId: string }) | null): InstanceConfig {
+export function instanceConfig(
+  request: CreateRequest,
+  template: (TemplateContent & { hashId: string }) | null,
+): InstanceConfig {
   const t = template;
   const image = request.image ?? (t ? imageWithTag(t.image, t.tag) : null);
   if (image === null) throw ApiError.badRequest('image is required unless template_hash_id is given');
-  const login = t && t.docker_login_user ? `-u ${t.docker_login_user} -p ${t.docker_login_pass} ${t.docker_login_repo}`.trim() : null;
+  const login =
+    t && t.docker_login_user
+      ? `-u ${t.docker_login_user} -p ${t.docker_login_pass} ${t.docker_login_repo}`.trim()
+      : null;
   return {
     image,
     // Without a runtype or template the CLI's default is "ssh" (client-compat.md 2.2).
@@ -272,7 +315,10 @@ export function instanceConfig(request: CreateRequest, template: (TemplateConten
     templateHashId: t?.hashId ?? null,
     vm: request.vm,
     // Only the request's volume_info counts; a template's is a UI hint.
-    volume: request.volume && !request.volume.createNew ? { volumeId: request.volume.volumeId, mountPath: request.volume.mountPath } : null,
+    volume:
+      request.volume && !request.volume.createNew
+        ? { volumeId: request.volume.volumeId, mountPath: request.volume.mountPath }
+        : null,
     ...(request.volume?.createNew ? { newVolume: newVolumeOf(request.volume) } : {}),
   };
 }
@@ -281,5 +327,10 @@ export function instanceConfig(request: CreateRequest, template: (TemplateConten
 export const DEFAULT_NEW_VOLUME_GB = 15;
 
 function newVolumeOf(volume: VolumeRequest): NonNullable<InstanceConfig['newVolume']> {
-  return { volumeOfferId: volume.volumeId, sizeGb: volume.sizeGb ?? DEFAULT_NEW_VOLUME_GB, name: volume.name, mountPath: volume.mountPath };
+  return {
+    volumeOfferId: volume.volumeId,
+    sizeGb: volume.sizeGb ?? DEFAULT_NEW_VOLUME_GB,
+    name: volume.name,
+    mountPath: volume.mountPath,
+  };
 }

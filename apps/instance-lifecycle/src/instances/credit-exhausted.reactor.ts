@@ -6,7 +6,8 @@ import { SCHEMA } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instances.handlers';
 
-export const CREDIT_EXHAUSTED_MSG = 'Stopped: the account ran out of credit. Add credit, then start the instance again.';
+export const CREDIT_EXHAUSTED_MSG =
+  'Stopped: the account ran out of credit. Add credit, then start the instance again.';
 
 /**
  * marketplace's CreditExhausted -> every instance of that account meant to run is stopped (compute
@@ -45,7 +46,12 @@ export class CreditExhaustedReactor implements Reactor, OnApplicationBootstrap {
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     for (const { instance_id } of running) {
       const instanceId = Number(instance_id);
-      const result = await runInstanceCommand(this.runtime, instanceId, { type: 'SetIntendedState', requesterId: userId, state: 'stopped' }, metadata);
+      const result = await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        { type: 'SetIntendedState', requesterId: userId, state: 'stopped' },
+        metadata,
+      );
       if (result.events.length > 0) this.host.stop(instanceId, CREDIT_EXHAUSTED_MSG);
     }
   }

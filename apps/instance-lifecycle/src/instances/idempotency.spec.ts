@@ -23,6 +23,8 @@ describe('idempotency records keep the instance key sealed', () => {
     const parts = sealed.split(':');
     const body = Buffer.from(parts[3]!, 'base64');
     body[0] = body[0]! ^ 1;
-    expect(() => open([parts[0], parts[1], parts[2], body.toString('base64')].join(':'), 7, 'retry-me-1')).toThrow();
+    expect(() =>
+      open([parts[0], parts[1], parts[2], body.toString('base64')].join(':'), 7, 'retry-me-1'),
+    ).toThrow();
   });
 });

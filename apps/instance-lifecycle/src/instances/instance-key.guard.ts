@@ -2,7 +2,13 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadat
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedRequest, BearerGuard, bearerValue } from '@rigmarket/http-kit';
+import {
+  AUTH_KEY_LOOKUP,
+  type AuthKeyLookup,
+  type AuthenticatedRequest,
+  BearerGuard,
+  bearerValue,
+} from '@rigmarket/http-kit';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { instanceKeyOwner } from './instances.handlers';
 
@@ -40,8 +46,19 @@ export class InstanceBearerGuard implements CanActivate {
       const request = context.switchToHttp().getRequest<InstanceKeyRequest>();
       const key = await instanceKeyOwner(this.runtime, bearerValue(request) ?? '');
       if (!key) throw error;
-      if (!this.reflector.getAllAndOverride<boolean>(INSTANCE_KEY_ALLOWED, [context.getHandler(), context.getClass()])) throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
-      request.principal = { keyId: 0, userId: key.ownerId, kind: 'instance', scope: { api: { instance_write: {} } } };
+      if (
+        !this.reflector.getAllAndOverride<boolean>(INSTANCE_KEY_ALLOWED, [
+          context.getHandler(),
+          context.getClass(),
+        ])
+      )
+        throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
+      request.principal = {
+        keyId: 0,
+        userId: key.ownerId,
+        kind: 'instance',
+        scope: { api: { instance_write: {} } },
+      };
       request.instanceKeyFor = key.instanceId;
       return true;
     }

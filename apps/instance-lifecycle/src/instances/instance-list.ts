@@ -16,7 +16,13 @@ const COLUMNS: Record<string, string> = {
   verification: INSTANCE_VERIFICATION,
 };
 
-const TEXT_COLUMNS = new Set(['actual_status', 'intended_status', 'label', 'gpu_name', INSTANCE_VERIFICATION]);
+const TEXT_COLUMNS = new Set([
+  'actual_status',
+  'intended_status',
+  'label',
+  'gpu_name',
+  INSTANCE_VERIFICATION,
+]);
 
 const OPS: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
@@ -28,7 +34,8 @@ export interface ListQuery {
   offset: number;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function json(raw: unknown, name: string): unknown {
   if (raw === undefined || raw === null || raw === '') return undefined;
@@ -42,14 +49,19 @@ function json(raw: unknown, name: string): unknown {
 
 function column(name: string): string {
   const col = COLUMNS[name];
-  if (!col) throw ApiError.badRequest(`Unknown instance field "${name}"; use one of ${Object.keys(COLUMNS).join(', ')}`);
+  if (!col)
+    throw ApiError.badRequest(
+      `Unknown instance field "${name}"; use one of ${Object.keys(COLUMNS).join(', ')}`,
+    );
   return col;
 }
 
-const scalar = (col: string, value: unknown): unknown => (TEXT_COLUMNS.has(col) ? (value === null ? null : String(value)) : Number(value));
+const scalar = (col: string, value: unknown): unknown =>
+  TEXT_COLUMNS.has(col) ? (value === null ? null : String(value)) : Number(value);
 
 /** after_token: an opaque, signed-free offset cursor (base64url JSON). */
-export const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
+export const encodeToken = (offset: number): string =>
+  Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
 function decodeToken(raw: unknown): number {
   if (raw === undefined || raw === null || raw === '') return 0;
   try {
@@ -97,13 +109,15 @@ export function parseListQuery(query: Record<string, unknown>, ownerId: number):
   const order = json(query.order_by, 'order_by') ?? [{ col: 'id', dir: 'asc' }];
   if (!Array.isArray(order)) throw ApiError.badRequest('order_by must be a list of {col, dir}');
   const parts = order.map((o: unknown) => {
-    if (!isObject(o) || typeof o.col !== 'string') throw ApiError.badRequest('order_by must be a list of {col, dir}');
+    if (!isObject(o) || typeof o.col !== 'string')
+      throw ApiError.badRequest('order_by must be a list of {col, dir}');
     const dir = String(o.dir ?? 'asc').toLowerCase();
     if (dir !== 'asc' && dir !== 'desc') throw ApiError.badRequest('order_by dir must be asc or desc');
     return `${column(o.col)} ${dir.toUpperCase()}`;
   });
   if (!parts.some((p) => p.startsWith('instance_id '))) parts.push('instance_id ASC');
   const limit = query.limit === undefined || query.limit === '' ? 25 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 25) throw ApiError.badRequest('limit must be an integer from 1 to 25');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 25)
+    throw ApiError.badRequest('limit must be an integer from 1 to 25');
   return { where, params, orderBy: parts.join(', '), limit, offset: decodeToken(query.after_token) };
 }

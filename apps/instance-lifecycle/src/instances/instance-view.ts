@@ -26,13 +26,19 @@ export function actionsFor(actual: InstanceActualStatus, intended: InstanceInten
 }
 
 const DEAD_MESSAGES: Record<string, string> = {
-  exited: 'The container exited; it will not reach running again. Destroy the instance and rent another offer.',
-  unknown: 'No heartbeat from the host; the instance will not reach running again. Destroy it and rent another offer.',
-  offline: 'The host is disconnected; the instance will not reach running again. Destroy it and rent another offer.',
+  exited:
+    'The container exited; it will not reach running again. Destroy the instance and rent another offer.',
+  unknown:
+    'No heartbeat from the host; the instance will not reach running again. Destroy it and rent another offer.',
+  offline:
+    'The host is disconnected; the instance will not reach running again. Destroy it and rent another offer.',
 };
 
 /** Billing per state (the decider's rule): compute while provisioning/running, storage only when stopped or dead. */
-export function billingFor(actual: InstanceActualStatus, intended: InstanceIntendedStatus): { compute: boolean; storage: boolean } {
+export function billingFor(
+  actual: InstanceActualStatus,
+  intended: InstanceIntendedStatus,
+): { compute: boolean; storage: boolean } {
   return { compute: billingClassOf(actual, intended, false) === 'compute', storage: true };
 }
 
@@ -40,16 +46,30 @@ export function billingFor(actual: InstanceActualStatus, intended: InstanceInten
 function volumeInfo(config: InstanceConfig) {
   if (config.volume) return { volume_id: config.volume.volumeId, mount_path: config.volume.mountPath };
   const wanted = config.newVolume;
-  return wanted ? { volume_id: null, create_new: true, volume_offer_id: wanted.volumeOfferId, size: wanted.sizeGb, mount_path: wanted.mountPath } : null;
+  return wanted
+    ? {
+        volume_id: null,
+        create_new: true,
+        volume_offer_id: wanted.volumeOfferId,
+        size: wanted.sizeGb,
+        mount_path: wanted.mountPath,
+      }
+    : null;
 }
 
 /** One instance row as the CLI's tables read it (client-compat.md 2.3/2.4: start_date number, extra_env pairs). */
 export function instanceView(row: InstanceRowRecord) {
-  const details = typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;
+  const details =
+    typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;
   const actual = row.actual_status as InstanceActualStatus;
   const intended = row.intended_status as InstanceIntendedStatus;
   const config = details.config;
-  const ports = Object.fromEntries(Object.entries(details.ports ?? {}).map(([k, hostPort]) => [k, [{ HostIp: '0.0.0.0', HostPort: String(hostPort) }]]));
+  const ports = Object.fromEntries(
+    Object.entries(details.ports ?? {}).map(([k, hostPort]) => [
+      k,
+      [{ HostIp: '0.0.0.0', HostPort: String(hostPort) }],
+    ]),
+  );
   return {
     id: Number(row.instance_id),
     actual_status: actual,
@@ -87,7 +107,8 @@ export function instanceView(row: InstanceRowRecord) {
     disk_space: config.disk,
     vm: config.vm ?? false,
     volume_info: volumeInfo(config),
-    status_msg: actual && DEAD_MESSAGES[actual] ? (details.statusMsg ?? DEAD_MESSAGES[actual]) : details.statusMsg,
+    status_msg:
+      actual && DEAD_MESSAGES[actual] ? (details.statusMsg ?? DEAD_MESSAGES[actual]) : details.statusMsg,
     actions: actionsFor(actual, intended),
     billing: billingFor(actual, intended),
   };

@@ -1,6 +1,11 @@
 import type { InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
 import { deciderSpec } from '@rigmarket/testing';
-import { type CreateInstanceData, InstanceErrors, instanceDecider, volumeFailedMsg } from './instance.decider';
+import {
+  type CreateInstanceData,
+  InstanceErrors,
+  instanceDecider,
+  volumeFailedMsg,
+} from './instance.decider';
 
 const AT = '2026-05-01T12:00:00.000Z';
 const config: InstanceConfig = {
@@ -36,7 +41,9 @@ const data: CreateInstanceData = {
   templateId: null,
 };
 const created: InstanceEvent = { type: 'InstanceCreated', data: { ...data, createdAt: AT } };
-const state = (actualStatus: 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline'): InstanceEvent => ({
+const state = (
+  actualStatus: 'loading' | 'running' | 'stopped' | 'exited' | 'unknown' | 'offline',
+): InstanceEvent => ({
   type: 'InstanceStateChanged',
   data: { instanceId: 7, actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg: null, at: AT },
 });
@@ -46,35 +53,92 @@ const billing = (kind: 'compute' | 'storage' | 'none', ratePerHour: number): Ins
 });
 /** What creation appends: the instance, billed for compute from now on. */
 const opened: InstanceEvent[] = [created, billing('compute', 2)];
-const destroyed: InstanceEvent = { type: 'InstanceDestroyed', data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 4, at: AT } };
+const destroyed: InstanceEvent = {
+  type: 'InstanceDestroyed',
+  data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 4, at: AT },
+};
 const spec = deciderSpec(instanceDecider);
 
 describe('instance decider', () => {
   it('creates an instance, provisioning (actual_status null)', () => {
-    spec.given([]).when({ type: 'CreateInstance', at: AT, ...data }).then(opened);
-    expect(instanceDecider.evolve(instanceDecider.initialState(), created)).toMatchObject({ status: 'active', actual: null, intended: 'running' });
-    spec.given([created]).when({ type: 'CreateInstance', at: AT, ...data }).thenThrows(InstanceErrors.exists);
+    spec
+      .given([])
+      .when({ type: 'CreateInstance', at: AT, ...data })
+      .then(opened);
+    expect(instanceDecider.evolve(instanceDecider.initialState(), created)).toMatchObject({
+      status: 'active',
+      actual: null,
+      intended: 'running',
+    });
+    spec
+      .given([created])
+      .when({ type: 'CreateInstance', at: AT, ...data })
+      .thenThrows(InstanceErrors.exists);
   });
 
   it('moves null -> loading -> running on host reports, with the SSH endpoint', () => {
-    spec.given(opened).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).then([state('loading')]);
+    spec
+      .given(opened)
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' })
+      .then([state('loading')]);
     spec
       .given([...opened, state('loading')])
-      .when({ type: 'ReportHostState', at: AT, actualStatus: 'running', sshHost: 'h', sshPort: 2222, ports: { '22/tcp': 2222 } })
-      .then([{ type: 'InstanceStateChanged', data: { instanceId: 7, actualStatus: 'running', sshHost: 'h', sshPort: 2222, ports: { '22/tcp': 2222 }, statusMsg: null, at: AT } }]);
-    spec.given([...opened, state('loading')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).thenNothingHappened();
+      .when({
+        type: 'ReportHostState',
+        at: AT,
+        actualStatus: 'running',
+        sshHost: 'h',
+        sshPort: 2222,
+        ports: { '22/tcp': 2222 },
+      })
+      .then([
+        {
+          type: 'InstanceStateChanged',
+          data: {
+            instanceId: 7,
+            actualStatus: 'running',
+            sshHost: 'h',
+            sshPort: 2222,
+            ports: { '22/tcp': 2222 },
+            statusMsg: null,
+            at: AT,
+          },
+        },
+      ]);
+    spec
+      .given([...opened, state('loading')])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' })
+      .thenNothingHappened();
   });
 
   it('stops (compute billing ends, storage goes on) and starts again by intent; the same intent twice changes nothing', () => {
     const running = [...opened, state('loading'), state('running')];
-    const stop: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'stopped', at: AT } };
+    const stop: InstanceEvent = {
+      type: 'InstanceIntentChanged',
+      data: { instanceId: 7, intendedStatus: 'stopped', at: AT },
+    };
     const stopped = [...running, stop, billing('storage', 0.5)];
-    spec.given(running).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).then([stop, billing('storage', 0.5)]);
-    spec.given(stopped).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenNothingHappened();
-    spec.given([...stopped, state('stopped')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).then([state('running')]);
+    spec
+      .given(running)
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' })
+      .then([stop, billing('storage', 0.5)]);
+    spec
+      .given(stopped)
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' })
+      .thenNothingHappened();
+    spec
+      .given([...stopped, state('stopped')])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'running' })
+      .then([state('running')]);
     // Compute billing resumes when the host really loads or runs it again, not at the request.
-    const start: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'running', at: AT } };
-    spec.given([...stopped, state('stopped')]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).then([start]);
+    const start: InstanceEvent = {
+      type: 'InstanceIntentChanged',
+      data: { instanceId: 7, intendedStatus: 'running', at: AT },
+    };
+    spec
+      .given([...stopped, state('stopped')])
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' })
+      .then([start]);
     spec
       .given([...stopped, state('stopped'), start])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' })
@@ -82,13 +146,25 @@ describe('instance decider', () => {
   });
 
   it('bills storage only once the container exits, and nothing once destroyed', () => {
-    spec.given([...opened, state('running')]).when({ type: 'ReportHostState', at: AT, actualStatus: 'exited' }).then([state('exited'), billing('storage', 0.5)]);
-    spec.given([...opened, state('running')]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).then([destroyed, billing('none', 0)]);
+    spec
+      .given([...opened, state('running')])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'exited' })
+      .then([state('exited'), billing('storage', 0.5)]);
+    spec
+      .given([...opened, state('running')])
+      .when({ type: 'DestroyInstance', at: AT, requesterId: 2 })
+      .then([destroyed, billing('none', 0)]);
   });
 
   it.each(['exited', 'unknown', 'offline'] as const)('never reaches running from %s', (dead) => {
-    spec.given([...opened, state(dead)]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenThrows(InstanceErrors.invalidReport);
-    spec.given([...opened, state(dead)]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' }).thenThrows(InstanceErrors.cannotStart);
+    spec
+      .given([...opened, state(dead)])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'running' })
+      .thenThrows(InstanceErrors.invalidReport);
+    spec
+      .given([...opened, state(dead)])
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'running' })
+      .thenThrows(InstanceErrors.cannotStart);
   });
 
   it('reboots and recycles a running instance only', () => {
@@ -96,86 +172,192 @@ describe('instance decider', () => {
       .given([...opened, state('running')])
       .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: true })
       .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } }]);
-    spec.given([created, state('exited')]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.cannotStart);
-    const stop: InstanceEvent = { type: 'InstanceIntentChanged', data: { instanceId: 7, intendedStatus: 'stopped', at: AT } };
-    spec.given([created, stop]).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.notRunning);
-    spec.given([created]).when({ type: 'RestartInstance', at: AT, requesterId: 9, recycle: false }).thenThrows(InstanceErrors.notFound);
+    spec
+      .given([created, state('exited')])
+      .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
+      .thenThrows(InstanceErrors.cannotStart);
+    const stop: InstanceEvent = {
+      type: 'InstanceIntentChanged',
+      data: { instanceId: 7, intendedStatus: 'stopped', at: AT },
+    };
+    spec
+      .given([created, stop])
+      .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
+      .thenThrows(InstanceErrors.notRunning);
+    spec
+      .given([created])
+      .when({ type: 'RestartInstance', at: AT, requesterId: 9, recycle: false })
+      .thenThrows(InstanceErrors.notFound);
   });
 
   it('marks an interruptible instance outbid (stopped, once) and changes its bid', () => {
-    const bid: InstanceEvent = { type: 'InstanceCreated', data: { ...data, dphTotal: 1, bidPrice: 1, createdAt: AT } };
-    const outbid: InstanceEvent = { type: 'InstanceOutbid', data: { instanceId: 7, machineId: 3, numGpus: 4, at: AT } };
+    const bid: InstanceEvent = {
+      type: 'InstanceCreated',
+      data: { ...data, dphTotal: 1, bidPrice: 1, createdAt: AT },
+    };
+    const outbid: InstanceEvent = {
+      type: 'InstanceOutbid',
+      data: { instanceId: 7, machineId: 3, numGpus: 4, at: AT },
+    };
     const bidRunning = [bid, billing('compute', 1), state('running')];
-    spec.given(bidRunning).when({ type: 'MarkOutbid', at: AT }).then([outbid, billing('storage', 0.5)]);
-    spec.given([...bidRunning, outbid, billing('storage', 0.5)]).when({ type: 'MarkOutbid', at: AT }).thenNothingHappened();
-    expect(instanceDecider.evolve(instanceDecider.evolve(instanceDecider.initialState(), bid), outbid)).toMatchObject({ intended: 'stopped', outbid: true });
+    spec
+      .given(bidRunning)
+      .when({ type: 'MarkOutbid', at: AT })
+      .then([outbid, billing('storage', 0.5)]);
+    spec
+      .given([...bidRunning, outbid, billing('storage', 0.5)])
+      .when({ type: 'MarkOutbid', at: AT })
+      .thenNothingHappened();
+    expect(
+      instanceDecider.evolve(instanceDecider.evolve(instanceDecider.initialState(), bid), outbid),
+    ).toMatchObject({ intended: 'stopped', outbid: true });
     // A running bid is billed at its new price from the change on.
     spec
       .given(bidRunning)
       .when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 })
-      .then([{ type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } }, billing('compute', 1.5)]);
-    spec.given([created]).when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 }).thenThrows(InstanceErrors.notABid);
+      .then([
+        { type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } },
+        billing('compute', 1.5),
+      ]);
+    spec
+      .given([created])
+      .when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 })
+      .thenThrows(InstanceErrors.notABid);
   });
 
   it('labels', () => {
-    spec.given(opened).when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' }).then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
+    spec
+      .given(opened)
+      .when({ type: 'LabelInstance', at: AT, requesterId: 2, label: 'x' })
+      .then([{ type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } }]);
   });
 
   it('destroys once, then succeeds again with nothing new (idempotent)', () => {
-    spec.given([...opened, state('running')]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).then([destroyed, billing('none', 0)]);
-    spec.given([created, destroyed]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).thenNothingHappened();
-    spec.given([created, destroyed]).when({ type: 'ReportHostState', at: AT, actualStatus: 'running' }).thenNothingHappened();
-    spec.given([created, destroyed]).when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' }).thenThrows(InstanceErrors.notFound);
+    spec
+      .given([...opened, state('running')])
+      .when({ type: 'DestroyInstance', at: AT, requesterId: 2 })
+      .then([destroyed, billing('none', 0)]);
+    spec
+      .given([created, destroyed])
+      .when({ type: 'DestroyInstance', at: AT, requesterId: 2 })
+      .thenNothingHappened();
+    spec
+      .given([created, destroyed])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'running' })
+      .thenNothingHappened();
+    spec
+      .given([created, destroyed])
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' })
+      .thenThrows(InstanceErrors.notFound);
   });
 
-  it('reports another renter\'s instance (and an unknown one) as missing', () => {
-    spec.given([created]).when({ type: 'SetIntendedState', at: AT, requesterId: 9, state: 'stopped' }).thenThrows(InstanceErrors.notFound);
-    spec.given([created]).when({ type: 'LabelInstance', at: AT, requesterId: 9, label: 'x' }).thenThrows(InstanceErrors.notFound);
-    spec.given([created]).when({ type: 'DestroyInstance', at: AT, requesterId: 9 }).thenThrows(InstanceErrors.notFound);
-    spec.given([created, destroyed]).when({ type: 'DestroyInstance', at: AT, requesterId: 9 }).thenThrows(InstanceErrors.notFound);
-    spec.given([]).when({ type: 'DestroyInstance', at: AT, requesterId: 2 }).thenThrows(InstanceErrors.notFound);
+  it("reports another renter's instance (and an unknown one) as missing", () => {
+    spec
+      .given([created])
+      .when({ type: 'SetIntendedState', at: AT, requesterId: 9, state: 'stopped' })
+      .thenThrows(InstanceErrors.notFound);
+    spec
+      .given([created])
+      .when({ type: 'LabelInstance', at: AT, requesterId: 9, label: 'x' })
+      .thenThrows(InstanceErrors.notFound);
+    spec
+      .given([created])
+      .when({ type: 'DestroyInstance', at: AT, requesterId: 9 })
+      .thenThrows(InstanceErrors.notFound);
+    spec
+      .given([created, destroyed])
+      .when({ type: 'DestroyInstance', at: AT, requesterId: 9 })
+      .thenThrows(InstanceErrors.notFound);
+    spec
+      .given([])
+      .when({ type: 'DestroyInstance', at: AT, requesterId: 2 })
+      .thenThrows(InstanceErrors.notFound);
   });
 
   describe('with volume_info create_new (the volume is created by marketplace first)', () => {
     const newVolume = { volumeOfferId: 3, sizeGb: 30, name: null, mountPath: '/data' };
-    const waiting: InstanceEvent = { type: 'InstanceCreated', data: { ...data, config: { ...config, newVolume }, createdAt: AT } };
+    const waiting: InstanceEvent = {
+      type: 'InstanceCreated',
+      data: { ...data, config: { ...config, newVolume }, createdAt: AT },
+    };
     const opening = [waiting, billing('compute', 2)];
-    const attached: InstanceEvent = { type: 'InstanceVolumeAttached', data: { instanceId: 7, volumeId: 55, mountPath: '/data', at: AT } };
+    const attached: InstanceEvent = {
+      type: 'InstanceVolumeAttached',
+      data: { instanceId: 7, volumeId: 55, mountPath: '/data', at: AT },
+    };
     const attach = { type: 'AttachVolume' as const, at: AT, volumeId: 55, ownerId: 2, machineId: 3 };
 
     it('attaches the created volume at the requested mount path, once', () => {
       spec.given(opening).when(attach).then([attached]);
-      spec.given([...opening, attached]).when(attach).thenNothingHappened();
+      spec
+        .given([...opening, attached])
+        .when(attach)
+        .thenNothingHappened();
       // An instance rented without create_new waits for nothing.
       spec.given(opened).when(attach).thenNothingHappened();
     });
 
     it('refuses a volume of another renter or machine', () => {
-      spec.given(opening).when({ ...attach, ownerId: 9 }).thenThrows(InstanceErrors.volumeMismatch);
-      spec.given(opening).when({ ...attach, machineId: 4 }).thenThrows(InstanceErrors.volumeMismatch);
+      spec
+        .given(opening)
+        .when({ ...attach, ownerId: 9 })
+        .thenThrows(InstanceErrors.volumeMismatch);
+      spec
+        .given(opening)
+        .when({ ...attach, machineId: 4 })
+        .thenThrows(InstanceErrors.volumeMismatch);
     });
 
     it('exits, billed for storage only, with a status_msg saying why, when the volume could not be created', () => {
       const exited: InstanceEvent = {
         type: 'InstanceStateChanged',
-        data: { instanceId: 7, actualStatus: 'exited', sshHost: null, sshPort: null, ports: {}, statusMsg: volumeFailedMsg('no space'), at: AT },
+        data: {
+          instanceId: 7,
+          actualStatus: 'exited',
+          sshHost: null,
+          sshPort: null,
+          ports: {},
+          statusMsg: volumeFailedMsg('no space'),
+          at: AT,
+        },
       };
-      spec.given(opening).when({ type: 'FailVolume', at: AT, reason: 'no space' }).then([exited, billing('storage', 0.5)]);
+      spec
+        .given(opening)
+        .when({ type: 'FailVolume', at: AT, reason: 'no space' })
+        .then([exited, billing('storage', 0.5)]);
       expect(volumeFailedMsg('no space')).toContain('could not be created (no space)');
       // Repeated, or too late (attached, destroyed), it changes nothing; a late volume does not revive it.
-      spec.given([...opening, exited, billing('storage', 0.5)]).when({ type: 'FailVolume', at: AT, reason: 'no space' }).thenNothingHappened();
-      spec.given([...opening, attached]).when({ type: 'FailVolume', at: AT, reason: 'no space' }).thenNothingHappened();
-      spec.given([...opening, exited, billing('storage', 0.5)]).when(attach).thenNothingHappened();
+      spec
+        .given([...opening, exited, billing('storage', 0.5)])
+        .when({ type: 'FailVolume', at: AT, reason: 'no space' })
+        .thenNothingHappened();
+      spec
+        .given([...opening, attached])
+        .when({ type: 'FailVolume', at: AT, reason: 'no space' })
+        .thenNothingHappened();
+      spec
+        .given([...opening, exited, billing('storage', 0.5)])
+        .when(attach)
+        .thenNothingHappened();
       spec.given([waiting, destroyed]).when(attach).thenNothingHappened();
     });
 
     it('takes no host report while it waits: the host runs nothing for it yet', () => {
-      spec.given(opening).when({ type: 'ReportHostState', at: AT, actualStatus: 'stopped' }).thenNothingHappened();
-      spec.given([...opening, attached]).when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' }).then([state('loading')]);
+      spec
+        .given(opening)
+        .when({ type: 'ReportHostState', at: AT, actualStatus: 'stopped' })
+        .thenNothingHappened();
+      spec
+        .given([...opening, attached])
+        .when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' })
+        .then([state('loading')]);
     });
 
     it('has no container to restart while it waits', () => {
-      spec.given(opening).when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false }).thenThrows(InstanceErrors.waitingForVolume);
+      spec
+        .given(opening)
+        .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
+        .thenThrows(InstanceErrors.waitingForVolume);
       spec
         .given([...opening, attached, state('running')])
         .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })

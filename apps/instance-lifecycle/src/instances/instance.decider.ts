@@ -114,20 +114,32 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
         dphTotal: event.data.dphTotal,
         storageDph: event.data.storageDph ?? 0,
         billed: { billing: 'none', ratePerHour: 0 },
-        pendingVolume: event.data.config.newVolume ? { mountPath: event.data.config.newVolume.mountPath } : null,
+        pendingVolume: event.data.config.newVolume
+          ? { mountPath: event.data.config.newVolume.mountPath }
+          : null,
       };
     case 'InstanceVolumeAttached':
       return state.status === 'none' ? state : { ...state, pendingVolume: null };
     case 'InstanceBillingChanged':
-      return state.status === 'none' ? state : { ...state, billed: { billing: event.data.billing, ratePerHour: event.data.ratePerHour } };
+      return state.status === 'none'
+        ? state
+        : { ...state, billed: { billing: event.data.billing, ratePerHour: event.data.ratePerHour } };
     case 'InstanceStateChanged':
       return state.status === 'none' ? state : { ...state, actual: event.data.actualStatus };
     case 'InstanceIntentChanged':
-      return state.status === 'none' ? state : { ...state, intended: event.data.intendedStatus, outbid: event.data.intendedStatus === 'running' ? false : state.outbid };
+      return state.status === 'none'
+        ? state
+        : {
+            ...state,
+            intended: event.data.intendedStatus,
+            outbid: event.data.intendedStatus === 'running' ? false : state.outbid,
+          };
     case 'InstanceOutbid':
       return state.status === 'none' ? state : { ...state, intended: 'stopped', outbid: true };
     case 'InstanceBidChanged':
-      return state.status === 'none' ? state : { ...state, bidPrice: event.data.price, dphTotal: event.data.price };
+      return state.status === 'none'
+        ? state
+        : { ...state, bidPrice: event.data.price, dphTotal: event.data.price };
     case 'InstanceLabelled':
       return state.status === 'none' ? state : { ...state, label: event.data.label };
     case 'InstanceRestarted':
@@ -139,14 +151,21 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
 
 function owned(state: InstanceState, requesterId: number) {
   // Another renter's instance is reported as missing, like a destroyed one.
-  if (state.status !== 'active' || state.renter !== requesterId) throw ApiError.notFound('No such instance', InstanceErrors.notFound);
+  if (state.status !== 'active' || state.renter !== requesterId)
+    throw ApiError.notFound('No such instance', InstanceErrors.notFound);
   return state;
 }
 
 /** Billing per state (documented in docs/instances.md): compute while meant to run and provisioning/loading/running. */
-export function billingClassOf(actual: InstanceActualStatus, intended: InstanceIntendedStatus, destroyed: boolean): InstanceBillingClass {
+export function billingClassOf(
+  actual: InstanceActualStatus,
+  intended: InstanceIntendedStatus,
+  destroyed: boolean,
+): InstanceBillingClass {
   if (destroyed) return 'none';
-  return intended === 'running' && (actual === null || actual === 'loading' || actual === 'running') ? 'compute' : 'storage';
+  return intended === 'running' && (actual === null || actual === 'loading' || actual === 'running')
+    ? 'compute'
+    : 'storage';
 }
 
 /** The decision, followed by an InstanceBillingChanged whenever it changes what the instance costs. */
@@ -158,60 +177,136 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
   const ratePerHour = billing === 'compute' ? after.dphTotal : billing === 'storage' ? after.storageDph : 0;
   if (billing === after.billed.billing && ratePerHour === after.billed.ratePerHour) return events;
   const at = command.at;
-  const data = { instanceId: after.instanceId, renter: after.renter, hostId: after.hostId, machineId: after.machineId, billing, ratePerHour, at };
+  const data = {
+    instanceId: after.instanceId,
+    renter: after.renter,
+    hostId: after.hostId,
+    machineId: after.machineId,
+    billing,
+    ratePerHour,
+    at,
+  };
   return [...events, { type: 'InstanceBillingChanged', data }];
 }
 
 function decideChange(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
   switch (command.type) {
     case 'CreateInstance': {
-      if (state.status !== 'none') throw ApiError.conflict('This instance id is taken', InstanceErrors.exists);
+      if (state.status !== 'none')
+        throw ApiError.conflict('This instance id is taken', InstanceErrors.exists);
       const { type: _type, at, ...data } = command;
       return [{ type: 'InstanceCreated', data: { ...data, createdAt: at } }];
     }
     case 'SetIntendedState': {
       const instance = owned(state, command.requesterId);
       if (command.state === 'running' && DEAD_STATES.includes(instance.actual)) {
-        throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
+        throw new ApiError(
+          400,
+          InstanceErrors.cannotStart,
+          `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`,
+        );
       }
       if (instance.intended === command.state) return [];
-      return [{ type: 'InstanceIntentChanged', data: { instanceId: instance.instanceId, intendedStatus: command.state, at: command.at } }];
+      return [
+        {
+          type: 'InstanceIntentChanged',
+          data: { instanceId: instance.instanceId, intendedStatus: command.state, at: command.at },
+        },
+      ];
     }
     case 'LabelInstance': {
       const instance = owned(state, command.requesterId);
       if (instance.label === command.label) return [];
-      return [{ type: 'InstanceLabelled', data: { instanceId: instance.instanceId, label: command.label, at: command.at } }];
+      return [
+        {
+          type: 'InstanceLabelled',
+          data: { instanceId: instance.instanceId, label: command.label, at: command.at },
+        },
+      ];
     }
     case 'RestartInstance': {
       const instance = owned(state, command.requesterId);
       if (DEAD_STATES.includes(instance.actual)) {
-        throw new ApiError(400, InstanceErrors.cannotStart, `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`);
+        throw new ApiError(
+          400,
+          InstanceErrors.cannotStart,
+          `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`,
+        );
       }
-      if (instance.intended !== 'running') throw new ApiError(400, InstanceErrors.notRunning, `Instance ${instance.instanceId} is stopped; start it instead`);
-      if (instance.pendingVolume) throw ApiError.conflict(`Instance ${instance.instanceId} is waiting for its volume; it has no container to restart yet`, InstanceErrors.waitingForVolume);
-      return [{ type: 'InstanceRestarted', data: { instanceId: instance.instanceId, recycle: command.recycle, at: command.at } }];
+      if (instance.intended !== 'running')
+        throw new ApiError(
+          400,
+          InstanceErrors.notRunning,
+          `Instance ${instance.instanceId} is stopped; start it instead`,
+        );
+      if (instance.pendingVolume)
+        throw ApiError.conflict(
+          `Instance ${instance.instanceId} is waiting for its volume; it has no container to restart yet`,
+          InstanceErrors.waitingForVolume,
+        );
+      return [
+        {
+          type: 'InstanceRestarted',
+          data: { instanceId: instance.instanceId, recycle: command.recycle, at: command.at },
+        },
+      ];
     }
     case 'MarkOutbid': {
       if (state.status !== 'active' || state.outbid) return [];
-      return [{ type: 'InstanceOutbid', data: { instanceId: state.instanceId, machineId: state.machineId, numGpus: state.numGpus, at: command.at } }];
+      return [
+        {
+          type: 'InstanceOutbid',
+          data: {
+            instanceId: state.instanceId,
+            machineId: state.machineId,
+            numGpus: state.numGpus,
+            at: command.at,
+          },
+        },
+      ];
     }
     case 'ChangeBid': {
       const instance = owned(state, command.requesterId);
-      if (instance.bidPrice === null) throw new ApiError(400, InstanceErrors.notABid, `Instance ${instance.instanceId} is on-demand; only interruptible instances have a bid`);
+      if (instance.bidPrice === null)
+        throw new ApiError(
+          400,
+          InstanceErrors.notABid,
+          `Instance ${instance.instanceId} is on-demand; only interruptible instances have a bid`,
+        );
       if (instance.bidPrice === command.price) return [];
-      return [{ type: 'InstanceBidChanged', data: { instanceId: instance.instanceId, price: command.price, at: command.at } }];
+      return [
+        {
+          type: 'InstanceBidChanged',
+          data: { instanceId: instance.instanceId, price: command.price, at: command.at },
+        },
+      ];
     }
     case 'DestroyInstance': {
       if (state.status === 'destroyed' && state.renter === command.requesterId) return []; // idempotent: the CLI repeats it
       const instance = owned(state, command.requesterId);
-      return [{ type: 'InstanceDestroyed', data: { instanceId: instance.instanceId, renter: instance.renter, machineId: instance.machineId, numGpus: instance.numGpus, at: command.at } }];
+      return [
+        {
+          type: 'InstanceDestroyed',
+          data: {
+            instanceId: instance.instanceId,
+            renter: instance.renter,
+            machineId: instance.machineId,
+            numGpus: instance.numGpus,
+            at: command.at,
+          },
+        },
+      ];
     }
     case 'ReportHostState': {
       // A late report about a destroyed instance changes nothing; nor one about an instance the host does
       // not run yet (waiting for its volume: a stop for credit or an outbid only changes its intent then).
       if (state.status !== 'active' || state.pendingVolume !== null) return [];
       if (command.actualStatus === 'running' && DEAD_STATES.includes(state.actual)) {
-        throw new ApiError(409, InstanceErrors.invalidReport, `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`);
+        throw new ApiError(
+          409,
+          InstanceErrors.invalidReport,
+          `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`,
+        );
       }
       if (command.actualStatus === state.actual) return [];
       return [
@@ -233,13 +328,34 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
       // Late or repeated: a destroyed or dead instance, or one that has its volume already, changes nothing.
       if (state.status !== 'active' || !state.pendingVolume || DEAD_STATES.includes(state.actual)) return [];
       if (command.ownerId !== state.renter || command.machineId !== state.machineId) {
-        throw ApiError.conflict(`Volume ${command.volumeId} is not the renter's on machine ${state.machineId}`, InstanceErrors.volumeMismatch);
+        throw ApiError.conflict(
+          `Volume ${command.volumeId} is not the renter's on machine ${state.machineId}`,
+          InstanceErrors.volumeMismatch,
+        );
       }
-      return [{ type: 'InstanceVolumeAttached', data: { instanceId: state.instanceId, volumeId: command.volumeId, mountPath: state.pendingVolume.mountPath, at: command.at } }];
+      return [
+        {
+          type: 'InstanceVolumeAttached',
+          data: {
+            instanceId: state.instanceId,
+            volumeId: command.volumeId,
+            mountPath: state.pendingVolume.mountPath,
+            at: command.at,
+          },
+        },
+      ];
     }
     case 'FailVolume': {
       if (state.status !== 'active' || !state.pendingVolume || DEAD_STATES.includes(state.actual)) return [];
-      const data = { instanceId: state.instanceId, actualStatus: 'exited' as const, sshHost: null, sshPort: null, ports: {}, statusMsg: volumeFailedMsg(command.reason), at: command.at };
+      const data = {
+        instanceId: state.instanceId,
+        actualStatus: 'exited' as const,
+        sshHost: null,
+        sshPort: null,
+        ports: {},
+        statusMsg: volumeFailedMsg(command.reason),
+        at: command.at,
+      };
       return [{ type: 'InstanceStateChanged', data }];
     }
   }

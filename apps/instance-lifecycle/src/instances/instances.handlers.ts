@@ -1,25 +1,57 @@
 import { randomBytes } from 'node:crypto';
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type InstanceIntendedStatus } from '@rigmarket/contracts';
 import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import type { HostDriver } from '../host/host-driver';
-import { INSTANCE_VERIFICATION, OUTBID_MSG, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import {
+  INSTANCE_VERIFICATION,
+  OUTBID_MSG,
+  SCHEMA,
+  findMachine,
+  findTemplate,
+} from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
 import type { PendingKeyBox } from './pending-keys';
 import { findVolume, volumeOfferFreeGb } from './market-volumes.read-model';
-import { type InstanceCommand, type InstanceState, instanceDecider, instanceStreamId } from './instance.decider';
+import {
+  type InstanceCommand,
+  type InstanceState,
+  instanceDecider,
+  instanceStreamId,
+} from './instance.decider';
 import { encodeToken, parseListQuery } from './instance-list';
 import { type InstanceRowRecord, type InstanceView, instanceView } from './instance-view';
-import { maintenanceUntil, refuseDuringMaintenance, withSyncAndMaintenance } from './sync-maintenance-notices';
+import {
+  maintenanceUntil,
+  refuseDuringMaintenance,
+  withSyncAndMaintenance,
+} from './sync-maintenance-notices';
 
-type InstanceCommandBody = InstanceCommand extends infer C ? (C extends InstanceCommand ? Omit<C, 'at'> : never) : never;
+type InstanceCommandBody = InstanceCommand extends infer C
+  ? C extends InstanceCommand
+    ? Omit<C, 'at'>
+    : never
+  : never;
 
-export async function runInstanceCommand(runtime: ContextRuntime, instanceId: number, command: InstanceCommandBody, metadata: EventMetadata, options?: HandleOptions) {
+export async function runInstanceCommand(
+  runtime: ContextRuntime,
+  instanceId: number,
+  command: InstanceCommandBody,
+  metadata: EventMetadata,
+  options?: HandleOptions,
+) {
   return runtime.runner.handle(
     instanceStreamId(instanceId),
     instanceDecider,
@@ -30,7 +62,10 @@ export async function runInstanceCommand(runtime: ContextRuntime, instanceId: nu
 }
 
 /** Offer id = machine_id * 1000 + num_gpus (docs/marketplace.md). */
-export const offerParts = (offerId: number) => ({ machineId: Math.floor(offerId / 1000), numGpus: offerId % 1000 });
+export const offerParts = (offerId: number) => ({
+  machineId: Math.floor(offerId / 1000),
+  numGpus: offerId % 1000,
+});
 
 export interface CreatedInstance {
   instanceId: number;
@@ -63,7 +98,13 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     @Inject(PENDING_KEY_BOX) private readonly pendingKeys: PendingKeyBox,
   ) {}
 
-  async execute({ renter, offerId, request, metadata, idempotencyKey }: CreateInstanceCommand): Promise<CreatedInstance> {
+  async execute({
+    renter,
+    offerId,
+    request,
+    metadata,
+    idempotencyKey,
+  }: CreateInstanceCommand): Promise<CreatedInstance> {
     const hash = requestHash(offerId, request);
     const idempotency = new IdempotencyRecords(this.runtime);
     if (idempotencyKey !== null) {
@@ -73,25 +114,34 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     }
     const { machineId, numGpus } = offerParts(offerId);
     const machine = await findMachine(this.runtime.db, machineId);
-    if (!machine || numGpus < 1 || numGpus > machine.numGpus) throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
-    if (!machine.listed || !machine.ask) throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    if (!machine || numGpus < 1 || numGpus > machine.numGpus)
+      throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
+    if (!machine.listed || !machine.ask)
+      throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
     if (request.cancelUnavail) await this.refuseIfUnavailable(machineId, offerId, request);
     await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
     const ask = machine.ask;
     if (request.price !== null && request.price < ask.minBid * numGpus) {
-      throw ApiError.badRequest(`price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`);
+      throw ApiError.badRequest(
+        `price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`,
+      );
     }
     let template = null;
     let templateId: number | null = null;
     if (request.templateHashId !== null) {
       const found = await findTemplate(this.runtime.db, request.templateHashId);
-      if (!found || (found.content.private && found.creatorId !== renter)) throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
+      if (!found || (found.content.private && found.creatorId !== renter))
+        throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
       template = { ...found.content, hashId: found.hashId };
       templateId = found.templateId;
     }
     const config = instanceConfig(request, template);
     if (config.vm && !machine.vmsEnabled) {
-      throw new ApiError(400, 'vm_unsupported', `Machine ${machineId} runs containers only (vms_enabled is false); rent an offer with vms_enabled=true or leave vm out`);
+      throw new ApiError(
+        400,
+        'vm_unsupported',
+        `Machine ${machineId} runs containers only (vms_enabled is false); rent an offer with vms_enabled=true or leave vm out`,
+      );
     }
     await checkVolume(this.runtime, renter, machineId, request.volume);
     const waitsForVolume = Boolean(config.newVolume);
@@ -100,7 +150,12 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
     const instanceId = await this.runtime.nextId('instance_ids');
 
-    await allocateGpus(this.runtime, this.host, { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price }, metadata);
+    await allocateGpus(
+      this.runtime,
+      this.host,
+      { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price },
+      metadata,
+    );
 
     const instanceApiKey = randomBytes(32).toString('hex');
     try {
@@ -128,11 +183,17 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         {
           // The instance key exists exactly when the instance does.
           alsoInTransaction: async (sql, events) => {
-            await sql.execute(`INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`, [hashKey(instanceApiKey), instanceId, renter]);
+            await sql.execute(
+              `INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`,
+              [hashKey(instanceApiKey), instanceId, renter],
+            );
             // Provisioned later (VolumeForInstanceReactor), when the volume exists: the host needs the key then.
             // Sealed (PendingKeyBox): the key is never stored in the clear.
             if (waitsForVolume) {
-              await sql.execute(`INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed) VALUES ($1, $2)`, [instanceId, this.pendingKeys.seal(instanceApiKey, instanceId)]);
+              await sql.execute(
+                `INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed) VALUES ($1, $2)`,
+                [instanceId, this.pendingKeys.seal(instanceApiKey, instanceId)],
+              );
             }
             if (idempotencyKey === null) return;
             const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
@@ -148,19 +209,37 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       }
       throw error;
     }
-    if (!waitsForVolume) this.host.provision({ instanceId, machineId, publicIpaddr: machine.publicIpaddr, config, targetState: request.targetState, instanceApiKey });
+    if (!waitsForVolume)
+      this.host.provision({
+        instanceId,
+        machineId,
+        publicIpaddr: machine.publicIpaddr,
+        config,
+        targetState: request.targetState,
+        instanceApiKey,
+      });
     return { instanceId, instanceApiKey };
   }
 
   /** cancel_unavail: fail at once, before anything is allocated, when the instance could not start right now. */
-  private async refuseIfUnavailable(machineId: number, offerId: number, request: CreateRequest): Promise<void> {
+  private async refuseIfUnavailable(
+    machineId: number,
+    offerId: number,
+    request: CreateRequest,
+  ): Promise<void> {
     const until = await maintenanceUntil(this.runtime.db, machineId, this.runtime.runner.clock.now());
     const why =
       (until !== null ? `machine ${machineId} is in maintenance until ${until}` : null) ??
       (await this.host.unavailableReason(machineId)) ??
-      (request.volume?.createNew ? `it would wait for its new volume to be created (create the volume first and link it, or leave cancel_unavail out)` : null);
+      (request.volume?.createNew
+        ? `it would wait for its new volume to be created (create the volume first and link it, or leave cancel_unavail out)`
+        : null);
     if (why !== null) {
-      throw new ApiError(409, 'instance_unavailable', `Offer ${offerId} cannot start an instance now: ${why}. Nothing was rented (cancel_unavail).`);
+      throw new ApiError(
+        409,
+        'instance_unavailable',
+        `Offer ${offerId} cannot start an instance now: ${why}. Nothing was rented (cancel_unavail).`,
+      );
     }
   }
 }
@@ -170,24 +249,53 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
  * volumes). create_new: the volume offer (id = its machine's id) must be the offer's machine's and have the
  * space, as far as instance-lifecycle knows; marketplace has the last word when it creates the volume.
  */
-async function checkVolume(runtime: ContextRuntime, renter: number, machineId: number, volume: CreateRequest['volume']): Promise<void> {
+async function checkVolume(
+  runtime: ContextRuntime,
+  renter: number,
+  machineId: number,
+  volume: CreateRequest['volume'],
+): Promise<void> {
   if (volume === null) return;
   if (volume.createNew) {
     const sizeGb = volume.sizeGb ?? DEFAULT_NEW_VOLUME_GB;
-    const free = await volumeOfferFreeGb(runtime.db, volume.volumeId, runtime.runner.clock.now().getTime() / 1000);
-    if (free === null) throw ApiError.notFound(`No volume offer ${volume.volumeId}; search them with POST /api/v0/volumes/search/`, 'no_such_volume_offer');
+    const free = await volumeOfferFreeGb(
+      runtime.db,
+      volume.volumeId,
+      runtime.runner.clock.now().getTime() / 1000,
+    );
+    if (free === null)
+      throw ApiError.notFound(
+        `No volume offer ${volume.volumeId}; search them with POST /api/v0/volumes/search/`,
+        'no_such_volume_offer',
+      );
     if (volume.volumeId !== machineId) {
-      throw new ApiError(400, 'volume_on_other_machine', `Volume offer ${volume.volumeId} is on machine ${volume.volumeId}; a local volume must be created on the instance's machine ${machineId}`);
+      throw new ApiError(
+        400,
+        'volume_on_other_machine',
+        `Volume offer ${volume.volumeId} is on machine ${volume.volumeId}; a local volume must be created on the instance's machine ${machineId}`,
+      );
     }
-    if (sizeGb > free) throw new ApiError(400, 'insufficient_space', `Volume offer ${volume.volumeId} has ${free} GB free, not ${sizeGb}; ask for at most ${free} GB`);
+    if (sizeGb > free)
+      throw new ApiError(
+        400,
+        'insufficient_space',
+        `Volume offer ${volume.volumeId} has ${free} GB free, not ${sizeGb}; ask for at most ${free} GB`,
+      );
     return;
   }
   const found = await findVolume(runtime.db, volume.volumeId);
   if (!found || found.deleted || found.ownerId !== renter) {
-    throw ApiError.notFound(`Volume ${volume.volumeId} does not exist; a volume must exist before it is linked`, 'no_such_volume');
+    throw ApiError.notFound(
+      `Volume ${volume.volumeId} does not exist; a volume must exist before it is linked`,
+      'no_such_volume',
+    );
   }
   if (found.machineId !== machineId) {
-    throw new ApiError(400, 'volume_on_other_machine', `Volume ${volume.volumeId} is on machine ${found.machineId}; a local volume can only be linked to an instance on its own machine`);
+    throw new ApiError(
+      400,
+      'volume_on_other_machine',
+      `Volume ${volume.volumeId} is on machine ${found.machineId}; a local volume can only be linked to an instance on its own machine`,
+    );
   }
 }
 
@@ -213,17 +321,24 @@ async function allocateGpus(
   }
 }
 
-async function releaseGpus(runtime: ContextRuntime, machineId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
+async function releaseGpus(
+  runtime: ContextRuntime,
+  machineId: number,
+  instanceId: number,
+  metadata: EventMetadata,
+): Promise<void> {
   await runtime.runner.handle(
     allocationStreamId(machineId),
     allocationDecider,
-    (state, now) => allocationDecider.decide({ type: 'ReleaseGpus', at: now.toISOString(), machineId, instanceId }, state),
+    (state, now) =>
+      allocationDecider.decide({ type: 'ReleaseGpus', at: now.toISOString(), machineId, instanceId }, state),
     metadata,
     { maxAttempts: 100 },
   );
 }
 
-export const isWaitingForVolume = (state: InstanceState): boolean => state.status === 'active' && state.pendingVolume !== null;
+export const isWaitingForVolume = (state: InstanceState): boolean =>
+  state.status === 'active' && state.pendingVolume !== null;
 
 export interface InstanceChanges {
   state?: InstanceIntendedStatus;
@@ -231,7 +346,12 @@ export interface InstanceChanges {
 }
 
 export class ChangeInstanceCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly instanceId: number, readonly changes: InstanceChanges, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly instanceId: number,
+    readonly changes: InstanceChanges,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -245,11 +365,21 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
 
   async execute({ requesterId, instanceId, changes, metadata }: ChangeInstanceCommand): Promise<void> {
     if (changes.label !== undefined) {
-      await runInstanceCommand(this.runtime, instanceId, { type: 'LabelInstance', requesterId, label: changes.label }, metadata);
+      await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        { type: 'LabelInstance', requesterId, label: changes.label },
+        metadata,
+      );
     }
     if (changes.state === 'running') await this.reallocateIfOutbid(requesterId, instanceId, metadata);
     if (changes.state !== undefined) {
-      const result = await runInstanceCommand(this.runtime, instanceId, { type: 'SetIntendedState', requesterId, state: changes.state }, metadata);
+      const result = await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        { type: 'SetIntendedState', requesterId, state: changes.state },
+        metadata,
+      );
       // An instance waiting for its volume has no container yet: it is provisioned in the intended state.
       if (result.events.length > 0 && !isWaitingForVolume(result.state)) {
         if (changes.state === 'stopped') this.host.stop(instanceId);
@@ -259,17 +389,41 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
   }
 
   /** An outbid instance holds no GPUs: starting it takes them again at its bid (which may outbid others). */
-  private async reallocateIfOutbid(requesterId: number, instanceId: number, metadata: EventMetadata): Promise<void> {
+  private async reallocateIfOutbid(
+    requesterId: number,
+    instanceId: number,
+    metadata: EventMetadata,
+  ): Promise<void> {
     const { state } = await this.runtime.runner.load(instanceStreamId(instanceId), instanceDecider);
     if (state.status !== 'active' || state.renter !== requesterId || !state.outbid) return;
     const machine = await findMachine(this.runtime.db, state.machineId);
-    if (!machine) throw ApiError.conflict('The machine is gone; destroy the instance and rent another offer', 'offer_unavailable');
-    await allocateGpus(this.runtime, this.host, { machineId: state.machineId, instanceId, numGpus: state.numGpus, machineGpus: machine.numGpus, bid: state.bidPrice }, metadata);
+    if (!machine)
+      throw ApiError.conflict(
+        'The machine is gone; destroy the instance and rent another offer',
+        'offer_unavailable',
+      );
+    await allocateGpus(
+      this.runtime,
+      this.host,
+      {
+        machineId: state.machineId,
+        instanceId,
+        numGpus: state.numGpus,
+        machineGpus: machine.numGpus,
+        bid: state.bidPrice,
+      },
+      metadata,
+    );
   }
 }
 
 export class RestartInstanceCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly instanceId: number, readonly recycle: boolean, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly instanceId: number,
+    readonly recycle: boolean,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -283,14 +437,24 @@ export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCo
   ) {}
 
   async execute({ requesterId, instanceId, recycle, metadata }: RestartInstanceCommand): Promise<void> {
-    await runInstanceCommand(this.runtime, instanceId, { type: 'RestartInstance', requesterId, recycle }, metadata);
+    await runInstanceCommand(
+      this.runtime,
+      instanceId,
+      { type: 'RestartInstance', requesterId, recycle },
+      metadata,
+    );
     if (recycle) this.host.recycle(instanceId);
     else this.host.reboot(instanceId);
   }
 }
 
 export class ChangeBidCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly instanceId: number, readonly price: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly instanceId: number,
+    readonly price: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -305,14 +469,19 @@ export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
     if (state.status === 'active' && state.renter === requesterId) {
       const machine = await findMachine(this.runtime.db, state.machineId);
       const minimum = (machine?.ask?.minBid ?? 0) * state.numGpus;
-      if (price < minimum) throw ApiError.badRequest(`price ${price} is below this machine's minimum bid of ${minimum} $/hour`);
+      if (price < minimum)
+        throw ApiError.badRequest(`price ${price} is below this machine's minimum bid of ${minimum} $/hour`);
     }
     await runInstanceCommand(this.runtime, instanceId, { type: 'ChangeBid', requesterId, price }, metadata);
     if (state.status === 'active' && !state.outbid) {
       await this.runtime.runner.handle(
         allocationStreamId(state.machineId),
         allocationDecider,
-        (s, now) => allocationDecider.decide({ type: 'ChangeBid', at: now.toISOString(), machineId: state.machineId, instanceId, bid: price }, s),
+        (s, now) =>
+          allocationDecider.decide(
+            { type: 'ChangeBid', at: now.toISOString(), machineId: state.machineId, instanceId, bid: price },
+            s,
+          ),
         metadata,
         { maxAttempts: 100 },
       );
@@ -321,7 +490,11 @@ export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
 }
 
 export class DestroyInstanceCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly instanceId: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly instanceId: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -335,7 +508,12 @@ export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCo
   ) {}
 
   async execute({ requesterId, instanceId, metadata }: DestroyInstanceCommand): Promise<void> {
-    const result = await runInstanceCommand(this.runtime, instanceId, { type: 'DestroyInstance', requesterId }, metadata);
+    const result = await runInstanceCommand(
+      this.runtime,
+      instanceId,
+      { type: 'DestroyInstance', requesterId },
+      metadata,
+    );
     const state: InstanceState = result.state;
     if (state.status !== 'destroyed') return;
     this.host.destroy(instanceId);
@@ -344,13 +522,22 @@ export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCo
 }
 
 /** The owner of the instance an instance key opens, or null. */
-export async function instanceKeyOwner(runtime: ContextRuntime, keyValue: string): Promise<{ instanceId: number; ownerId: number } | null> {
-  const rows = await runtime.db.query<{ instance_id: number; owner_id: number }>(`SELECT instance_id, owner_id FROM ${SCHEMA}.instance_keys WHERE key_hash = $1`, [hashKey(keyValue)]);
+export async function instanceKeyOwner(
+  runtime: ContextRuntime,
+  keyValue: string,
+): Promise<{ instanceId: number; ownerId: number } | null> {
+  const rows = await runtime.db.query<{ instance_id: number; owner_id: number }>(
+    `SELECT instance_id, owner_id FROM ${SCHEMA}.instance_keys WHERE key_hash = $1`,
+    [hashKey(keyValue)],
+  );
   return rows[0] ? { instanceId: Number(rows[0].instance_id), ownerId: Number(rows[0].owner_id) } : null;
 }
 
 export class GetInstanceQuery extends Query<InstanceView | null> {
-  constructor(readonly ownerId: number, readonly instanceId: number) {
+  constructor(
+    readonly ownerId: number,
+    readonly instanceId: number,
+  ) {
     super();
   }
 }
@@ -359,8 +546,19 @@ export class GetInstanceQuery extends Query<InstanceView | null> {
 export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
-    const rows = await this.runtime.db.query<InstanceRowRecord>(`SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`, [instanceId, ownerId]);
-    return rows[0] ? ((await withSyncAndMaintenance(this.runtime.db, [instanceView(rows[0])], this.runtime.infra.clock.now()))[0] ?? null) : null;
+    const rows = await this.runtime.db.query<InstanceRowRecord>(
+      `SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`,
+      [instanceId, ownerId],
+    );
+    return rows[0]
+      ? ((
+          await withSyncAndMaintenance(
+            this.runtime.db,
+            [instanceView(rows[0])],
+            this.runtime.infra.clock.now(),
+          )
+        )[0] ?? null)
+      : null;
   }
 }
 
@@ -372,7 +570,10 @@ export interface InstancePage {
 }
 
 export class ListInstancesQuery extends Query<InstancePage> {
-  constructor(readonly ownerId: number, readonly query: Record<string, unknown>) {
+  constructor(
+    readonly ownerId: number,
+    readonly query: Record<string, unknown>,
+  ) {
     super();
   }
 }
@@ -387,14 +588,21 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
       `SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
       q.params,
     );
-    const [{ n }] = (await this.runtime.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.instances WHERE ${where}`, q.params)) as [{ n: string }];
+    const [{ n }] = (await this.runtime.db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM ${SCHEMA}.instances WHERE ${where}`,
+      q.params,
+    )) as [{ n: string }];
     const labels = await this.runtime.db.query<{ label: string; n: string }>(
       `SELECT label, count(*)::text AS n FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed AND label IS NOT NULL GROUP BY label`,
       [ownerId],
     );
     const page = rows.slice(0, q.limit);
     return {
-      instances: await withSyncAndMaintenance(this.runtime.db, page.map(instanceView), this.runtime.infra.clock.now()),
+      instances: await withSyncAndMaintenance(
+        this.runtime.db,
+        page.map(instanceView),
+        this.runtime.infra.clock.now(),
+      ),
       next_token: rows.length > q.limit ? encodeToken(q.offset + q.limit) : null,
       total_instances: Number(n),
       label_counts: Object.fromEntries(labels.map((l) => [l.label, Number(l.n)])),

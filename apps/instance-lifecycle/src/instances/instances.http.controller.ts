@@ -1,10 +1,35 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query as QueryParam, Req, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query as QueryParam,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type AuthenticatedKey, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
 import { parseCreateRequest } from './create-request';
-import { INSTANCE_KEY_FORBIDDEN, InstanceBearerGuard, InstanceKeyAllowed, type InstanceKeyRequest } from './instance-key.guard';
-import { BulkCreateInstancesDto, ChangeBidDto, CreateInstanceDto, DestroyInstancesDto, LaunchInstanceDto, UpdateInstanceDto } from './instances.dto';
+import {
+  INSTANCE_KEY_FORBIDDEN,
+  InstanceBearerGuard,
+  InstanceKeyAllowed,
+  type InstanceKeyRequest,
+} from './instance-key.guard';
+import {
+  BulkCreateInstancesDto,
+  ChangeBidDto,
+  CreateInstanceDto,
+  DestroyInstancesDto,
+  LaunchInstanceDto,
+  UpdateInstanceDto,
+} from './instances.dto';
 import { LaunchInstanceCommand, parseLaunchQuery } from './launch';
 import {
   ChangeBidCommand,
@@ -21,7 +46,8 @@ import {
 
 function positiveId(raw: unknown, what: string): number {
   const id = Number(raw);
-  if (raw === '' || raw === null || !Number.isInteger(id) || id < 1) throw ApiError.badRequest(`${what} must be a positive integer id`, { error: 'invalid_id' });
+  if (raw === '' || raw === null || !Number.isInteger(id) || id < 1)
+    throw ApiError.badRequest(`${what} must be a positive integer id`, { error: 'invalid_id' });
   return id;
 }
 
@@ -32,7 +58,8 @@ function idList(raw: unknown[] | undefined, name: string): number[] {
 
 /** An instance key opens one instance only. */
 function checkInstanceKey(request: InstanceKeyRequest, instanceId: number): void {
-  if (request.instanceKeyFor !== undefined && request.instanceKeyFor !== instanceId) throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
+  if (request.instanceKeyFor !== undefined && request.instanceKeyFor !== instanceId)
+    throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
 }
 
 /** Creating an instance: PUT (and POST, as one description names it) /api/v0/asks/{offer_id}/. */
@@ -48,24 +75,41 @@ export class AsksController {
   @Post('bulk')
   @HttpCode(200)
   @RequirePermission('instance_write')
-  async bulk(@Body() body: BulkCreateInstancesDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async bulk(
+    @Body() body: BulkCreateInstancesDto,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const { ids, ...fields } = body;
-    if (!Array.isArray(ids) || ids.length === 0) throw ApiError.badRequest('ids must be a non-empty list of offer ids');
-    if (ids.length > 64) throw ApiError.badRequest('at most 64 offer ids per request (the CLI sends chunks of 64)');
+    if (!Array.isArray(ids) || ids.length === 0)
+      throw ApiError.badRequest('ids must be a non-empty list of offer ids');
+    if (ids.length > 64)
+      throw ApiError.badRequest('at most 64 offer ids per request (the CLI sends chunks of 64)');
     const offerIds = ids.map((v) => positiveId(v, 'ids'));
     const request = parseCreateRequest({ ...fields });
     const results = [];
     for (const offerId of offerIds) {
       try {
-        const created = await this.commands.execute(new CreateInstanceCommand(principal.userId, offerId, request, metadata));
-        results.push({ ask_id: offerId, success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey });
+        const created = await this.commands.execute(
+          new CreateInstanceCommand(principal.userId, offerId, request, metadata),
+        );
+        results.push({
+          ask_id: offerId,
+          success: true,
+          new_contract: created.instanceId,
+          instance_api_key: created.instanceApiKey,
+        });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         results.push({ ask_id: offerId, success: false, error: error.code, msg: error.message });
       }
     }
     const created = results.filter((r) => r.success);
-    return { success: created.length === results.length, new_contracts: created.map((r) => r.new_contract), results };
+    return {
+      success: created.length === results.length,
+      new_contracts: created.map((r) => r.new_contract),
+      results,
+    };
   }
 
   @Put(':offerId')
@@ -93,11 +137,20 @@ export class AsksController {
     return this.create(offerId, body, principal, metadata, idempotencyKey);
   }
 
-  private async create(offerIdRaw: string, body: CreateInstanceDto, principal: AuthenticatedKey, metadata: EventMetadata, idempotencyKey: string | undefined) {
+  private async create(
+    offerIdRaw: string,
+    body: CreateInstanceDto,
+    principal: AuthenticatedKey,
+    metadata: EventMetadata,
+    idempotencyKey: string | undefined,
+  ) {
     const offerId = positiveId(offerIdRaw, 'offer_id');
     const request = parseCreateRequest({ ...body });
-    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) throw ApiError.badRequest('Idempotency-Key must be 1 to 255 characters');
-    const created = await this.commands.execute(new CreateInstanceCommand(principal.userId, offerId, request, metadata, idempotencyKey ?? null));
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255))
+      throw ApiError.badRequest('Idempotency-Key must be 1 to 255 characters');
+    const created = await this.commands.execute(
+      new CreateInstanceCommand(principal.userId, offerId, request, metadata, idempotencyKey ?? null),
+    );
     return { success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey };
   }
 }
@@ -117,7 +170,9 @@ export class InstancesV0Controller {
     const instances: InstancePage['instances'] = [];
     let token: string | null = null;
     do {
-      const page: InstancePage = await this.queries.execute(new ListInstancesQuery(principal.userId, token ? { after_token: token } : {}));
+      const page: InstancePage = await this.queries.execute(
+        new ListInstancesQuery(principal.userId, token ? { after_token: token } : {}),
+      );
       instances.push(...page.instances);
       token = page.next_token;
     } while (token);
@@ -134,30 +189,56 @@ export class InstancesV0Controller {
   @Get(':id')
   @RequirePermission('instance_read')
   async one(@Param('id') id: string, @Principal() principal: AuthenticatedKey) {
-    return { instances: await this.queries.execute(new GetInstanceQuery(principal.userId, positiveId(id, 'instance id'))) };
+    return {
+      instances: await this.queries.execute(
+        new GetInstanceQuery(principal.userId, positiveId(id, 'instance id')),
+      ),
+    };
   }
 
   @Put()
   @RequirePermission('instance_write')
-  async bulkUpdate(@Body() body: UpdateInstanceDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async bulkUpdate(
+    @Body() body: UpdateInstanceDto,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const ids = idList(body.ids, 'ids');
-    const results = await this.each(ids, (id) => this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changesOf(body), metadata)));
+    const results = await this.each(ids, (id) =>
+      this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changesOf(body), metadata)),
+    );
     return { success: results.every((r) => r.success), results };
   }
 
   @Put('bid_price/:id')
   @RequirePermission('instance_write')
-  async changeBid(@Param('id') idRaw: string, @Body() body: ChangeBidDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async changeBid(
+    @Param('id') idRaw: string,
+    @Body() body: ChangeBidDto,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = positiveId(idRaw, 'instance id');
     const price = Number(body.price);
-    if (body.price === undefined || body.price === null || body.price === '' || !Number.isFinite(price) || price <= 0) throw ApiError.badRequest('price must be a positive bid in $/hour');
+    if (
+      body.price === undefined ||
+      body.price === null ||
+      body.price === '' ||
+      !Number.isFinite(price) ||
+      price <= 0
+    )
+      throw ApiError.badRequest('price must be a positive bid in $/hour');
     await this.commands.execute(new ChangeBidCommand(principal.userId, id, price, metadata));
     return { success: true, msg: `Bid of instance ${id} is now ${price} $/hour` };
   }
 
   @Put('reboot/:id')
   @RequirePermission('instance_write')
-  async reboot(@Param('id') idRaw: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async reboot(
+    @Param('id') idRaw: string,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, false, metadata));
     return { success: true, msg: `Instance ${id} is rebooting` };
@@ -165,7 +246,11 @@ export class InstancesV0Controller {
 
   @Put('recycle/:id')
   @RequirePermission('instance_write')
-  async recycle(@Param('id') idRaw: string, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async recycle(
+    @Param('id') idRaw: string,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, true, metadata));
     return { success: true, msg: `Instance ${id} is being recycled` };
@@ -174,28 +259,50 @@ export class InstancesV0Controller {
   @Put(':id')
   @InstanceKeyAllowed()
   @RequirePermission('instance_write')
-  async update(@Param('id') idRaw: string, @Body() body: UpdateInstanceDto, @Req() request: InstanceKeyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async update(
+    @Param('id') idRaw: string,
+    @Body() body: UpdateInstanceDto,
+    @Req() request: InstanceKeyRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = positiveId(idRaw, 'instance id');
     checkInstanceKey(request, id);
-    if (request.instanceKeyFor !== undefined && body.label !== undefined) throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
+    if (request.instanceKeyFor !== undefined && body.label !== undefined)
+      throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
     const changes = changesOf(body);
-    if (changes.state === undefined && changes.label === undefined) throw ApiError.badRequest('Give state (running or stopped) and/or label');
+    if (changes.state === undefined && changes.label === undefined)
+      throw ApiError.badRequest('Give state (running or stopped) and/or label');
     await this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changes, metadata));
-    return { success: true, msg: changes.state ? `Instance ${id} is going to ${changes.state}` : `Instance ${id} labelled` };
+    return {
+      success: true,
+      msg: changes.state ? `Instance ${id} is going to ${changes.state}` : `Instance ${id} labelled`,
+    };
   }
 
   @Delete()
   @RequirePermission('instance_write')
-  async bulkDestroy(@Body() body: DestroyInstancesDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async bulkDestroy(
+    @Body() body: DestroyInstancesDto,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const ids = idList(body.instance_ids, 'instance_ids');
-    const results = await this.each(ids, (id) => this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata)));
+    const results = await this.each(ids, (id) =>
+      this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata)),
+    );
     return { success: results.every((r) => r.success), results };
   }
 
   @Delete(':id')
   @InstanceKeyAllowed()
   @RequirePermission('instance_write')
-  async destroy(@Param('id') idRaw: string, @Req() request: InstanceKeyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async destroy(
+    @Param('id') idRaw: string,
+    @Req() request: InstanceKeyRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = positiveId(idRaw, 'instance id');
     checkInstanceKey(request, id);
     await this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata));
@@ -218,7 +325,10 @@ export class InstancesV0Controller {
 }
 
 function changesOf(body: UpdateInstanceDto): InstanceChanges {
-  return { ...(body.state !== undefined ? { state: body.state } : {}), ...(body.label !== undefined ? { label: body.label } : {}) };
+  return {
+    ...(body.state !== undefined ? { state: body.state } : {}),
+    ...(body.label !== undefined ? { label: body.label } : {}),
+  };
 }
 
 /** What current clients list with (client-compat.md 2.3): keyset-style pages of at most 25. */
@@ -246,11 +356,22 @@ export class LaunchController {
 
   @Put()
   @RequirePermission('instance_write')
-  async launch(@Body() body: LaunchInstanceDto, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async launch(
+    @Body() body: LaunchInstanceDto,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const { q, ...fields } = body;
     const criteria = parseLaunchQuery(q);
     const request = parseCreateRequest({ ...fields });
-    const created = await this.commands.execute(new LaunchInstanceCommand(principal.userId, criteria, request, metadata));
-    return { success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey, ask_id: created.offerId };
+    const created = await this.commands.execute(
+      new LaunchInstanceCommand(principal.userId, criteria, request, metadata),
+    );
+    return {
+      success: true,
+      new_contract: created.instanceId,
+      instance_api_key: created.instanceApiKey,
+      ask_id: created.offerId,
+    };
   }
 }

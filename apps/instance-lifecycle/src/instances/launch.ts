@@ -19,7 +19,8 @@ export interface LaunchCriteria {
   limit: number;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function values(condition: unknown): unknown[] | null {
   if (condition === undefined || condition === null) return null;
@@ -30,19 +31,30 @@ function values(condition: unknown): unknown[] | null {
 }
 
 export function parseLaunchQuery(q: unknown): LaunchCriteria {
-  if (!isObject(q)) throw ApiError.badRequest('q must be an offer query object, such as {"gpu_name": {"eq": "RTX 4090"}, "num_gpus": {"eq": "1"}}');
+  if (!isObject(q))
+    throw ApiError.badRequest(
+      'q must be an offer query object, such as {"gpu_name": {"eq": "RTX 4090"}, "num_gpus": {"eq": "1"}}',
+    );
   const gpuNames = (values(q.gpu_name) ?? []).map((g) => String(g).replace(/_/g, ' ').trim()).filter(Boolean);
-  if (gpuNames.length === 0) throw ApiError.badRequest('q.gpu_name is required: which GPU model to launch on');
+  if (gpuNames.length === 0)
+    throw ApiError.badRequest('q.gpu_name is required: which GPU model to launch on');
   const numGpus = Number((values(q.num_gpus) ?? [1])[0]);
-  if (!Number.isInteger(numGpus) || numGpus < 1) throw ApiError.badRequest('q.num_gpus must be a positive integer');
+  if (!Number.isInteger(numGpus) || numGpus < 1)
+    throw ApiError.badRequest('q.num_gpus must be a positive integer');
   const geos = values(q.geolocation);
   const limit = q.limit === undefined || q.limit === null ? 3 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 64) throw ApiError.badRequest('q.limit must be an integer from 1 to 64');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 64)
+    throw ApiError.badRequest('q.limit must be an integer from 1 to 64');
   return { gpuNames, numGpus, geolocations: geos ? geos.map(String) : null, limit };
 }
 
 export class LaunchInstanceCommand extends Command<CreatedInstance & { offerId: number }> {
-  constructor(readonly renter: number, readonly criteria: LaunchCriteria, readonly request: CreateRequest, readonly metadata: EventMetadata) {
+  constructor(
+    readonly renter: number,
+    readonly criteria: LaunchCriteria,
+    readonly request: CreateRequest,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -55,7 +67,12 @@ export class LaunchInstanceHandler implements ICommandHandler<LaunchInstanceComm
     private readonly commands: CommandBus,
   ) {}
 
-  async execute({ renter, criteria, request, metadata }: LaunchInstanceCommand): Promise<CreatedInstance & { offerId: number }> {
+  async execute({
+    renter,
+    criteria,
+    request,
+    metadata,
+  }: LaunchInstanceCommand): Promise<CreatedInstance & { offerId: number }> {
     // A machine's geolocation reads "City, CC" or "CC"; the CLI's regions are country codes.
     const rows = await this.runtime.db.query<{ machine_id: number }>(
       `SELECT machine_id FROM ${SCHEMA}.market_machines
@@ -68,10 +85,15 @@ export class LaunchInstanceHandler implements ICommandHandler<LaunchInstanceComm
     for (const { machine_id } of rows) {
       const offerId = Number(machine_id) * 1000 + criteria.numGpus;
       try {
-        const created = await this.commands.execute(new CreateInstanceCommand(renter, offerId, request, metadata));
+        const created = await this.commands.execute(
+          new CreateInstanceCommand(renter, offerId, request, metadata),
+        );
         return { ...created, offerId };
       } catch (error) {
-        if (error instanceof ApiError && (error.code === 'offer_unavailable' || error.code === 'no_such_offer')) {
+        if (
+          error instanceof ApiError &&
+          (error.code === 'offer_unavailable' || error.code === 'no_such_offer')
+        ) {
           lastRefusal = error;
           continue;
         }

@@ -19,7 +19,9 @@ export const marketVolumesMigration: Migration = {
         name TEXT,
         deleted BOOLEAN NOT NULL DEFAULT FALSE
       )`);
-    await sql.execute(`ALTER TABLE ${s}.market_machines ADD COLUMN vms_enabled BOOLEAN NOT NULL DEFAULT FALSE`);
+    await sql.execute(
+      `ALTER TABLE ${s}.market_machines ADD COLUMN vms_enabled BOOLEAN NOT NULL DEFAULT FALSE`,
+    );
   },
 };
 
@@ -77,7 +79,10 @@ export const marketVolumeOffersProjection: Projection = {
         );
         return;
       case 'VolumeSpaceUnlisted':
-        await sql.execute(`INSERT INTO ${table} (machine_id, listed) VALUES ($1, FALSE) ON CONFLICT (machine_id) DO UPDATE SET listed = FALSE`, [event.data.machineId]);
+        await sql.execute(
+          `INSERT INTO ${table} (machine_id, listed) VALUES ($1, FALSE) ON CONFLICT (machine_id) DO UPDATE SET listed = FALSE`,
+          [event.data.machineId],
+        );
         return;
       case 'VolumeCreated':
       case 'VolumeDeleted': {
@@ -95,7 +100,11 @@ export const marketVolumeOffersProjection: Projection = {
 };
 
 /** Free GB of a listed, unexpired volume offer as far as instance-lifecycle knows; null when there is none. */
-export async function volumeOfferFreeGb(sql: Sql, volumeOfferId: number, nowSeconds: number): Promise<number | null> {
+export async function volumeOfferFreeGb(
+  sql: Sql,
+  volumeOfferId: number,
+  nowSeconds: number,
+): Promise<number | null> {
   const rows = await sql.query<{ free_gb: number }>(
     `SELECT size_gb - used_gb AS free_gb FROM ${SCHEMA}.market_volume_offers WHERE machine_id = $1 AND listed AND (end_date IS NULL OR end_date > $2)`,
     [volumeOfferId, nowSeconds],
@@ -118,7 +127,9 @@ export const marketVolumesProjection: Projection = {
         );
         return;
       case 'VolumeDeleted':
-        await sql.execute(`UPDATE ${SCHEMA}.market_volumes SET deleted = TRUE WHERE volume_id = $1`, [event.data.volumeId]);
+        await sql.execute(`UPDATE ${SCHEMA}.market_volumes SET deleted = TRUE WHERE volume_id = $1`, [
+          event.data.volumeId,
+        ]);
         return;
       default:
         return;
@@ -139,5 +150,12 @@ export async function findVolume(sql: Sql, volumeId: number): Promise<VolumeReco
     [volumeId],
   );
   const row = rows[0];
-  return row ? { volumeId: Number(row.volume_id), ownerId: Number(row.owner_id), machineId: Number(row.machine_id), deleted: row.deleted } : null;
+  return row
+    ? {
+        volumeId: Number(row.volume_id),
+        ownerId: Number(row.owner_id),
+        machineId: Number(row.machine_id),
+        deleted: row.deleted,
+      }
+    : null;
 }

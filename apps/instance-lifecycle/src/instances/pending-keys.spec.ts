@@ -18,6 +18,8 @@ describe('the instance key of an instance waiting for its volume', () => {
 
   it('refuses a malformed configured key, and a missing one in production', () => {
     expect(() => PendingKeyBox.fromConfig('abcd')).toThrow('32 bytes');
-    expect(() => PendingKeyBox.fromConfig(undefined, { NODE_ENV: 'production' })).toThrow('required in production');
+    expect(() => PendingKeyBox.fromConfig(undefined, { NODE_ENV: 'production' })).toThrow(
+      'required in production',
+    );
   });
 });

@@ -14,7 +14,8 @@ export class PendingKeyBox {
 
   static fromConfig(value: string | undefined, env: NodeJS.ProcessEnv = process.env): PendingKeyBox {
     if (!value) {
-      if (env.NODE_ENV === 'production') throw new Error('RIGMARKET_INSTANCE_SEAL_KEY is required in production');
+      if (env.NODE_ENV === 'production')
+        throw new Error('RIGMARKET_INSTANCE_SEAL_KEY is required in production');
       new Logger('instance-lifecycle').warn(
         'RIGMARKET_INSTANCE_SEAL_KEY is not set: using a random key; an instance waiting for its volume across a restart will fail to provision',
       );
@@ -26,7 +27,9 @@ export class PendingKeyBox {
   }
 
   private keyFor(instanceId: number): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.secret, `rigmarket-pending-key:${instanceId}`, 'instance-api-key', 32));
+    return Buffer.from(
+      hkdfSync('sha256', this.secret, `rigmarket-pending-key:${instanceId}`, 'instance-api-key', 32),
+    );
   }
 
   seal(instanceApiKey: string, instanceId: number): string {

@@ -1,4 +1,10 @@
-import { ApiError, type EventEnvelope, type MaintenanceEvent, type SyncEvent, type SyncKind } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventEnvelope,
+  type MaintenanceEvent,
+  type SyncEvent,
+  type SyncKind,
+} from '@rigmarket/contracts';
 import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
 
 /**
@@ -21,7 +27,9 @@ export const syncMaintenanceNoticesMigration: Migration = {
         duration_hours DOUBLE PRECISION NOT NULL,
         category TEXT NOT NULL
       )`);
-    await sql.execute(`CREATE INDEX machine_maintenance_by_machine ON ${s}.machine_maintenance (machine_id, start_time)`);
+    await sql.execute(
+      `CREATE INDEX machine_maintenance_by_machine ON ${s}.machine_maintenance (machine_id, start_time)`,
+    );
     await sql.execute(`
       CREATE TABLE ${s}.instance_syncs (
         instance_id INTEGER PRIMARY KEY,
@@ -56,7 +64,9 @@ export const machineMaintenanceProjection: Projection = {
         return;
       }
       case 'MaintenanceCanceled':
-        await sql.execute(`DELETE FROM ${SCHEMA}.machine_maintenance WHERE window_id = ANY($1::int[])`, [event.data.windowIds]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.machine_maintenance WHERE window_id = ANY($1::int[])`, [
+          event.data.windowIds,
+        ]);
         return;
       default:
         return;
@@ -86,40 +96,40 @@ export const instanceSyncsProjection: Projection = {
         return;
       }
       case 'SyncStarted':
-        await sql.execute(`UPDATE ${t} SET status = 'running', total_bytes = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`, [
-          event.data.instanceId,
-          event.data.jobId,
-          event.data.totalBytes,
-          event.data.at,
-        ]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'running', total_bytes = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`,
+          [event.data.instanceId, event.data.jobId, event.data.totalBytes, event.data.at],
+        );
         return;
       case 'SyncProgressed':
-        await sql.execute(`UPDATE ${t} SET bytes_copied = $3, total_bytes = $4, updated_at = $5 WHERE instance_id = $1 AND job_id = $2`, [
-          event.data.instanceId,
-          event.data.jobId,
-          event.data.bytesCopied,
-          event.data.totalBytes,
-          event.data.at,
-        ]);
+        await sql.execute(
+          `UPDATE ${t} SET bytes_copied = $3, total_bytes = $4, updated_at = $5 WHERE instance_id = $1 AND job_id = $2`,
+          [
+            event.data.instanceId,
+            event.data.jobId,
+            event.data.bytesCopied,
+            event.data.totalBytes,
+            event.data.at,
+          ],
+        );
         return;
       case 'SyncCompleted':
-        await sql.execute(`UPDATE ${t} SET status = 'completed', bytes_copied = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`, [
-          event.data.instanceId,
-          event.data.jobId,
-          event.data.bytesCopied,
-          event.data.at,
-        ]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'completed', bytes_copied = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`,
+          [event.data.instanceId, event.data.jobId, event.data.bytesCopied, event.data.at],
+        );
         return;
       case 'SyncFailed':
-        await sql.execute(`UPDATE ${t} SET status = 'failed', reason = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`, [
-          event.data.instanceId,
-          event.data.jobId,
-          event.data.reason,
-          event.data.at,
-        ]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'failed', reason = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`,
+          [event.data.instanceId, event.data.jobId, event.data.reason, event.data.at],
+        );
         return;
       case 'SyncCanceled':
-        await sql.execute(`UPDATE ${t} SET status = 'canceled', updated_at = $3 WHERE instance_id = $1 AND job_id = $2`, [event.data.instanceId, event.data.jobId, event.data.at]);
+        await sql.execute(
+          `UPDATE ${t} SET status = 'canceled', updated_at = $3 WHERE instance_id = $1 AND job_id = $2`,
+          [event.data.instanceId, event.data.jobId, event.data.at],
+        );
         return;
       default:
         return;
@@ -142,7 +152,10 @@ const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 
 /** The status bar line of a sync (pure; the instance row shows it in status_msg). */
 export function syncStatusMsg(sync: SyncNotice): string {
-  const what = sync.kind === 'rclone' ? `Cloud copy (${sync.transfer ?? 'cloud'})` : `Remote copy from instance ${sync.srcInstanceId ?? '?'}`;
+  const what =
+    sync.kind === 'rclone'
+      ? `Cloud copy (${sync.transfer ?? 'cloud'})`
+      : `Remote copy from instance ${sync.srcInstanceId ?? '?'}`;
   switch (sync.status) {
     case 'requested':
       return `${what}: queued`;
@@ -176,7 +189,13 @@ interface Decorated {
 export async function withSyncAndMaintenance<V extends Decorated>(sql: Sql, views: V[], now: Date) {
   if (views.length === 0) return [];
   const nowSeconds = now.getTime() / 1000;
-  const windows = await sql.query<{ machine_id: number; start_time: number; end_time: number; duration_hours: number; category: string }>(
+  const windows = await sql.query<{
+    machine_id: number;
+    start_time: number;
+    end_time: number;
+    duration_hours: number;
+    category: string;
+  }>(
     `SELECT DISTINCT ON (machine_id) machine_id, start_time, end_time, duration_hours, category FROM ${SCHEMA}.machine_maintenance
       WHERE machine_id = ANY($1::int[]) AND end_time > $2 ORDER BY machine_id, start_time`,
     [[...new Set(views.map((v) => v.machine_id))], nowSeconds],
@@ -211,15 +230,29 @@ export async function withSyncAndMaintenance<V extends Decorated>(sql: Sql, view
         }
       : null;
     const active = notice !== null && (notice.status === 'requested' || notice.status === 'running');
-    const recent = s !== undefined && now.getTime() - new Date(s.updated_at).getTime() < FINISHED_SYNC_NOTICE_MS;
+    const recent =
+      s !== undefined && now.getTime() - new Date(s.updated_at).getTime() < FINISHED_SYNC_NOTICE_MS;
     return {
       ...view,
       status_msg: notice && (active || recent) ? syncStatusMsg(notice) : view.status_msg,
       upcoming_maintenance: w
-        ? { machine_id: Number(w.machine_id), start_time: Number(w.start_time), end_time: Number(w.end_time), duration_hours: Number(w.duration_hours), maintenance_category: w.category }
+        ? {
+            machine_id: Number(w.machine_id),
+            start_time: Number(w.start_time),
+            end_time: Number(w.end_time),
+            duration_hours: Number(w.duration_hours),
+            maintenance_category: w.category,
+          }
         : null,
       remote_sync: notice
-        ? { job_id: notice.jobId, kind: notice.kind, status: notice.status, bytes_copied: notice.bytesCopied, total_bytes: notice.totalBytes, msg: syncStatusMsg(notice) }
+        ? {
+            job_id: notice.jobId,
+            kind: notice.kind,
+            status: notice.status,
+            bytes_copied: notice.bytesCopied,
+            total_bytes: notice.totalBytes,
+            msg: syncStatusMsg(notice),
+          }
         : null,
     };
   });
@@ -240,7 +273,16 @@ export async function maintenanceUntil(sql: Sql, machineId: number, now: Date): 
  * A machine in maintenance now cannot be rented (the offer search hides it; this refuses an accept by
  * offer id). Rentals before a window are accepted: the window is on the instance row for the renter.
  */
-export async function refuseDuringMaintenance(sql: Sql, machineId: number, offerId: number, now: Date): Promise<void> {
+export async function refuseDuringMaintenance(
+  sql: Sql,
+  machineId: number,
+  offerId: number,
+  now: Date,
+): Promise<void> {
   const until = await maintenanceUntil(sql, machineId, now);
-  if (until !== null) throw ApiError.conflict(`Offer ${offerId} is not rentable: machine ${machineId} is in maintenance until ${until}`, 'offer_unavailable');
+  if (until !== null)
+    throw ApiError.conflict(
+      `Offer ${offerId} is not rentable: machine ${machineId} is in maintenance until ${until}`,
+      'offer_unavailable',
+    );
 }

@@ -1,5 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, InstanceConfig, InstanceIntendedStatus, VolumeEvent } from '@rigmarket/contracts';
+import type {
+  EventEnvelope,
+  InstanceConfig,
+  InstanceIntendedStatus,
+  VolumeEvent,
+} from '@rigmarket/contracts';
 import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
 import type { HostDriver } from '../host/host-driver';
 import { type InstanceDetails, SCHEMA, findMachine } from '../instance-lifecycle.read-models';
@@ -14,7 +19,8 @@ import type { PendingKeyBox } from './pending-keys';
  * repeated answer, and the container is provisioned only while the instance's key waits in
  * pending_provisions (removed once handed to the host).
  */
-const UNSEALABLE = 'its instance key could not be opened: the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY';
+const UNSEALABLE =
+  'its instance key could not be opened: the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY';
 
 @Injectable()
 export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap {
@@ -29,12 +35,17 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.startReactors([this], { onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`) });
+    await this.runtime.startReactors([this], {
+      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
+    });
   }
 
   wants(envelope: EventEnvelope): boolean {
     const event = { type: envelope.type, data: envelope.data } as VolumeEvent;
-    return (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) || event.type === 'VolumeRefused';
+    return (
+      (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) ||
+      event.type === 'VolumeRefused'
+    );
   }
 
   async react(envelope: EventEnvelope): Promise<void> {
@@ -44,14 +55,29 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
       const { instanceId, volumeId, ownerId, machineId } = event.data;
       if ((await this.pendingKey(instanceId)) === null) {
         // Sealed under another seal key (a restart without RIGMARKET_INSTANCE_SEAL_KEY): the host could not be given it.
-        await runInstanceCommand(this.runtime, instanceId, { type: 'FailVolume', reason: UNSEALABLE }, metadata);
+        await runInstanceCommand(
+          this.runtime,
+          instanceId,
+          { type: 'FailVolume', reason: UNSEALABLE },
+          metadata,
+        );
         await this.forget(instanceId);
         return;
       }
-      await runInstanceCommand(this.runtime, instanceId, { type: 'AttachVolume', volumeId, ownerId, machineId }, metadata);
+      await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        { type: 'AttachVolume', volumeId, ownerId, machineId },
+        metadata,
+      );
       await this.provisionWaiting(instanceId);
     } else if (event.type === 'VolumeRefused') {
-      await runInstanceCommand(this.runtime, event.data.instanceId, { type: 'FailVolume', reason: event.data.reason }, metadata);
+      await runInstanceCommand(
+        this.runtime,
+        event.data.instanceId,
+        { type: 'FailVolume', reason: event.data.reason },
+        metadata,
+      );
       await this.forget(event.data.instanceId);
     }
   }
@@ -60,17 +86,34 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
   private async provisionWaiting(instanceId: number): Promise<void> {
     const key = await this.pendingKey(instanceId);
     if (key === undefined || key === null) return;
-    const rows = await this.runtime.db.query<{ machine_id: number; intended_status: InstanceIntendedStatus; actual_status: string | null; destroyed: boolean; details: InstanceDetails | string }>(
+    const rows = await this.runtime.db.query<{
+      machine_id: number;
+      intended_status: InstanceIntendedStatus;
+      actual_status: string | null;
+      destroyed: boolean;
+      details: InstanceDetails | string;
+    }>(
       `SELECT machine_id, intended_status, actual_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
       [instanceId],
     );
     const row = rows[0];
-    const details = row ? (typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details) : null;
+    const details = row
+      ? typeof row.details === 'string'
+        ? (JSON.parse(row.details) as InstanceDetails)
+        : row.details
+      : null;
     const config: InstanceConfig | undefined = details?.config;
     if (row && !row.destroyed && row.actual_status === null && config?.volume) {
       const machineId = Number(row.machine_id);
       const machine = await findMachine(this.runtime.db, machineId);
-      this.host.provision({ instanceId, machineId, publicIpaddr: machine?.publicIpaddr ?? null, config, targetState: row.intended_status, instanceApiKey: key });
+      this.host.provision({
+        instanceId,
+        machineId,
+        publicIpaddr: machine?.publicIpaddr ?? null,
+        config,
+        targetState: row.intended_status,
+        instanceApiKey: key,
+      });
     }
     await this.forget(instanceId);
   }
@@ -86,6 +129,8 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
   }
 
   private async forget(instanceId: number): Promise<void> {
-    await this.runtime.db.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [instanceId]);
+    await this.runtime.db.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [
+      instanceId,
+    ]);
   }
 }

@@ -10,7 +10,9 @@ export interface LogStore {
 }
 
 export class DirectoryLogStore implements LogStore {
-  constructor(private readonly dir: string = process.env.RIGMARKET_LOG_DIR ?? join(tmpdir(), 'rigmarket-logs')) {}
+  constructor(
+    private readonly dir: string = process.env.RIGMARKET_LOG_DIR ?? join(tmpdir(), 'rigmarket-logs'),
+  ) {}
 
   async put(name: string, text: string): Promise<void> {
     await mkdir(this.dir, { recursive: true });

@@ -29,10 +29,20 @@ export class RequestLogsHandler implements ICommandHandler<RequestLogsCommand> {
     @Inject(LOG_STORE) private readonly store: LogStore,
   ) {}
 
-  async execute({ requesterId, instanceId, tail, filter, daemon }: RequestLogsCommand): Promise<{ file: string }> {
-    const rows = await this.runtime.db.query<{ owner_id: number }>(`SELECT owner_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`, [instanceId]);
+  async execute({
+    requesterId,
+    instanceId,
+    tail,
+    filter,
+    daemon,
+  }: RequestLogsCommand): Promise<{ file: string }> {
+    const rows = await this.runtime.db.query<{ owner_id: number }>(
+      `SELECT owner_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`,
+      [instanceId],
+    );
     if (!rows[0]) throw new ApiError(404, 'invalid_id', 'invalid instance id');
-    if (Number(rows[0].owner_id) !== requesterId) throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
+    if (Number(rows[0].owner_id) !== requesterId)
+      throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
     const lines = selectLines(await this.host.logs(instanceId, daemon), tail, filter);
     const file = `${randomBytes(16).toString('hex')}.log`;
     await this.store.put(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');

@@ -1,4 +1,15 @@
-import { Body, Controller, Get, Header, Inject, NotFoundException, Param, Put, Req, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  Inject,
+  NotFoundException,
+  Param,
+  Put,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import { type AuthenticatedKey, Principal, Public, RequirePermission } from '@rigmarket/http-kit';
@@ -34,13 +45,25 @@ export class LogsController {
 
   @Put('api/v0/instances/request_logs/:id')
   @RequirePermission('instance_read')
-  async request(@Param('id') idRaw: string, @Body() body: RequestLogsDto, @Req() request: Request, @Principal() principal: AuthenticatedKey) {
+  async request(
+    @Param('id') idRaw: string,
+    @Body() body: RequestLogsDto,
+    @Req() request: Request,
+    @Principal() principal: AuthenticatedKey,
+  ) {
     const id = Number(idRaw);
     if (!Number.isInteger(id) || id < 1) throw new ApiError(400, 'invalid_id', 'invalid instance id');
     const daemon = String(body.daemon_logs ?? '').toLowerCase() === 'true';
-    const filter = body.filter === undefined || body.filter === null || body.filter === '' ? null : String(body.filter);
-    const { file } = await this.commands.execute(new RequestLogsCommand(principal.userId, id, optionalTail(body.tail), filter, daemon));
-    return { success: true, result_url: `${logBase(request)}/${file}`, msg: 'Logs are being uploaded; fetch result_url' };
+    const filter =
+      body.filter === undefined || body.filter === null || body.filter === '' ? null : String(body.filter);
+    const { file } = await this.commands.execute(
+      new RequestLogsCommand(principal.userId, id, optionalTail(body.tail), filter, daemon),
+    );
+    return {
+      success: true,
+      result_url: `${logBase(request)}/${file}`,
+      msg: 'Logs are being uploaded; fetch result_url',
+    };
   }
 
   @Get('logs/:file')

@@ -13,7 +13,13 @@ describe('S3 log store', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 's3rver-'));
-    server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: [{ name: 'rig-logs', configs: [] }] });
+    server = new S3rver({
+      address: '127.0.0.1',
+      port: 0,
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: 'rig-logs', configs: [] }],
+    });
     const address = (await server.run()) as AddressInfo;
     store = new S3LogStore({
       bucket: 'rig-logs',
@@ -40,6 +46,11 @@ describe('S3 log store', () => {
 
   it('is chosen from the environment only when a bucket is configured', () => {
     expect(S3LogStore.fromEnvironment({})).toBeNull();
-    expect(S3LogStore.fromEnvironment({ RIGMARKET_LOG_S3_BUCKET: 'b', RIGMARKET_LOG_S3_ENDPOINT: 'http://127.0.0.1:9' })).toBeInstanceOf(S3LogStore);
+    expect(
+      S3LogStore.fromEnvironment({
+        RIGMARKET_LOG_S3_BUCKET: 'b',
+        RIGMARKET_LOG_S3_ENDPOINT: 'http://127.0.0.1:9',
+      }),
+    ).toBeInstanceOf(S3LogStore);
   });
 });

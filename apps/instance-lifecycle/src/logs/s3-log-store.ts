@@ -1,4 +1,10 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
 import type { LogStore } from './log-store';
 
 export interface S3LogStoreOptions {
@@ -35,19 +41,31 @@ export class S3LogStore implements LogStore {
   static fromEnvironment(env: NodeJS.ProcessEnv = process.env): S3LogStore | null {
     const bucket = env.RIGMARKET_LOG_S3_BUCKET;
     if (!bucket) return null;
-    return new S3LogStore({ bucket, prefix: env.RIGMARKET_LOG_S3_PREFIX, endpoint: env.RIGMARKET_LOG_S3_ENDPOINT, region: env.AWS_REGION });
+    return new S3LogStore({
+      bucket,
+      prefix: env.RIGMARKET_LOG_S3_PREFIX,
+      endpoint: env.RIGMARKET_LOG_S3_ENDPOINT,
+      region: env.AWS_REGION,
+    });
   }
 
   async put(name: string, text: string): Promise<void> {
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + name, Body: text, ContentType: 'text/plain; charset=utf-8' }),
+      new PutObjectCommand({
+        Bucket: this.options.bucket,
+        Key: this.prefix + name,
+        Body: text,
+        ContentType: 'text/plain; charset=utf-8',
+      }),
     );
   }
 
   async get(name: string): Promise<string | null> {
     if (!/^[0-9a-f]{32}\.log$/.test(name)) return null;
     try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + name }));
+      const object = await this.client.send(
+        new GetObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + name }),
+      );
       return (await object.Body?.transformToString('utf8')) ?? '';
     } catch (error) {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;

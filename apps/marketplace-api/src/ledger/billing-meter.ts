@@ -52,7 +52,6 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
     super('BillingMeter', intervalMs);
   }
 
-
   async due(now: Date): Promise<DueCharge[]> {
     const rows = await this.runtime.db.query<DueRow>(
       `SELECT p.instance_id, p.renter_id, p.host_id, p.machine_id, p.kind, p.rate_per_hour,
@@ -88,10 +87,23 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
     for (const due of await this.due(now)) {
       // Too small to show yet: left for a later run, which charges the longer period.
       if (due.amount === 0) continue;
-      const metadata = { correlationId: `billing-${due.instanceId}-${due.periodEnd}`, causationId: `billing-${due.instanceId}` };
+      const metadata = {
+        correlationId: `billing-${due.instanceId}-${due.periodEnd}`,
+        causationId: `billing-${due.instanceId}`,
+      };
       try {
         await this.commands.execute(
-          new ChargeUsageCommand(due.renterId, due.hostId, due.instanceId, due.machineId, due.kind, due.amount, due.periodStart, due.periodEnd, metadata),
+          new ChargeUsageCommand(
+            due.renterId,
+            due.hostId,
+            due.instanceId,
+            due.machineId,
+            due.kind,
+            due.amount,
+            due.periodStart,
+            due.periodEnd,
+            metadata,
+          ),
         );
         charged.push(due);
       } catch (error) {

@@ -23,8 +23,12 @@ export const billingPeriodsMigration: Migration = {
         rate_per_hour DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (instance_id, started_at)
       )`);
-    await sql.execute(`CREATE INDEX billing_periods_open ON ${s}.billing_periods (instance_id) WHERE ended_at IS NULL`);
-    await sql.execute(`CREATE INDEX ledger_entries_by_instance ON ${s}.ledger_entries (instance_id, period_end) WHERE instance_id IS NOT NULL`);
+    await sql.execute(
+      `CREATE INDEX billing_periods_open ON ${s}.billing_periods (instance_id) WHERE ended_at IS NULL`,
+    );
+    await sql.execute(
+      `CREATE INDEX ledger_entries_by_instance ON ${s}.ledger_entries (instance_id, period_end) WHERE instance_id IS NOT NULL`,
+    );
   },
 };
 
@@ -40,7 +44,10 @@ export const billingPeriodsProjection: Projection = {
     const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
     if (event.type !== 'InstanceBillingChanged') return;
     const { instanceId, renter, hostId, machineId, billing, ratePerHour, at } = event.data;
-    await sql.execute(`UPDATE ${SCHEMA}.billing_periods SET ended_at = $2 WHERE instance_id = $1 AND ended_at IS NULL`, [instanceId, at]);
+    await sql.execute(
+      `UPDATE ${SCHEMA}.billing_periods SET ended_at = $2 WHERE instance_id = $1 AND ended_at IS NULL`,
+      [instanceId, at],
+    );
     if (billing === 'none') return;
     await sql.execute(
       `INSERT INTO ${SCHEMA}.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour)

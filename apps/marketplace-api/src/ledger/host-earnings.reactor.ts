@@ -34,6 +34,10 @@ export class HostEarningsReactor implements Reactor, OnApplicationBootstrap {
     if (event.type !== 'AccountCharged' || event.data.hostId === undefined) return;
     const { hostId, instanceId, machineId, amount } = event.data;
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
-    await runLedgerCommand(this.runtime, { type: 'RecordEarning', userId: hostId, chargeId: envelope.eventId, instanceId, machineId, amount }, metadata);
+    await runLedgerCommand(
+      this.runtime,
+      { type: 'RecordEarning', userId: hostId, chargeId: envelope.eventId, instanceId, machineId, amount },
+      metadata,
+    );
   }
 }

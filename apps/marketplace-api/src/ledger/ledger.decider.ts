@@ -15,13 +15,27 @@ export interface LedgerState {
 
 export type LedgerCommand = { at: string; userId: number } & (
   | { type: 'GrantCredit'; amount: number; grantedBy: number; note: string | null }
-  | { type: 'Charge'; instanceId: number; machineId: number; hostId: number; kind: 'gpu' | 'storage'; amount: number; periodStart: string; periodEnd: string }
+  | {
+      type: 'Charge';
+      instanceId: number;
+      machineId: number;
+      hostId: number;
+      kind: 'gpu' | 'storage';
+      amount: number;
+      periodStart: string;
+      periodEnd: string;
+    }
   | { type: 'RecordEarning'; chargeId: string; instanceId: number; machineId: number; amount: number }
 );
 
 export const LedgerErrors = { invalidAmount: 'invalid_amount', alreadyBilled: 'already_billed' } as const;
 
-export const initialState = (): LedgerState => ({ balance: 0, exhausted: false, billedUntil: {}, earnedCharges: {} });
+export const initialState = (): LedgerState => ({
+  balance: 0,
+  exhausted: false,
+  billedUntil: {},
+  earnedCharges: {},
+});
 
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
@@ -31,13 +45,20 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
     }
     case 'AccountCharged': {
       const previous = state.billedUntil[event.data.instanceId];
-      const until = previous !== undefined && previous > event.data.periodEnd ? previous : event.data.periodEnd;
-      return { ...state, balance: roundMoney(state.balance - event.data.amount), billedUntil: { ...state.billedUntil, [event.data.instanceId]: until } };
+      const until =
+        previous !== undefined && previous > event.data.periodEnd ? previous : event.data.periodEnd;
+      return {
+        ...state,
+        balance: roundMoney(state.balance - event.data.amount),
+        billedUntil: { ...state.billedUntil, [event.data.instanceId]: until },
+      };
     }
     case 'HostEarned': {
       const balance = roundMoney(state.balance + event.data.amount);
       const chargeId = event.data.chargeId;
-      return chargeId === undefined ? { ...state, balance } : { ...state, balance, earnedCharges: { ...state.earnedCharges, [chargeId]: true } };
+      return chargeId === undefined
+        ? { ...state, balance }
+        : { ...state, balance, earnedCharges: { ...state.earnedCharges, [chargeId]: true } };
     }
     case 'CreditExhausted':
       return { ...state, exhausted: true };
@@ -54,12 +75,26 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
   switch (command.type) {
     case 'GrantCredit':
       positive(command.amount);
-      return [{ type: 'CreditGranted', data: { userId: command.userId, amount: roundMoney(command.amount), grantedBy: command.grantedBy, note: command.note, at: command.at } }];
+      return [
+        {
+          type: 'CreditGranted',
+          data: {
+            userId: command.userId,
+            amount: roundMoney(command.amount),
+            grantedBy: command.grantedBy,
+            note: command.note,
+            at: command.at,
+          },
+        },
+      ];
     case 'Charge': {
       positive(command.amount, true);
       const billedUntil = state.billedUntil[command.instanceId];
       if (billedUntil !== undefined && new Date(command.periodStart) < new Date(billedUntil)) {
-        throw ApiError.conflict(`instance ${command.instanceId} is already billed until ${billedUntil}`, LedgerErrors.alreadyBilled);
+        throw ApiError.conflict(
+          `instance ${command.instanceId} is already billed until ${billedUntil}`,
+          LedgerErrors.alreadyBilled,
+        );
       }
       const amount = roundMoney(command.amount);
       if (amount === 0) return [];
@@ -80,7 +115,8 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
         },
       ];
       const balance = roundMoney(state.balance - amount);
-      if (balance <= 0 && !state.exhausted) events.push({ type: 'CreditExhausted', data: { userId: command.userId, balance, at: command.at } });
+      if (balance <= 0 && !state.exhausted)
+        events.push({ type: 'CreditExhausted', data: { userId: command.userId, balance, at: command.at } });
       return events;
     }
     case 'RecordEarning': {
@@ -91,7 +127,14 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       return [
         {
           type: 'HostEarned',
-          data: { userId: command.userId, machineId: command.machineId, instanceId: command.instanceId, amount, at: command.at, chargeId: command.chargeId },
+          data: {
+            userId: command.userId,
+            machineId: command.machineId,
+            instanceId: command.instanceId,
+            amount,
+            at: command.at,
+            chargeId: command.chargeId,
+          },
         },
       ];
     }

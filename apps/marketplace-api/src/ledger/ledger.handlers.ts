@@ -1,14 +1,29 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';
 
-type LedgerCommandBody = LedgerCommand extends infer C ? (C extends LedgerCommand ? Omit<C, 'at'> : never) : never;
+type LedgerCommandBody = LedgerCommand extends infer C
+  ? C extends LedgerCommand
+    ? Omit<C, 'at'>
+    : never
+  : never;
 
-export async function runLedgerCommand(runtime: ContextRuntime, command: LedgerCommandBody, metadata: EventMetadata): Promise<number> {
+export async function runLedgerCommand(
+  runtime: ContextRuntime,
+  command: LedgerCommandBody,
+  metadata: EventMetadata,
+): Promise<number> {
   const result = await runtime.runner.handle(
     ledgerStreamId(command.userId),
     ledgerDecider,
@@ -19,7 +34,13 @@ export async function runLedgerCommand(runtime: ContextRuntime, command: LedgerC
 }
 
 export class GrantCreditCommand extends Command<{ balance: number }> {
-  constructor(readonly adminId: number, readonly userId: number, readonly amount: number, readonly note: string | null, readonly metadata: EventMetadata) {
+  constructor(
+    readonly adminId: number,
+    readonly userId: number,
+    readonly amount: number,
+    readonly note: string | null,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -28,11 +49,19 @@ export class GrantCreditCommand extends Command<{ balance: number }> {
 export class GrantCreditHandler implements ICommandHandler<GrantCreditCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: GrantCreditCommand): Promise<{ balance: number }> {
-    const admins = await this.runtime.db.query(`SELECT 1 FROM ${SCHEMA}.admin_users WHERE user_id = $1`, [command.adminId]);
+    const admins = await this.runtime.db.query(`SELECT 1 FROM ${SCHEMA}.admin_users WHERE user_id = $1`, [
+      command.adminId,
+    ]);
     if (admins.length === 0) throw ApiError.forbidden('Only an admin may grant credit');
     const balance = await runLedgerCommand(
       this.runtime,
-      { type: 'GrantCredit', userId: command.userId, amount: command.amount, grantedBy: command.adminId, note: command.note },
+      {
+        type: 'GrantCredit',
+        userId: command.userId,
+        amount: command.amount,
+        grantedBy: command.adminId,
+        note: command.note,
+      },
       command.metadata,
     );
     return { balance };
@@ -117,7 +146,10 @@ const toEntry = (r: EntryRow): LedgerEntryView => ({
 });
 
 export class LedgerEntriesQuery extends Query<{ entries: LedgerEntryView[]; balance: number }> {
-  constructor(readonly userId: number, readonly kinds: string[]) {
+  constructor(
+    readonly userId: number,
+    readonly kinds: string[],
+  ) {
     super();
   }
 }
@@ -131,7 +163,10 @@ export class LedgerEntriesHandler implements IQueryHandler<LedgerEntriesQuery> {
         WHERE user_id = $1 AND kind = ANY($2::text[]) ORDER BY at DESC, stream_id, position DESC LIMIT 1000`,
       [query.userId, query.kinds],
     );
-    const balances = await this.runtime.db.query<{ balance: number }>(`SELECT balance FROM ${SCHEMA}.balances WHERE user_id = $1`, [query.userId]);
+    const balances = await this.runtime.db.query<{ balance: number }>(
+      `SELECT balance FROM ${SCHEMA}.balances WHERE user_id = $1`,
+      [query.userId],
+    );
     return { entries: rows.map(toEntry), balance: balances[0] ? Number(balances[0].balance) : 0 };
   }
 }

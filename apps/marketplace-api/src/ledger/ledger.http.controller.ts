@@ -1,10 +1,17 @@
 import { Body, Controller, Get, HttpCode, Post, Query as QueryParam, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
 @Controller('api/v0')
@@ -19,13 +26,19 @@ export class LedgerController {
   @Post('credit')
   @HttpCode(200)
   @RequirePermission('billing_write')
-  async grant(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async grant(
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const userId = Number(body.user_id);
     const amount = typeof body.amount === 'number' ? body.amount : Number(body.amount);
     if (!Number.isInteger(userId)) throw ApiError.badRequest('user_id must be an integer');
     const note = typeof body.note === 'string' ? body.note : null;
-    const { balance } = await this.commands.execute(new GrantCreditCommand(principal.userId, userId, amount, note, metadata));
+    const { balance } = await this.commands.execute(
+      new GrantCreditCommand(principal.userId, userId, amount, note, metadata),
+    );
     return { success: true, user_id: userId, credit: balance };
   }
 
@@ -40,15 +53,23 @@ export class LedgerController {
   @Get('users/me/invoices')
   @RequirePermission('billing_read')
   async invoices(@Principal() principal: AuthenticatedKey) {
-    const { entries, balance } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']));
+    const { entries, balance } = await this.queries.execute(
+      new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']),
+    );
     const charges = entries.filter((e) => e.type !== 'credit').reduce((sum, e) => sum + e.amount, 0);
-    return { success: true, invoices: entries, current: { credit: balance, charges: Math.round(charges * 1e6) / 1e6 } };
+    return {
+      success: true,
+      invoices: entries,
+      current: { credit: balance, charges: Math.round(charges * 1e6) / 1e6 },
+    };
   }
 
   @Get('charges')
   @RequirePermission('billing_read')
   async charges(@Principal() principal: AuthenticatedKey) {
-    const { entries } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']));
+    const { entries } = await this.queries.execute(
+      new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']),
+    );
     return { success: true, charges: entries };
   }
 
@@ -59,7 +80,9 @@ export class LedgerController {
     const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
     const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
     const perMachine: Record<string, number> = {};
-    for (const e of entries) perMachine[String(e.machine_id)] = Math.round(((perMachine[String(e.machine_id)] ?? 0) + e.amount) * 1e6) / 1e6;
+    for (const e of entries)
+      perMachine[String(e.machine_id)] =
+        Math.round(((perMachine[String(e.machine_id)] ?? 0) + e.amount) * 1e6) / 1e6;
     return { success: true, earnings: entries, machines: perMachine };
   }
 }

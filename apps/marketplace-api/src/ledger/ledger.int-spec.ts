@@ -5,7 +5,12 @@ import { eventually } from '@rigmarket/testing';
 import { marketplaceContext } from '../marketplace.context';
 import { HostEarningsReactor } from './host-earnings.reactor';
 import { chargeFor } from './ledger.decider';
-import { ChargeUsageCommand, ChargeUsageHandler, LedgerEntriesHandler, LedgerEntriesQuery } from './ledger.handlers';
+import {
+  ChargeUsageCommand,
+  ChargeUsageHandler,
+  LedgerEntriesHandler,
+  LedgerEntriesQuery,
+} from './ledger.handlers';
 
 /** Charges through the runner, the ledger projection and the host-earnings reactor (embedded storage; no services needed). */
 describe('billing ledger: charges, host earnings, exhaustion', () => {
@@ -16,14 +21,31 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
   const metadata = { correlationId: 'c', causationId: 'c' };
   const hour = chargeFor(0.75, new Date('2026-05-01T11:00:00Z'), new Date('2026-05-01T12:00:00Z'));
   const charge = (renter: number, host: number, instance: number, start: string, end: string) =>
-    new ChargeUsageHandler(runtime).execute(new ChargeUsageCommand(renter, host, instance, 42, 'gpu', hour, `2026-05-01T${start}:00.000Z`, `2026-05-01T${end}:00.000Z`, metadata));
-  const entries = (userId: number, kinds: string[]) => new LedgerEntriesHandler(runtime).execute(new LedgerEntriesQuery(userId, kinds));
+    new ChargeUsageHandler(runtime).execute(
+      new ChargeUsageCommand(
+        renter,
+        host,
+        instance,
+        42,
+        'gpu',
+        hour,
+        `2026-05-01T${start}:00.000Z`,
+        `2026-05-01T${end}:00.000Z`,
+        metadata,
+      ),
+    );
+  const entries = (userId: number, kinds: string[]) =>
+    new LedgerEntriesHandler(runtime).execute(new LedgerEntriesQuery(userId, kinds));
   const stream = (id: string) => db.transaction((sql) => runtime.store.readStream(sql, id));
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
     transport = new InProcessTransport();
-    runtime = await ContextRuntime.start(marketplaceContext, { db, transport, clock: new ManualClock('2026-05-01T12:00:00.000Z') });
+    runtime = await ContextRuntime.start(marketplaceContext, {
+      db,
+      transport,
+      clock: new ManualClock('2026-05-01T12:00:00.000Z'),
+    });
     worker = await runtime.startReactors([new HostEarningsReactor(runtime)], { pollIntervalMs: 50 });
   });
   afterAll(async () => {
@@ -33,20 +55,41 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
   });
 
   it('charges the renter, pays the host, and announces exhaustion when the balance runs out', async () => {
-    await runtime.runner.handle('ledger-2', { initialState: () => ({}), evolve: (s) => s }, () => [
-      { type: 'CreditGranted', data: { userId: 2, amount: 1, grantedBy: 1, note: null, at: '2026-05-01T12:00:00.000Z' } },
-    ], metadata);
-    for (const [start, end] of [['11:00', '12:00'], ['12:00', '13:00']]) await charge(2, 7, 9, start!, end!);
+    await runtime.runner.handle(
+      'ledger-2',
+      { initialState: () => ({}), evolve: (s) => s },
+      () => [
+        {
+          type: 'CreditGranted',
+          data: { userId: 2, amount: 1, grantedBy: 1, note: null, at: '2026-05-01T12:00:00.000Z' },
+        },
+      ],
+      metadata,
+    );
+    for (const [start, end] of [
+      ['11:00', '12:00'],
+      ['12:00', '13:00'],
+    ])
+      await charge(2, 7, 9, start!, end!);
     const renter = await entries(2, ['credit', 'charge_gpu']);
     expect(renter.balance).toBe(-0.5);
     expect(renter.entries.filter((e) => e.type === 'charge_gpu')).toHaveLength(2);
     // The host's earnings follow from the recorded charges.
-    const host = await eventually(async () => {
-      const found = await entries(7, ['earning']);
-      return found.entries.length === 2 ? found : undefined;
-    }, 10_000, 'the host earned both charges');
+    const host = await eventually(
+      async () => {
+        const found = await entries(7, ['earning']);
+        return found.entries.length === 2 ? found : undefined;
+      },
+      10_000,
+      'the host earned both charges',
+    );
     expect(host.balance).toBe(1.5);
-    expect((await stream('ledger-2')).map((e) => e.type)).toEqual(['CreditGranted', 'AccountCharged', 'AccountCharged', 'CreditExhausted']);
+    expect((await stream('ledger-2')).map((e) => e.type)).toEqual([
+      'CreditGranted',
+      'AccountCharged',
+      'AccountCharged',
+      'CreditExhausted',
+    ]);
   });
 
   it('earns each charge exactly once, though the charge is delivered twice and the earning runs again after a restart', async () => {
@@ -56,10 +99,15 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
     const [recorded] = (await stream('ledger-3')) as [EventEnvelope];
     expect(recorded).toMatchObject({ type: 'AccountCharged', data: { userId: 3, hostId: 8, amount: 0.75 } });
     const queued = () =>
-      db.query<{ event_id: string; done: boolean }>(`SELECT event_id, done_at IS NOT NULL AS done FROM marketplace.reactor_queue WHERE reactor = 'host_earnings' AND event_id = $1`, [
-        recorded.eventId,
-      ]);
-    await eventually(async () => ((await queued()).length === 1 ? true : undefined), 10_000, 'the charge queued for the host earning');
+      db.query<{ event_id: string; done: boolean }>(
+        `SELECT event_id, done_at IS NOT NULL AS done FROM marketplace.reactor_queue WHERE reactor = 'host_earnings' AND event_id = $1`,
+        [recorded.eventId],
+      );
+    await eventually(
+      async () => ((await queued()).length === 1 ? true : undefined),
+      10_000,
+      'the charge queued for the host earning',
+    );
     // Delivered a second time (a consumer rebalance): still one queued item.
     const [subscription] = worker.subscriptions('redelivery');
     await subscription!.handle(recorded, { topic: 't', partition: 0, offset: '0' });
@@ -71,13 +119,22 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
     const restarted = new ReactorWorker(db, runtime.schema, [reactor], { pollIntervalMs: 50 });
     restarted.start();
     try {
-      await eventually(async () => ((await queued())[0]?.done ? true : undefined), 10_000, 'the queued earning done after the restart');
+      await eventually(
+        async () => ((await queued())[0]?.done ? true : undefined),
+        10_000,
+        'the queued earning done after the restart',
+      );
     } finally {
       await restarted.stop();
     }
     const earned = (await stream('ledger-8')).filter((e) => e.type === 'HostEarned');
-    expect(earned.map((e) => e.data)).toEqual([expect.objectContaining({ userId: 8, instanceId: 10, amount: 0.75, chargeId: recorded.eventId })]);
+    expect(earned.map((e) => e.data)).toEqual([
+      expect.objectContaining({ userId: 8, instanceId: 10, amount: 0.75, chargeId: recorded.eventId }),
+    ]);
     const host = await entries(8, ['earning']);
-    expect(host).toMatchObject({ balance: 0.75, entries: [expect.objectContaining({ type: 'earning', amount: 0.75, instance_id: 10 })] });
+    expect(host).toMatchObject({
+      balance: 0.75,
+      entries: [expect.objectContaining({ type: 'earning', amount: 0.75, instance_id: 10 })],
+    });
   });
 });

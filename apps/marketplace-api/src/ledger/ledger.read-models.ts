@@ -22,7 +22,9 @@ export const ledgerReadModelsMigration: Migration = {
         PRIMARY KEY (stream_id, position)
       )`);
     await sql.execute(`CREATE INDEX ledger_entries_by_user ON ${s}.ledger_entries (user_id, kind, at)`);
-    await sql.execute(`CREATE TABLE ${s}.balances (user_id INTEGER PRIMARY KEY, balance DOUBLE PRECISION NOT NULL, exhausted BOOLEAN NOT NULL DEFAULT FALSE)`);
+    await sql.execute(
+      `CREATE TABLE ${s}.balances (user_id INTEGER PRIMARY KEY, balance DOUBLE PRECISION NOT NULL, exhausted BOOLEAN NOT NULL DEFAULT FALSE)`,
+    );
   },
 };
 
@@ -33,11 +35,27 @@ export const ledgerProjection: Projection = {
   tables: [`${SCHEMA}.ledger_entries`, `${SCHEMA}.balances`],
   async apply(sql: Sql, envelope: EventEnvelope) {
     const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
-    const entry = async (kind: string, signed: number, extra: { instanceId?: number; machineId?: number; note?: string | null; start?: string; end?: string }) => {
+    const entry = async (
+      kind: string,
+      signed: number,
+      extra: { instanceId?: number; machineId?: number; note?: string | null; start?: string; end?: string },
+    ) => {
       await sql.execute(
         `INSERT INTO ${SCHEMA}.ledger_entries (stream_id, position, user_id, kind, amount, instance_id, machine_id, note, period_start, period_end, at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [envelope.streamId, envelope.streamPosition, event.data.userId, kind, Math.abs(signed), extra.instanceId ?? null, extra.machineId ?? null, extra.note ?? null, extra.start ?? null, extra.end ?? null, event.data.at],
+        [
+          envelope.streamId,
+          envelope.streamPosition,
+          event.data.userId,
+          kind,
+          Math.abs(signed),
+          extra.instanceId ?? null,
+          extra.machineId ?? null,
+          extra.note ?? null,
+          extra.start ?? null,
+          extra.end ?? null,
+          event.data.at,
+        ],
       );
       await sql.execute(
         `INSERT INTO ${SCHEMA}.balances (user_id, balance) VALUES ($1, $2)
@@ -59,10 +77,15 @@ export const ledgerProjection: Projection = {
         });
         return;
       case 'HostEarned':
-        await entry('earning', event.data.amount, { instanceId: event.data.instanceId, machineId: event.data.machineId });
+        await entry('earning', event.data.amount, {
+          instanceId: event.data.instanceId,
+          machineId: event.data.machineId,
+        });
         return;
       case 'CreditExhausted':
-        await sql.execute(`UPDATE ${SCHEMA}.balances SET exhausted = TRUE WHERE user_id = $1`, [event.data.userId]);
+        await sql.execute(`UPDATE ${SCHEMA}.balances SET exhausted = TRUE WHERE user_id = $1`, [
+          event.data.userId,
+        ]);
         return;
       default:
         return;

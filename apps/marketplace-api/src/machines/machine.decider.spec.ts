@@ -51,18 +51,35 @@ describe('machine decider', () => {
   it('registers a new machine to its owner', () => {
     spec
       .given([])
-      .when({ type: 'RegisterMachine', at: AT, machineId: 7, ownerId: 3, hardware, dlperf: 174.4, tflops: 330.4 })
+      .when({
+        type: 'RegisterMachine',
+        at: AT,
+        machineId: 7,
+        ownerId: 3,
+        hardware,
+        dlperf: 174.4,
+        tflops: 330.4,
+      })
       .then([registered]);
   });
 
   it('refuses a second registration of the same id', () => {
-    spec.given([registered]).when({ type: 'RegisterMachine', at: AT, machineId: 7, ownerId: 3, hardware, dlperf: 1, tflops: 1 }).thenThrows(MachineErrors.exists);
+    spec
+      .given([registered])
+      .when({ type: 'RegisterMachine', at: AT, machineId: 7, ownerId: 3, hardware, dlperf: 1, tflops: 1 })
+      .thenThrows(MachineErrors.exists);
   });
 
   it('lists (prices) a machine for its owner only', () => {
     spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask }).then([listed]);
-    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 4, ask }).thenThrows(MachineErrors.notFound);
-    spec.given([]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask }).thenThrows(MachineErrors.notFound);
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 4, ask })
+      .thenThrows(MachineErrors.notFound);
+    spec
+      .given([])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask })
+      .thenThrows(MachineErrors.notFound);
   });
 
   it('turns a duration such as "3 months" into an end date when none is given', () => {
@@ -70,24 +87,50 @@ describe('machine decider', () => {
     spec
       .given([registered])
       .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, duration: '3 months' } })
-      .then([{ type: 'MachineListed', data: { machineId: 7, ownerId: 3, ask: { ...ask, duration: '3 months', endDate }, listedAt: AT } }]);
-    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, duration: 'soon' } }).thenThrows(MachineErrors.invalidAsk);
+      .then([
+        {
+          type: 'MachineListed',
+          data: { machineId: 7, ownerId: 3, ask: { ...ask, duration: '3 months', endDate }, listedAt: AT },
+        },
+      ]);
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, duration: 'soon' } })
+      .thenThrows(MachineErrors.invalidAsk);
   });
 
   it('refuses negative prices and a min_chunk below 1', () => {
-    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, priceGpu: -1 } }).thenThrows(MachineErrors.invalidAsk);
-    spec.given([registered]).when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, minChunk: 0 } }).thenThrows(MachineErrors.invalidAsk);
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, priceGpu: -1 } })
+      .thenThrows(MachineErrors.invalidAsk);
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { ...ask, minChunk: 0 } })
+      .thenThrows(MachineErrors.invalidAsk);
   });
 
   it('unlists a listed machine; unlisting again changes nothing', () => {
-    spec.given([registered, listed]).when({ type: 'UnlistMachine', at: AT, requesterId: 3 }).then([{ type: 'MachineUnlisted', data: { machineId: 7, unlistedAt: AT } }]);
+    spec
+      .given([registered, listed])
+      .when({ type: 'UnlistMachine', at: AT, requesterId: 3 })
+      .then([{ type: 'MachineUnlisted', data: { machineId: 7, unlistedAt: AT } }]);
     spec.given([registered]).when({ type: 'UnlistMachine', at: AT, requesterId: 3 }).thenNothingHappened();
   });
 
   it('changes the min bid of a priced machine', () => {
-    spec.given([registered, listed]).when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.2 }).then([{ type: 'MinBidChanged', data: { machineId: 7, minBid: 0.2 } }]);
-    spec.given([registered, listed]).when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.3 }).thenNothingHappened();
-    spec.given([registered]).when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.2 }).thenThrows(MachineErrors.invalidAsk);
+    spec
+      .given([registered, listed])
+      .when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.2 })
+      .then([{ type: 'MinBidChanged', data: { machineId: 7, minBid: 0.2 } }]);
+    spec
+      .given([registered, listed])
+      .when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.3 })
+      .thenNothingHappened();
+    spec
+      .given([registered])
+      .when({ type: 'SetMinBid', at: AT, requesterId: 3, minBid: 0.2 })
+      .thenThrows(MachineErrors.invalidAsk);
   });
 
   it('sets the verification status once per change', () => {
@@ -96,7 +139,10 @@ describe('machine decider', () => {
       .when({ type: 'SetVerification', at: AT, verification: 'verified' })
       .then([{ type: 'MachineVerificationChanged', data: { machineId: 7, verification: 'verified' } }]);
     spec
-      .given([registered, { type: 'MachineVerificationChanged', data: { machineId: 7, verification: 'verified' } }])
+      .given([
+        registered,
+        { type: 'MachineVerificationChanged', data: { machineId: 7, verification: 'verified' } },
+      ])
       .when({ type: 'SetVerification', at: AT, verification: 'verified' })
       .thenNothingHappened();
   });
@@ -114,17 +160,28 @@ describe('machine decider', () => {
 describe('reliability of a silent machine (the reliability sweep)', () => {
   const after = (seconds: number) => new Date(Date.parse(AT) + seconds * 1000).toISOString();
   // registered at AT, heartbeats in its first two intervals: reliability 1
-  const beats: MachineEvent[] = [0, 1].map((i) => ({ type: 'MachineHeartbeat', data: { machineId: 7, at: after(i * HEARTBEAT_INTERVAL_S), reliability: 1 } }));
+  const beats: MachineEvent[] = [0, 1].map((i) => ({
+    type: 'MachineHeartbeat',
+    data: { machineId: 7, at: after(i * HEARTBEAT_INTERVAL_S), reliability: 1 },
+  }));
 
   it('decays while no heartbeat comes: 2 intervals seen of the 10 elapsed', () => {
     spec
       .given([registered, ...beats])
       .when({ type: 'RecomputeReliability', at: after(9 * HEARTBEAT_INTERVAL_S) })
-      .then([{ type: 'MachineReliabilityChanged', data: { machineId: 7, at: after(9 * HEARTBEAT_INTERVAL_S), reliability: 0.2 } }]);
+      .then([
+        {
+          type: 'MachineReliabilityChanged',
+          data: { machineId: 7, at: after(9 * HEARTBEAT_INTERVAL_S), reliability: 0.2 },
+        },
+      ]);
   });
 
   it('changes nothing when the score has not moved, or for a machine that does not exist', () => {
-    spec.given([registered, ...beats]).when({ type: 'RecomputeReliability', at: after(HEARTBEAT_INTERVAL_S) }).thenNothingHappened();
+    spec
+      .given([registered, ...beats])
+      .when({ type: 'RecomputeReliability', at: after(HEARTBEAT_INTERVAL_S) })
+      .thenNothingHappened();
     spec.given([]).when({ type: 'RecomputeReliability', at: AT }).thenNothingHappened();
   });
 });
@@ -134,7 +191,13 @@ describe('reliability over the rolling window', () => {
   it('is 1 with a heartbeat in every interval, and drops with gaps', () => {
     const every = Array.from({ length: 10 }, (_, i) => Math.floor(start / HEARTBEAT_INTERVAL_S) + i);
     expect(reliabilityOf(every, start, start + 9 * HEARTBEAT_INTERVAL_S)).toBe(1);
-    expect(reliabilityOf(every.filter((_, i) => i % 2 === 0), start, start + 9 * HEARTBEAT_INTERVAL_S)).toBe(0.5);
+    expect(
+      reliabilityOf(
+        every.filter((_, i) => i % 2 === 0),
+        start,
+        start + 9 * HEARTBEAT_INTERVAL_S,
+      ),
+    ).toBe(0.5);
   });
 
   it('forgets heartbeats older than the window', () => {

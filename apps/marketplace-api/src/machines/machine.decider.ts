@@ -28,7 +28,14 @@ export type MachineState =
 
 /** Every command carries its time (ISO-8601, from the injected clock): deciders read no clock. */
 export type MachineCommand = { at: string } & (
-  | { type: 'RegisterMachine'; machineId: number; ownerId: number; hardware: MachineHardware; dlperf: number; tflops: number }
+  | {
+      type: 'RegisterMachine';
+      machineId: number;
+      ownerId: number;
+      hardware: MachineHardware;
+      dlperf: number;
+      tflops: number;
+    }
   | { type: 'ListMachine'; requesterId: number; ask: MachineAsk }
   | { type: 'UnlistMachine'; requesterId: number }
   | { type: 'SetMinBid'; requesterId: number; minBid: number }
@@ -36,7 +43,13 @@ export type MachineCommand = { at: string } & (
   | { type: 'RecordHeartbeat'; requesterId: number }
   /** The reliability sweep, for a machine that sent no heartbeat lately: the window moved on without it. */
   | { type: 'RecomputeReliability' }
-  | { type: 'ListVolumeSpace'; requesterId: number; sizeGb: number; priceDisk: number; endDate: number | null }
+  | {
+      type: 'ListVolumeSpace';
+      requesterId: number;
+      sizeGb: number;
+      priceDisk: number;
+      endDate: number | null;
+    }
   | { type: 'UnlistVolumeSpace'; requesterId: number }
 );
 
@@ -107,7 +120,13 @@ function ownedMachine(state: MachineState, requesterId: number) {
   return state;
 }
 
-const DURATION_UNITS: Record<string, number> = { hour: 3600, day: 86400, week: 7 * 86400, month: 30 * 86400, year: 365 * 86400 };
+const DURATION_UNITS: Record<string, number> = {
+  hour: 3600,
+  day: 86400,
+  week: 7 * 86400,
+  month: 30 * 86400,
+  year: 365 * 86400,
+};
 
 /** `list machine -l '3 months'` sends duration as text: "3 months", "2 weeks", "10 days", "1 year". */
 export function durationSeconds(text: string): number | null {
@@ -129,8 +148,10 @@ function validateAsk(ask: MachineAsk): void {
       throw new ApiError(400, MachineErrors.invalidAsk, `${name} must be a number >= 0`);
     }
   }
-  if (ask.creditDiscountMax > 1) throw new ApiError(400, MachineErrors.invalidAsk, 'credit_discount_max must be between 0 and 1');
-  if (!Number.isInteger(ask.minChunk) || ask.minChunk < 1) throw new ApiError(400, MachineErrors.invalidAsk, 'min_chunk must be an integer >= 1');
+  if (ask.creditDiscountMax > 1)
+    throw new ApiError(400, MachineErrors.invalidAsk, 'credit_discount_max must be between 0 and 1');
+  if (!Number.isInteger(ask.minChunk) || ask.minChunk < 1)
+    throw new ApiError(400, MachineErrors.invalidAsk, 'min_chunk must be an integer >= 1');
 }
 
 export function decide(command: MachineCommand, state: MachineState): MachineEvent[] {
@@ -158,10 +179,20 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       let ask = command.ask;
       if (ask.endDate === null && ask.duration !== null) {
         const seconds = durationSeconds(ask.duration);
-        if (seconds === null) throw new ApiError(400, MachineErrors.invalidAsk, `Invalid duration ${JSON.stringify(ask.duration)}: use e.g. "3 months", "2 weeks", "10 days"`);
+        if (seconds === null)
+          throw new ApiError(
+            400,
+            MachineErrors.invalidAsk,
+            `Invalid duration ${JSON.stringify(ask.duration)}: use e.g. "3 months", "2 weeks", "10 days"`,
+          );
         ask = { ...ask, endDate: Date.parse(command.at) / 1000 + seconds };
       }
-      return [{ type: 'MachineListed', data: { machineId: machine.machineId, ownerId: machine.ownerId, ask, listedAt: nowIso } }];
+      return [
+        {
+          type: 'MachineListed',
+          data: { machineId: machine.machineId, ownerId: machine.ownerId, ask, listedAt: nowIso },
+        },
+      ];
     }
     case 'UnlistMachine': {
       const machine = ownedMachine(state, command.requesterId);
@@ -170,24 +201,45 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
     }
     case 'SetMinBid': {
       const machine = ownedMachine(state, command.requesterId);
-      if (!Number.isFinite(command.minBid) || command.minBid < 0) throw new ApiError(400, MachineErrors.invalidAsk, 'price must be a number >= 0');
-      if (!machine.ask) throw new ApiError(400, MachineErrors.invalidAsk, 'The machine has no ask yet: list it first (create_asks)');
+      if (!Number.isFinite(command.minBid) || command.minBid < 0)
+        throw new ApiError(400, MachineErrors.invalidAsk, 'price must be a number >= 0');
+      if (!machine.ask)
+        throw new ApiError(
+          400,
+          MachineErrors.invalidAsk,
+          'The machine has no ask yet: list it first (create_asks)',
+        );
       if (machine.ask.minBid === command.minBid) return [];
       return [{ type: 'MinBidChanged', data: { machineId: machine.machineId, minBid: command.minBid } }];
     }
     case 'SetVerification': {
-      if (state.status !== 'registered') throw ApiError.notFound('no such machine id', MachineErrors.notFound);
+      if (state.status !== 'registered')
+        throw ApiError.notFound('no such machine id', MachineErrors.notFound);
       if (state.verification === command.verification) return [];
-      return [{ type: 'MachineVerificationChanged', data: { machineId: state.machineId, verification: command.verification } }];
+      return [
+        {
+          type: 'MachineVerificationChanged',
+          data: { machineId: state.machineId, verification: command.verification },
+        },
+      ];
     }
     case 'ListVolumeSpace': {
       const machine = ownedMachine(state, command.requesterId);
-      if (!Number.isFinite(command.sizeGb) || command.sizeGb <= 0) throw new ApiError(400, MachineErrors.invalidAsk, 'size must be a number of GB > 0');
-      if (!Number.isFinite(command.priceDisk) || command.priceDisk < 0) throw new ApiError(400, MachineErrors.invalidAsk, 'price_disk must be a number >= 0');
+      if (!Number.isFinite(command.sizeGb) || command.sizeGb <= 0)
+        throw new ApiError(400, MachineErrors.invalidAsk, 'size must be a number of GB > 0');
+      if (!Number.isFinite(command.priceDisk) || command.priceDisk < 0)
+        throw new ApiError(400, MachineErrors.invalidAsk, 'price_disk must be a number >= 0');
       return [
         {
           type: 'VolumeSpaceListed',
-          data: { machineId: machine.machineId, ownerId: machine.ownerId, sizeGb: command.sizeGb, priceDisk: command.priceDisk, endDate: command.endDate, listedAt: nowIso },
+          data: {
+            machineId: machine.machineId,
+            ownerId: machine.ownerId,
+            sizeGb: command.sizeGb,
+            priceDisk: command.priceDisk,
+            endDate: command.endDate,
+            listedAt: nowIso,
+          },
         },
       ];
     }
@@ -200,13 +252,28 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       const machine = ownedMachine(state, command.requesterId);
       const at = Date.parse(command.at) / 1000;
       const slots = [...machine.heartbeatSlots, slotOf(at)];
-      return [{ type: 'MachineHeartbeat', data: { machineId: machine.machineId, at: nowIso, reliability: reliabilityOf(slots, machine.registeredAt, at) } }];
+      return [
+        {
+          type: 'MachineHeartbeat',
+          data: {
+            machineId: machine.machineId,
+            at: nowIso,
+            reliability: reliabilityOf(slots, machine.registeredAt, at),
+          },
+        },
+      ];
     }
     case 'RecomputeReliability': {
       if (state.status !== 'registered') return [];
-      const reliability = reliabilityOf(state.heartbeatSlots, state.registeredAt, Date.parse(command.at) / 1000);
+      const reliability = reliabilityOf(
+        state.heartbeatSlots,
+        state.registeredAt,
+        Date.parse(command.at) / 1000,
+      );
       if (reliability === state.reliability) return [];
-      return [{ type: 'MachineReliabilityChanged', data: { machineId: state.machineId, at: nowIso, reliability } }];
+      return [
+        { type: 'MachineReliabilityChanged', data: { machineId: state.machineId, at: nowIso, reliability } },
+      ];
     }
   }
 }

@@ -1,15 +1,37 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type MachineAsk, type MachineHardware, type MachineVerification } from '@rigmarket/contracts';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
+import {
+  ApiError,
+  type EventMetadata,
+  type MachineAsk,
+  type MachineHardware,
+  type MachineVerification,
+} from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { GPUS_ALLOCATED, SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { computeScore } from './gpu-models';
 import { type MachineCommand, type MachineState, machineDecider, machineStreamId } from './machine.decider';
 
-type MachineCommandBody = MachineCommand extends infer C ? (C extends MachineCommand ? Omit<C, 'at'> : never) : never;
+type MachineCommandBody = MachineCommand extends infer C
+  ? C extends MachineCommand
+    ? Omit<C, 'at'>
+    : never
+  : never;
 
-async function runMachineCommand(runtime: ContextRuntime, machineId: number, command: MachineCommandBody, metadata: EventMetadata): Promise<MachineState> {
+async function runMachineCommand(
+  runtime: ContextRuntime,
+  machineId: number,
+  command: MachineCommandBody,
+  metadata: EventMetadata,
+): Promise<MachineState> {
   const result = await runtime.runner.handle(
     machineStreamId(machineId),
     machineDecider,
@@ -20,7 +42,11 @@ async function runMachineCommand(runtime: ContextRuntime, machineId: number, com
 }
 
 export class RegisterMachineCommand extends Command<{ machineId: number }> {
-  constructor(readonly ownerId: number, readonly hardware: MachineHardware, readonly metadata: EventMetadata) {
+  constructor(
+    readonly ownerId: number,
+    readonly hardware: MachineHardware,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -30,11 +56,22 @@ export class RegisterMachineHandler implements ICommandHandler<RegisterMachineCo
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: RegisterMachineCommand): Promise<{ machineId: number }> {
     const machineId = await this.runtime.nextId('machine_ids');
-    const { dlperf, tflops } = computeScore(command.hardware.gpuName, command.hardware.numGpus, command.hardware.gpuRamMb);
+    const { dlperf, tflops } = computeScore(
+      command.hardware.gpuName,
+      command.hardware.numGpus,
+      command.hardware.gpuRamMb,
+    );
     await runMachineCommand(
       this.runtime,
       machineId,
-      { type: 'RegisterMachine', machineId, ownerId: command.ownerId, hardware: command.hardware, dlperf, tflops },
+      {
+        type: 'RegisterMachine',
+        machineId,
+        ownerId: command.ownerId,
+        hardware: command.hardware,
+        dlperf,
+        tflops,
+      },
       command.metadata,
     );
     return { machineId };
@@ -42,7 +79,12 @@ export class RegisterMachineHandler implements ICommandHandler<RegisterMachineCo
 }
 
 export class ListMachineCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly machineId: number, readonly ask: MachineAsk, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly machineId: number,
+    readonly ask: MachineAsk,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -51,12 +93,21 @@ export class ListMachineCommand extends Command<void> {
 export class ListMachineHandler implements ICommandHandler<ListMachineCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: ListMachineCommand): Promise<void> {
-    await runMachineCommand(this.runtime, command.machineId, { type: 'ListMachine', requesterId: command.requesterId, ask: command.ask }, command.metadata);
+    await runMachineCommand(
+      this.runtime,
+      command.machineId,
+      { type: 'ListMachine', requesterId: command.requesterId, ask: command.ask },
+      command.metadata,
+    );
   }
 }
 
 export class UnlistMachineCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly machineId: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly machineId: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -65,12 +116,22 @@ export class UnlistMachineCommand extends Command<void> {
 export class UnlistMachineHandler implements ICommandHandler<UnlistMachineCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: UnlistMachineCommand): Promise<void> {
-    await runMachineCommand(this.runtime, command.machineId, { type: 'UnlistMachine', requesterId: command.requesterId }, command.metadata);
+    await runMachineCommand(
+      this.runtime,
+      command.machineId,
+      { type: 'UnlistMachine', requesterId: command.requesterId },
+      command.metadata,
+    );
   }
 }
 
 export class SetMinBidCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly machineId: number, readonly minBid: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly machineId: number,
+    readonly minBid: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -89,7 +150,12 @@ export class SetMinBidHandler implements ICommandHandler<SetMinBidCommand> {
 }
 
 export class SetVerificationCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly machineId: number, readonly verification: MachineVerification, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly machineId: number,
+    readonly verification: MachineVerification,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -98,14 +164,25 @@ export class SetVerificationCommand extends Command<void> {
 export class SetVerificationHandler implements ICommandHandler<SetVerificationCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: SetVerificationCommand): Promise<void> {
-    const admins = await this.runtime.db.query(`SELECT 1 FROM ${SCHEMA}.admin_users WHERE user_id = $1`, [command.requesterId]);
-    if (admins.length === 0) throw ApiError.forbidden('Only an admin may set a machine\'s verification');
-    await runMachineCommand(this.runtime, command.machineId, { type: 'SetVerification', verification: command.verification }, command.metadata);
+    const admins = await this.runtime.db.query(`SELECT 1 FROM ${SCHEMA}.admin_users WHERE user_id = $1`, [
+      command.requesterId,
+    ]);
+    if (admins.length === 0) throw ApiError.forbidden("Only an admin may set a machine's verification");
+    await runMachineCommand(
+      this.runtime,
+      command.machineId,
+      { type: 'SetVerification', verification: command.verification },
+      command.metadata,
+    );
   }
 }
 
 export class RecordHeartbeatCommand extends Command<{ reliability: number }> {
-  constructor(readonly requesterId: number, readonly machineId: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly machineId: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -114,7 +191,12 @@ export class RecordHeartbeatCommand extends Command<{ reliability: number }> {
 export class RecordHeartbeatHandler implements ICommandHandler<RecordHeartbeatCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: RecordHeartbeatCommand): Promise<{ reliability: number }> {
-    const state = await runMachineCommand(this.runtime, command.machineId, { type: 'RecordHeartbeat', requesterId: command.requesterId }, command.metadata);
+    const state = await runMachineCommand(
+      this.runtime,
+      command.machineId,
+      { type: 'RecordHeartbeat', requesterId: command.requesterId },
+      command.metadata,
+    );
     return { reliability: state.status === 'registered' ? state.reliability : 0 };
   }
 }
@@ -135,7 +217,8 @@ interface MachineViewRow {
   details: object | string;
 }
 
-const json = <T>(value: T | string | null): T | null => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+const json = <T>(value: T | string | null): T | null =>
+  typeof value === 'string' ? (JSON.parse(value) as T) : value;
 
 /** A machine as `vastai show machines` reads it (client-compat.md 2.14). */
 export function machineView(row: MachineViewRow): Record<string, unknown> {
@@ -186,7 +269,10 @@ export function machineView(row: MachineViewRow): Record<string, unknown> {
 const MACHINE_COLUMNS = `machine_id, owner_id, gpu_name, num_gpus, listed, hardware, ask, verification, reliability, dlperf, ${GPUS_ALLOCATED}, listed_at, details`;
 
 export class ListMachinesQuery extends Query<Record<string, unknown>[]> {
-  constructor(readonly ownerId: number, readonly machineId?: number) {
+  constructor(
+    readonly ownerId: number,
+    readonly machineId?: number,
+  ) {
     super();
   }
 }
@@ -197,11 +283,14 @@ export class ListMachinesHandler implements IQueryHandler<ListMachinesQuery> {
   async execute(query: ListMachinesQuery): Promise<Record<string, unknown>[]> {
     const rows =
       query.machineId === undefined
-        ? await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines m WHERE owner_id = $1 ORDER BY machine_id`, [query.ownerId])
-        : await this.runtime.db.query<MachineViewRow>(`SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines m WHERE owner_id = $1 AND machine_id = $2`, [
-            query.ownerId,
-            query.machineId,
-          ]);
+        ? await this.runtime.db.query<MachineViewRow>(
+            `SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines m WHERE owner_id = $1 ORDER BY machine_id`,
+            [query.ownerId],
+          )
+        : await this.runtime.db.query<MachineViewRow>(
+            `SELECT ${MACHINE_COLUMNS} FROM ${SCHEMA}.machines m WHERE owner_id = $1 AND machine_id = $2`,
+            [query.ownerId, query.machineId],
+          );
     return rows.map(machineView);
   }
 }
@@ -212,7 +301,9 @@ export class GpuNamesQuery extends Query<string[]> {}
 export class GpuNamesHandler implements IQueryHandler<GpuNamesQuery> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(): Promise<string[]> {
-    const rows = await this.runtime.db.query<{ gpu_name: string }>(`SELECT DISTINCT gpu_name FROM ${SCHEMA}.machines WHERE listed ORDER BY gpu_name`);
+    const rows = await this.runtime.db.query<{ gpu_name: string }>(
+      `SELECT DISTINCT gpu_name FROM ${SCHEMA}.machines WHERE listed ORDER BY gpu_name`,
+    );
     return rows.map((r) => r.gpu_name);
   }
 }

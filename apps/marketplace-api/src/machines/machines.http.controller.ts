@@ -1,7 +1,31 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  ParseIntPipe,
+  Post,
+  Put,
+  UseGuards,
+} from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type MachineAsk, type MachineHardware, type MachineVerification } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  ApiError,
+  type EventMetadata,
+  type MachineAsk,
+  type MachineHardware,
+  type MachineVerification,
+} from '@rigmarket/contracts';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  Public,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Min } from 'class-validator';
 import {
   GpuNamesQuery,
@@ -90,7 +114,9 @@ function askFrom(body: CreateAsksRequest): MachineAsk {
   };
 }
 
-const machineIdPipe = new ParseIntPipe({ exceptionFactory: () => ApiError.badRequest('The machine id must be an integer') });
+const machineIdPipe = new ParseIntPipe({
+  exceptionFactory: () => ApiError.badRequest('The machine id must be an integer'),
+});
 
 @Controller('api/v0')
 @UseGuards(BearerGuard)
@@ -103,7 +129,11 @@ export class MachinesController {
   /** The host agent registers its machine; the caller becomes its owner. */
   @Post('machines')
   @RequirePermission('machine_write')
-  async register(@Body() body: RegisterMachineRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async register(
+    @Body() body: RegisterMachineRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const hardware: MachineHardware = {
       hostname: body.hostname ?? null,
       gpuName: body.gpu_name.replace(/_/g, ' ').trim(),
@@ -129,7 +159,9 @@ export class MachinesController {
       hostingType: body.hosting_type ?? 0,
       vmsEnabled: body.vms_enabled ?? false,
     };
-    const { machineId } = await this.commands.execute(new RegisterMachineCommand(principal.userId, hardware, metadata));
+    const { machineId } = await this.commands.execute(
+      new RegisterMachineCommand(principal.userId, hardware, metadata),
+    );
     return { success: true, machine_id: machineId, id: machineId };
   }
 
@@ -143,9 +175,14 @@ export class MachinesController {
   /** List and price a machine ("set price" too: there is no separate command). */
   @Put('machines/create_asks')
   @RequirePermission('machine_write')
-  async createAsks(@Body() body: CreateAsksRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async createAsks(
+    @Body() body: CreateAsksRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const machineId = optionalNumber('machine', body.machine);
-    if (machineId === null || !Number.isInteger(machineId)) throw ApiError.badRequest('machine (the machine id) is required');
+    if (machineId === null || !Number.isInteger(machineId))
+      throw ApiError.badRequest('machine (the machine id) is required');
     await this.commands.execute(new ListMachineCommand(principal.userId, machineId, askFrom(body), metadata));
     return { success: true, extended: false, msg: `Machine ${machineId} listed` };
   }
@@ -159,7 +196,11 @@ export class MachinesController {
 
   @Delete('machines/:id/asks')
   @RequirePermission('machine_write')
-  async unlist(@Param('id', machineIdPipe) id: number, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async unlist(
+    @Param('id', machineIdPipe) id: number,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     await this.commands.execute(new UnlistMachineCommand(principal.userId, id, metadata));
     return { success: true, msg: `Machine ${id} unlisted` };
   }
@@ -187,7 +228,9 @@ export class MachinesController {
     @Principal() principal: AuthenticatedKey,
     @RequestMetadata() metadata: EventMetadata,
   ) {
-    await this.commands.execute(new SetVerificationCommand(principal.userId, id, body.verification, metadata));
+    await this.commands.execute(
+      new SetVerificationCommand(principal.userId, id, body.verification, metadata),
+    );
     return { success: true, verification: body.verification };
   }
 
@@ -195,8 +238,14 @@ export class MachinesController {
   @Post('machines/:id/heartbeat')
   @HttpCode(200)
   @RequirePermission('machine_write')
-  async heartbeat(@Param('id', machineIdPipe) id: number, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
-    const { reliability } = await this.commands.execute(new RecordHeartbeatCommand(principal.userId, id, metadata));
+  async heartbeat(
+    @Param('id', machineIdPipe) id: number,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    const { reliability } = await this.commands.execute(
+      new RecordHeartbeatCommand(principal.userId, id, metadata),
+    );
     return { success: true, reliability };
   }
 

@@ -34,7 +34,6 @@ export class ReliabilitySweep extends PeriodicJob<number[]> {
     super('ReliabilitySweep', intervalMs);
   }
 
-
   protected async work(): Promise<number[]> {
     const now = this.runtime.runner.clock.now();
     const silentSince = new Date(now.getTime() - 2 * HEARTBEAT_INTERVAL_S * 1000);

@@ -18,7 +18,9 @@ export const instanceAllocationsMigration: Migration = {
         num_gpus INTEGER NOT NULL,
         held BOOLEAN NOT NULL DEFAULT TRUE
       )`);
-    await sql.execute(`CREATE INDEX instance_allocations_by_machine ON ${s}.instance_allocations (machine_id)`);
+    await sql.execute(
+      `CREATE INDEX instance_allocations_by_machine ON ${s}.instance_allocations (machine_id)`,
+    );
   },
 };
 
@@ -33,20 +35,23 @@ export const instanceAllocationsProjection: Projection = {
     switch (event.type) {
       case 'InstanceCreated':
         machineId = event.data.machineId;
-        await sql.execute(`INSERT INTO ${SCHEMA}.instance_allocations (instance_id, machine_id, num_gpus) VALUES ($1, $2, $3) ON CONFLICT (instance_id) DO NOTHING`, [
-          event.data.instanceId,
-          machineId,
-          event.data.numGpus,
-        ]);
+        await sql.execute(
+          `INSERT INTO ${SCHEMA}.instance_allocations (instance_id, machine_id, num_gpus) VALUES ($1, $2, $3) ON CONFLICT (instance_id) DO NOTHING`,
+          [event.data.instanceId, machineId, event.data.numGpus],
+        );
         break;
       case 'InstanceDestroyed':
         machineId = event.data.machineId;
-        await sql.execute(`DELETE FROM ${SCHEMA}.instance_allocations WHERE instance_id = $1`, [event.data.instanceId]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.instance_allocations WHERE instance_id = $1`, [
+          event.data.instanceId,
+        ]);
         break;
       case 'InstanceOutbid':
         // an outbid instance holds no GPUs until it is started again
         machineId = event.data.machineId;
-        await sql.execute(`UPDATE ${SCHEMA}.instance_allocations SET held = FALSE WHERE instance_id = $1`, [event.data.instanceId]);
+        await sql.execute(`UPDATE ${SCHEMA}.instance_allocations SET held = FALSE WHERE instance_id = $1`, [
+          event.data.instanceId,
+        ]);
         break;
       case 'InstanceIntentChanged': {
         if (event.data.intendedStatus !== 'running') return;

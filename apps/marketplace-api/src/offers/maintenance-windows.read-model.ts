@@ -18,7 +18,9 @@ export const maintenanceWindowsMigration: Migration = {
         start_time DOUBLE PRECISION NOT NULL,
         end_time DOUBLE PRECISION NOT NULL
       )`);
-    await sql.execute(`CREATE INDEX maintenance_windows_by_machine ON ${s}.maintenance_windows (machine_id, end_time)`);
+    await sql.execute(
+      `CREATE INDEX maintenance_windows_by_machine ON ${s}.maintenance_windows (machine_id, end_time)`,
+    );
   },
 };
 
@@ -37,7 +39,9 @@ export const maintenanceWindowsProjection: Projection = {
         );
         return;
       case 'MaintenanceCanceled':
-        await sql.execute(`DELETE FROM ${SCHEMA}.maintenance_windows WHERE window_id = ANY($1::int[])`, [event.data.windowIds]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.maintenance_windows WHERE window_id = ANY($1::int[])`, [
+          event.data.windowIds,
+        ]);
         return;
       default:
         return;

@@ -20,22 +20,43 @@ describe('offer query parsing', () => {
       { field: 'gpu_name', op: 'eq', value: 'RTX 4090' },
       { field: 'num_gpus', op: 'gte', value: 2 },
     ]);
-    expect(q).toMatchObject({ type: 'on-demand', limit: DEFAULT_LIMIT, allocatedStorage: 5, order: [{ field: 'score', direction: 'desc' }] });
+    expect(q).toMatchObject({
+      type: 'on-demand',
+      limit: DEFAULT_LIMIT,
+      allocatedStorage: 5,
+      order: [{ field: 'score', direction: 'desc' }],
+    });
   });
 
   it('applies aliases in filters and order, and several operators on one field', () => {
-    const q = parseOfferQuery({ dph: { lt: '1.5' }, cuda_vers: { gte: 12 }, disk_space: { gte: 1, gt: '50' }, order: [['dlperf_usd', 'desc']], type: 'bid', limit: '5' });
+    const q = parseOfferQuery({
+      dph: { lt: '1.5' },
+      cuda_vers: { gte: 12 },
+      disk_space: { gte: 1, gt: '50' },
+      order: [['dlperf_usd', 'desc']],
+      type: 'bid',
+      limit: '5',
+    });
     expect(q.filters).toEqual([
       { field: 'dph_total', op: 'lt', value: 1.5 },
       { field: 'cuda_max_good', op: 'gte', value: 12 },
       { field: 'disk_space', op: 'gte', value: 1 },
       { field: 'disk_space', op: 'gt', value: 50 },
     ]);
-    expect(q).toMatchObject({ type: 'bid', limit: 5, order: [{ field: 'dlperf_per_dphtotal', direction: 'desc' }] });
+    expect(q).toMatchObject({
+      type: 'bid',
+      limit: 5,
+      order: [{ field: 'dlperf_per_dphtotal', direction: 'desc' }],
+    });
   });
 
   it('reads the driver version in either form, lists for in/notin, and "any" as no filter', () => {
-    const q = parseOfferQuery({ driver_version: { gte: '535.86.05' }, geolocation: { in: ['US', 'CA'] }, verified: 'any', reliability: { gt: 'any' } });
+    const q = parseOfferQuery({
+      driver_version: { gte: '535.86.05' },
+      geolocation: { in: ['US', 'CA'] },
+      verified: 'any',
+      reliability: { gt: 'any' },
+    });
     expect(q.filters).toEqual([
       { field: 'driver_version', op: 'gte', value: 535086005 },
       { field: 'geolocation', op: 'in', value: ['US', 'CA'] },
@@ -53,13 +74,21 @@ describe('offer query parsing', () => {
   });
 
   it('reads the q object of PUT /search/asks/', () => {
-    expect(parseOfferQuery({ select_cols: ['*'], q: { num_gpus: { eq: '1' }, limit: 3 } })).toMatchObject({ filters: [{ field: 'num_gpus', op: 'eq', value: 1 }], limit: 3 });
+    expect(parseOfferQuery({ select_cols: ['*'], q: { num_gpus: { eq: '1' }, limit: 3 } })).toMatchObject({
+      filters: [{ field: 'num_gpus', op: 'eq', value: 1 }],
+      limit: 3,
+    });
   });
 });
 
 describe('offer SQL', () => {
   it('puts every value in a parameter, never in the text', () => {
-    const q = parseOfferQuery({ gpu_name: { eq: "RTX'; DROP TABLE x; --" }, geolocation: { notin: ['US'] }, num_gpus: { gte: '2' }, limit: 7 });
+    const q = parseOfferQuery({
+      gpu_name: { eq: "RTX'; DROP TABLE x; --" },
+      geolocation: { notin: ['US'] },
+      num_gpus: { gte: '2' },
+      limit: 7,
+    });
     const { sql, params } = offerSearchSql(q, 'marketplace', 1000);
     expect(sql).not.toContain('DROP');
     expect(params).toEqual([5, 1000, "RTX'; DROP TABLE x; --", ['US'], 2, 7]);

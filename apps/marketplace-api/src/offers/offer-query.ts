@@ -58,7 +58,9 @@ const column = (kind: FieldKind, name: string): FieldSpec => ({ kind, sql: () =>
  * made the CLI's default search several times slower; with no window at all the SQL is unchanged.
  */
 const rentableUntil = (c: SqlContext): string =>
-  c.maintenance ? `LEAST(end_date, (${c.maintenance.starts})[array_position(${c.maintenance.machineIds}, machine_id)])` : 'end_date';
+  c.maintenance
+    ? `LEAST(end_date, (${c.maintenance.starts})[array_position(${c.maintenance.machineIds}, machine_id)])`
+    : 'end_date';
 const dphTotal = (c: SqlContext) => `(${c.price} + storage_cost * ${c.storage} / ${HOURS_PER_MONTH}.0)`;
 
 /** Every searchable (and orderable) field. Anything else is refused by name. */
@@ -108,7 +110,10 @@ export const OFFER_FIELDS: Readonly<Record<string, FieldSpec>> = {
   hostname: column('string', 'hostname'),
   verified: column('bool', 'verified'),
   verification: column('string', 'verification'),
-  rentable: { kind: 'bool', sql: (c) => `(rentable AND (${rentableUntil(c)} IS NULL OR ${rentableUntil(c)} > ${c.now}))` },
+  rentable: {
+    kind: 'bool',
+    sql: (c) => `(rentable AND (${rentableUntil(c)} IS NULL OR ${rentableUntil(c)} > ${c.now}))`,
+  },
   rented: column('bool', 'rented'),
   external: column('bool', 'external'),
   start_date: column('number', 'start_date'),
@@ -127,9 +132,33 @@ export const OFFER_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /** Body keys that steer the search rather than filter it. */
-const CONTROL_KEYS = new Set(['order', 'type', 'limit', 'allocated_storage', 'select_cols', 'q', 'disable_bundling', 'extra', 'client_id', 'user', 'force', 'api_key']);
+const CONTROL_KEYS = new Set([
+  'order',
+  'type',
+  'limit',
+  'allocated_storage',
+  'select_cols',
+  'q',
+  'disable_bundling',
+  'extra',
+  'client_id',
+  'user',
+  'force',
+  'api_key',
+]);
 const OPERATORS = new Set<Operator>(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'notin']);
-const OPERATOR_ALIASES: Record<string, Operator> = { '=': 'eq', '==': 'eq', '!=': 'neq', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte', nin: 'notin', not_in: 'notin', ne: 'neq' };
+const OPERATOR_ALIASES: Record<string, Operator> = {
+  '=': 'eq',
+  '==': 'eq',
+  '!=': 'neq',
+  '>': 'gt',
+  '>=': 'gte',
+  '<': 'lt',
+  '<=': 'lte',
+  nin: 'notin',
+  not_in: 'notin',
+  ne: 'neq',
+};
 /** `field=any` (also ? and *) means no filter on that field. */
 const ANY = new Set(['any', '?', '*']);
 
@@ -156,7 +185,8 @@ export function coerce(field: string, kind: FieldKind, raw: unknown): Scalar {
     case 'bool': {
       if (typeof raw === 'boolean') return raw;
       if (raw === 1 || raw === 0) return raw === 1;
-      if (typeof raw === 'string' && /^(true|false)$/i.test(raw.trim())) return raw.trim().toLowerCase() === 'true';
+      if (typeof raw === 'string' && /^(true|false)$/i.test(raw.trim()))
+        return raw.trim().toLowerCase() === 'true';
       break;
     }
     case 'string': {
@@ -171,22 +201,31 @@ export function coerce(field: string, kind: FieldKind, raw: unknown): Scalar {
   throw ApiError.badRequest(`Invalid value ${JSON.stringify(raw)} for ${field}: expected a ${kind}`);
 }
 
-export function parseFilter(field: string, raw: unknown, fields: Readonly<Record<string, FieldSpec>> = OFFER_FIELDS): Filter[] {
+export function parseFilter(
+  field: string,
+  raw: unknown,
+  fields: Readonly<Record<string, FieldSpec>> = OFFER_FIELDS,
+): Filter[] {
   const spec = fields[field]!;
   if (typeof raw === 'string' && ANY.has(raw.trim().toLowerCase())) return [];
   const ops: Record<string, unknown> = isPlainObject(raw) ? raw : { eq: raw };
   const filters: Filter[] = [];
   for (const [rawOp, value] of Object.entries(ops)) {
     const op = (OPERATOR_ALIASES[rawOp] ?? rawOp) as Operator;
-    if (!OPERATORS.has(op)) throw ApiError.badRequest(`Unknown operator ${rawOp} for ${field}: use eq, neq, gt, gte, lt, lte, in, notin`);
+    if (!OPERATORS.has(op))
+      throw ApiError.badRequest(
+        `Unknown operator ${rawOp} for ${field}: use eq, neq, gt, gte, lt, lte, in, notin`,
+      );
     if (typeof value === 'string' && ANY.has(value.trim().toLowerCase())) continue;
     if (op === 'in' || op === 'notin') {
       const list = Array.isArray(value) ? value : [value];
       filters.push({ field, op, value: list.map((v) => coerce(field, spec.kind, v)) });
     } else {
-      if (Array.isArray(value) || isPlainObject(value)) throw ApiError.badRequest(`${field} ${op} takes a single value`);
+      if (Array.isArray(value) || isPlainObject(value))
+        throw ApiError.badRequest(`${field} ${op} takes a single value`);
       const v = coerce(field, spec.kind, value);
-      if (v === null && op !== 'eq' && op !== 'neq') throw ApiError.badRequest(`${field} ${op} needs a value, not null`);
+      if (v === null && op !== 'eq' && op !== 'neq')
+        throw ApiError.badRequest(`${field} ${op} needs a value, not null`);
       filters.push({ field, op, value: v });
     }
   }
@@ -213,13 +252,15 @@ function parseOrder(raw: unknown): OfferQuery['order'] {
   if (raw === undefined || raw === null) return [{ field: 'score', direction: 'desc' }];
   const list: unknown[] = Array.isArray(raw) ? raw : [raw];
   // A single pair ["dph_total","asc"] is accepted as well as a list of pairs.
-  const pairs = list.length === 2 && typeof list[0] === 'string' && /^(asc|desc)$/i.test(String(list[1])) ? [list] : list;
+  const pairs =
+    list.length === 2 && typeof list[0] === 'string' && /^(asc|desc)$/i.test(String(list[1])) ? [list] : list;
   return pairs.map((pair) => {
     const [rawField, rawDirection] = Array.isArray(pair) ? pair : [pair, 'asc'];
     const field = canonicalField(String(rawField));
     if (!OFFER_FIELDS[field]) throw ApiError.badRequest(`Unknown order field: ${String(rawField)}`);
     const direction = String(rawDirection ?? 'asc').toLowerCase();
-    if (direction !== 'asc' && direction !== 'desc') throw ApiError.badRequest(`Invalid order direction ${String(rawDirection)}: use asc or desc`);
+    if (direction !== 'asc' && direction !== 'desc')
+      throw ApiError.badRequest(`Invalid order direction ${String(rawDirection)}: use asc or desc`);
     return { field, direction };
   });
 }
@@ -251,10 +292,25 @@ const PRICE_COLUMN: Record<OfferType, string> = {
   reserved: '(dph_base * (1 - credit_discount_max))',
 };
 
-const SQL_OPS: Record<Exclude<Operator, 'in' | 'notin'>, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+const SQL_OPS: Record<Exclude<Operator, 'in' | 'notin'>, string> = {
+  eq: '=',
+  neq: '<>',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+};
 
 /** Offer fields computed per query; the rest are columns of the row. */
-export const COMPUTED_OUTPUT: readonly string[] = ['dph_total', 'discounted_dph_total', 'dlperf_per_dphtotal', 'flops_per_dphtotal', 'duration', 'rentable', 'end_date'];
+export const COMPUTED_OUTPUT: readonly string[] = [
+  'dph_total',
+  'discounted_dph_total',
+  'dlperf_per_dphtotal',
+  'flops_per_dphtotal',
+  'duration',
+  'rentable',
+  'end_date',
+];
 
 /**
  * SELECT over the offers read model. Semantics (shared with the differential test's in-memory filter):
@@ -266,7 +322,12 @@ export interface NextWindows {
   starts: number[];
 }
 
-export function offerSearchSql(query: OfferQuery, schema: string, nowEpochSeconds: number, windows?: NextWindows): { sql: string; params: unknown[] } {
+export function offerSearchSql(
+  query: OfferQuery,
+  schema: string,
+  nowEpochSeconds: number,
+  windows?: NextWindows,
+): { sql: string; params: unknown[] } {
   const params: unknown[] = [query.allocatedStorage, nowEpochSeconds];
   const ctx: SqlContext = { price: PRICE_COLUMN[query.type], storage: '$1::float8', now: '$2::float8' };
   if (windows && windows.machineIds.length > 0) {
@@ -299,7 +360,8 @@ export function filterSql(
   ctx: SqlContext,
   param: (value: unknown) => string,
 ): string[] {
-  const cast = (kind: FieldKind) => (kind === 'number' ? '::float8' : kind === 'bool' ? '::boolean' : '::text');
+  const cast = (kind: FieldKind) =>
+    kind === 'number' ? '::float8' : kind === 'bool' ? '::boolean' : '::text';
   return filters.map(({ field, op, value }) => {
     const spec = fields[field]!;
     const expr = spec.sql(ctx);
@@ -313,7 +375,8 @@ export function filterSql(
     if (value === null) return op === 'eq' ? `${expr} IS NULL` : `${expr} IS NOT NULL`;
     // A coerced boolean is written as the bare predicate (no user text reaches the SQL), so the planner
     // can match partial indexes such as offers_by_score's `WHERE verified AND rentable AND NOT external`.
-    if (spec.kind === 'bool' && op === 'eq' && typeof value === 'boolean') return value ? expr : `NOT ${expr}`;
+    if (spec.kind === 'bool' && op === 'eq' && typeof value === 'boolean')
+      return value ? expr : `NOT ${expr}`;
     if (op === 'neq') return `${expr} IS DISTINCT FROM ${param(value)}${cast(spec.kind)}`;
     // Byte order for string ranges, so results do not depend on the database's locale.
     return `${expr}${spec.kind === 'string' ? ' COLLATE "C"' : ''} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;

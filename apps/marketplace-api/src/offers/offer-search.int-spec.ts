@@ -20,7 +20,12 @@ type Value = number | string | boolean | null;
 
 /** The obvious reading of each field, written independently of the SQL builder. */
 function fieldValue(row: OfferRow, field: string, q: OfferQuery): Value {
-  const price = q.type === 'bid' ? row.min_bid : q.type === 'reserved' ? row.dph_base * (1 - row.credit_discount_max) : row.dph_base;
+  const price =
+    q.type === 'bid'
+      ? row.min_bid
+      : q.type === 'reserved'
+        ? row.dph_base * (1 - row.credit_discount_max)
+        : row.dph_base;
   const dphTotal = price + (row.storage_cost * q.allocatedStorage) / HOURS_PER_MONTH;
   switch (field) {
     case 'dph_total':
@@ -104,21 +109,109 @@ const CLI_DEFAULTS = { verified: { eq: true }, external: { eq: false }, rentable
 
 /** Hand-written cases, type coercion included (values as the CLI sends them: strings, `_`, aliases). */
 const CASES: Array<[string, Record<string, unknown>]> = [
-  ['CLI default search', { ...CLI_DEFAULTS, gpu_name: { eq: 'RTX 4090' }, num_gpus: { gte: '2' }, order: [['score', 'desc']], type: 'on-demand', allocated_storage: 5.0 }],
+  [
+    'CLI default search',
+    {
+      ...CLI_DEFAULTS,
+      gpu_name: { eq: 'RTX 4090' },
+      num_gpus: { gte: '2' },
+      order: [['score', 'desc']],
+      type: 'on-demand',
+      allocated_storage: 5.0,
+    },
+  ],
   ['gpu name with underscores', { gpu_name: { eq: 'RTX_4090' }, order: [['dph', 'asc']], limit: 50 }],
-  ['numeric strings and aliases', { dph: { lt: '1.5' }, cuda_vers: { gte: '12.2' }, reliability: { gt: '0.98' }, order: [['dlperf_usd', 'desc']], limit: 200 }],
-  ['gpu_ram in MB as floats', { gpu_ram: { gte: 24000.0 }, geolocation: { in: ['US', 'CA'] }, order: [['dph_total', 'asc'], ['num_gpus', 'desc']], type: 'bid', limit: 5, allocated_storage: 5.0 }],
-  ['booleans as strings', { verified: { eq: 'true' }, rented: { eq: 'False' }, external: { neq: 'true' }, order: [['id', 'asc']], limit: 300 }],
-  ['driver version dotted and integer', { driver_version: { gte: '550.54.15' }, num_gpus: { in: ['1', 2, '4'] }, order: [['driver_version', 'desc']], limit: 100 }],
+  [
+    'numeric strings and aliases',
+    {
+      dph: { lt: '1.5' },
+      cuda_vers: { gte: '12.2' },
+      reliability: { gt: '0.98' },
+      order: [['dlperf_usd', 'desc']],
+      limit: 200,
+    },
+  ],
+  [
+    'gpu_ram in MB as floats',
+    {
+      gpu_ram: { gte: 24000.0 },
+      geolocation: { in: ['US', 'CA'] },
+      order: [
+        ['dph_total', 'asc'],
+        ['num_gpus', 'desc'],
+      ],
+      type: 'bid',
+      limit: 5,
+      allocated_storage: 5.0,
+    },
+  ],
+  [
+    'booleans as strings',
+    {
+      verified: { eq: 'true' },
+      rented: { eq: 'False' },
+      external: { neq: 'true' },
+      order: [['id', 'asc']],
+      limit: 300,
+    },
+  ],
+  [
+    'driver version dotted and integer',
+    {
+      driver_version: { gte: '550.54.15' },
+      num_gpus: { in: ['1', 2, '4'] },
+      order: [['driver_version', 'desc']],
+      limit: 100,
+    },
+  ],
   ['driver version integer', { driver_version: { lt: 545023008 }, order: [['score', 'desc']], limit: 40 }],
-  ['notin with null geolocation', { geolocation: { notin: ['US', 'SE', null] }, order: [['geolocation', 'asc']], limit: 500 }],
-  ['eq null', { geolocation: { eq: null }, pcie_bw: { neq: null }, order: [['pcie_bw', 'desc']], limit: 100 }],
+  [
+    'notin with null geolocation',
+    { geolocation: { notin: ['US', 'SE', null] }, order: [['geolocation', 'asc']], limit: 500 },
+  ],
+  [
+    'eq null',
+    { geolocation: { eq: null }, pcie_bw: { neq: null }, order: [['pcie_bw', 'desc']], limit: 100 },
+  ],
   ['nulls sort last', { order: [['cpu_ghz', 'asc']], limit: 1000, num_gpus: { eq: '8' } }],
-  ['reserved pricing', { type: 'reserved', dph_total: { lte: '0.8' }, order: [['dph_total', 'desc']], limit: 100 }],
-  ['storage affects dph_total', { allocated_storage: '500', dph: { lt: 1 }, order: [['flops_usd', 'desc']], limit: 100 }],
-  ['duration in seconds', { duration: { gte: String(30 * 86400) }, rentable: { eq: true }, order: [['duration', 'asc']], limit: 100 }],
-  ['string range in byte order', { gpu_name: { gte: 'RTX 4' }, hosting_type: { eq: '1' }, order: [['gpu_name', 'desc'], ['id', 'desc']], limit: 100 }],
-  ['several operators on one field', { disk_space: { gte: 1, gt: '50', lte: '2000' }, inet_up: { gt: '500' }, order: [['score', 'desc']], limit: 3 }],
+  [
+    'reserved pricing',
+    { type: 'reserved', dph_total: { lte: '0.8' }, order: [['dph_total', 'desc']], limit: 100 },
+  ],
+  [
+    'storage affects dph_total',
+    { allocated_storage: '500', dph: { lt: 1 }, order: [['flops_usd', 'desc']], limit: 100 },
+  ],
+  [
+    'duration in seconds',
+    {
+      duration: { gte: String(30 * 86400) },
+      rentable: { eq: true },
+      order: [['duration', 'asc']],
+      limit: 100,
+    },
+  ],
+  [
+    'string range in byte order',
+    {
+      gpu_name: { gte: 'RTX 4' },
+      hosting_type: { eq: '1' },
+      order: [
+        ['gpu_name', 'desc'],
+        ['id', 'desc'],
+      ],
+      limit: 100,
+    },
+  ],
+  [
+    'several operators on one field',
+    {
+      disk_space: { gte: 1, gt: '50', lte: '2000' },
+      inet_up: { gt: '500' },
+      order: [['score', 'desc']],
+      limit: 3,
+    },
+  ],
   ['any removes a filter', { verified: 'any', rentable: { eq: 'any' }, num_gpus: { eq: 4 }, limit: 10 }],
   ['nothing matches', { num_gpus: { gt: 1000 } }],
   ['max limit', { limit: 1000 }],
@@ -126,12 +219,35 @@ const CASES: Array<[string, Record<string, unknown>]> = [
 
 function randomCases(count: number): Array<[string, Record<string, unknown>]> {
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
-  const numeric = ['num_gpus', 'gpu_ram', 'dph_total', 'reliability', 'dlperf', 'inet_down', 'direct_port_count', 'cpu_ram', 'disk_space', 'score', 'pcie_bw', 'cuda_max_good'];
+  const numeric = [
+    'num_gpus',
+    'gpu_ram',
+    'dph_total',
+    'reliability',
+    'dlperf',
+    'inet_down',
+    'direct_port_count',
+    'cpu_ram',
+    'disk_space',
+    'score',
+    'pcie_bw',
+    'cuda_max_good',
+  ];
   const ranges: Record<string, [number, number]> = {
-    num_gpus: [1, 8], gpu_ram: [8000, 82000], dph_total: [0, 10], reliability: [0.8, 1], dlperf: [0, 500], inet_down: [0, 2000],
-    direct_port_count: [0, 200], cpu_ram: [32000, 256000], disk_space: [0, 4000], score: [0, 500], pcie_bw: [0, 50], cuda_max_good: [11.8, 12.6],
+    num_gpus: [1, 8],
+    gpu_ram: [8000, 82000],
+    dph_total: [0, 10],
+    reliability: [0.8, 1],
+    dlperf: [0, 500],
+    inet_down: [0, 2000],
+    direct_port_count: [0, 200],
+    cpu_ram: [32000, 256000],
+    disk_space: [0, 4000],
+    score: [0, 500],
+    pcie_bw: [0, 50],
+    cuda_max_good: [11.8, 12.6],
   };
   const cases: Array<[string, Record<string, unknown>]> = [];
   for (let i = 0; i < count; i += 1) {
@@ -142,7 +258,8 @@ function randomCases(count: number): Array<[string, Record<string, unknown>]> {
       const value = Math.round((lo + rand() * (hi - lo)) * 100) / 100;
       body[field] = { [pick(['gt', 'gte', 'lt', 'lte'])]: rand() < 0.5 ? String(value) : value };
     }
-    if (rand() < 0.3) body.geolocation = { [pick(['in', 'notin'])]: [pick(['US', 'CA', 'SE']), pick(['TW', 'DE', 'JP'])] };
+    if (rand() < 0.3)
+      body.geolocation = { [pick(['in', 'notin'])]: [pick(['US', 'CA', 'SE']), pick(['TW', 'DE', 'JP'])] };
     body.order = [[pick([...numeric, 'dlperf_per_dphtotal', 'id']), pick(['asc', 'desc'])]];
     body.type = pick(['on-demand', 'ondemand', 'bid', 'reserved']);
     body.limit = pick([1, 10, 64, 500]);
@@ -161,7 +278,10 @@ describe('offer search at 100,000 offers: SQL against an in-memory filter (Postg
     const database = await createTestDatabase();
     drop = database.drop;
     db = await Database.connect({ kind: 'postgres', url: database.url });
-    await runMigrations(db, CONTEXT_SCHEMAS.marketplace, [eventStoreMigration, ...marketplaceContext.migrations]);
+    await runMigrations(db, CONTEXT_SCHEMAS.marketplace, [
+      eventStoreMigration,
+      ...marketplaceContext.migrations,
+    ]);
     await db.transaction((sql) => insertOfferRows(sql, rows));
     await db.execute(`ANALYZE marketplace.offers`);
   }, 300_000);
@@ -171,7 +291,9 @@ describe('offer search at 100,000 offers: SQL against an in-memory filter (Postg
   });
 
   it('holds all the rows', async () => {
-    const [{ n }] = (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM marketplace.offers`)) as [{ n: string }];
+    const [{ n }] = (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM marketplace.offers`)) as [
+      { n: string },
+    ];
     expect(Number(n)).toBe(COUNT);
   });
 
@@ -182,7 +304,9 @@ describe('offer search at 100,000 offers: SQL against an in-memory filter (Postg
   });
 
   it('returns results for most cases (the comparison is not vacuous)', () => {
-    const nonEmpty = [...CASES, ...randomCases(60)].filter(([, body]) => inMemory(rows, body).length > 0).length;
+    const nonEmpty = [...CASES, ...randomCases(60)].filter(
+      ([, body]) => inMemory(rows, body).length > 0,
+    ).length;
     expect(nonEmpty).toBeGreaterThan(50);
   });
 });

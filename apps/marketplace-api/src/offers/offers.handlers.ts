@@ -3,7 +3,13 @@ import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
-import { COMPUTED_OUTPUT, type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
+import {
+  COMPUTED_OUTPUT,
+  type NextWindows,
+  type OfferQuery,
+  offerSearchSql,
+  parseOfferQuery,
+} from './offer-query';
 import { OFFER_COLUMNS, type OfferRow } from './offer-rows';
 
 export type OfferView = Omit<OfferRow, 'driver_vers'> & {
@@ -31,7 +37,10 @@ function toView(row: Record<string, unknown>, query: OfferQuery): OfferView {
   delete offer.driver_vers;
   const id = offer.id as number;
   return {
-    ...(offer as Omit<OfferView, 'ask_contract_id' | 'bundle_id' | 'is_bid' | 'gpu_display_active' | 'cpu_arch'>),
+    ...(offer as Omit<
+      OfferView,
+      'ask_contract_id' | 'bundle_id' | 'is_bid' | 'gpu_display_active' | 'cpu_arch'
+    >),
     ask_contract_id: id,
     bundle_id: id,
     is_bid: query.type === 'bid',
@@ -41,7 +50,11 @@ function toView(row: Record<string, unknown>, query: OfferQuery): OfferView {
 }
 
 /** Each machine's next maintenance window that has not ended (few machines at a time). */
-export async function nextMaintenanceWindows(sql: Sql, nowEpochSeconds: number, schema = SCHEMA): Promise<NextWindows> {
+export async function nextMaintenanceWindows(
+  sql: Sql,
+  nowEpochSeconds: number,
+  schema = SCHEMA,
+): Promise<NextWindows> {
   const rows = await sql.query<{ machine_id: number; next_start: number }>(
     `SELECT machine_id, MIN(start_time) AS next_start FROM ${schema}.maintenance_windows WHERE end_time > $1 GROUP BY machine_id`,
     [nowEpochSeconds],
@@ -50,9 +63,19 @@ export async function nextMaintenanceWindows(sql: Sql, nowEpochSeconds: number, 
 }
 
 /** Runs a parsed search against the offers read model (offers clipped by maintenance windows). */
-export async function searchOffers(sql: Sql, query: OfferQuery, now: Date, schema = SCHEMA): Promise<OfferView[]> {
+export async function searchOffers(
+  sql: Sql,
+  query: OfferQuery,
+  now: Date,
+  schema = SCHEMA,
+): Promise<OfferView[]> {
   const nowSeconds = now.getTime() / 1000;
-  const { sql: text, params } = offerSearchSql(query, schema, nowSeconds, await nextMaintenanceWindows(sql, nowSeconds, schema));
+  const { sql: text, params } = offerSearchSql(
+    query,
+    schema,
+    nowSeconds,
+    await nextMaintenanceWindows(sql, nowSeconds, schema),
+  );
   const rows = await sql.query<Record<string, unknown>>(text, params);
   return rows.map((row) => toView(row, query));
 }

@@ -43,7 +43,11 @@ function envString(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     return Object.entries(value as Record<string, unknown>)
-      .map(([k, v]) => (k.startsWith('-') ? `${k}${v === null || v === undefined || v === '' ? '' : ` ${String(v)}`}` : `-e ${k}=${String(v)}`))
+      .map(([k, v]) =>
+        k.startsWith('-')
+          ? `${k}${v === null || v === undefined || v === '' ? '' : ` ${String(v)}`}`
+          : `-e ${k}=${String(v)}`,
+      )
       .join(' ');
   }
   throw ApiError.badRequest('env must be a string of Docker flags, e.g. "-e VAR=value -p 8080:8080"');
@@ -56,14 +60,20 @@ function convert(field: keyof TemplateContent, kind: Kind, raw: unknown): unknow
       if (typeof raw === 'string' || typeof raw === 'number') return String(raw);
       break;
     case 'nullableString':
-      if (raw === null || typeof raw === 'string' || typeof raw === 'number') return raw === null ? null : String(raw);
+      if (raw === null || typeof raw === 'string' || typeof raw === 'number')
+        return raw === null ? null : String(raw);
       break;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
       if (raw === 'true' || raw === 'false') return raw === 'true';
       break;
     case 'number': {
-      const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+      const value =
+        typeof raw === 'number'
+          ? raw
+          : typeof raw === 'string' && raw.trim() !== ''
+            ? Number(raw)
+            : Number.NaN;
       if (Number.isFinite(value) && value >= 0) return value;
       break;
     }
@@ -74,14 +84,20 @@ function convert(field: keyof TemplateContent, kind: Kind, raw: unknown): unknow
       if (raw === null || (typeof raw === 'object' && !Array.isArray(raw))) return raw;
       break;
   }
-  throw ApiError.badRequest(`Invalid value for ${field}: expected ${kind === 'nullableString' ? 'a string' : kind === 'nullableObject' ? 'an object' : `a ${kind}`}`);
+  throw ApiError.badRequest(
+    `Invalid value for ${field}: expected ${kind === 'nullableString' ? 'a string' : kind === 'nullableObject' ? 'an object' : `a ${kind}`}`,
+  );
 }
 
 function validate(content: Partial<TemplateContent>): void {
-  if (content.runtype !== undefined && !RUNTYPES.includes(content.runtype)) throw ApiError.badRequest('runtype must be ssh, jupyter or args');
-  if (content.name !== undefined && content.name.trim() === '') throw ApiError.badRequest('name must not be empty');
-  if (content.image !== undefined && content.image.trim() === '') throw ApiError.badRequest('image must not be empty');
-  if (content.onstart && content.onstart.length > MAX_ONSTART) throw ApiError.badRequest(`onstart is longer than ${MAX_ONSTART} characters`);
+  if (content.runtype !== undefined && !RUNTYPES.includes(content.runtype))
+    throw ApiError.badRequest('runtype must be ssh, jupyter or args');
+  if (content.name !== undefined && content.name.trim() === '')
+    throw ApiError.badRequest('name must not be empty');
+  if (content.image !== undefined && content.image.trim() === '')
+    throw ApiError.badRequest('image must not be empty');
+  if (content.onstart && content.onstart.length > MAX_ONSTART)
+    throw ApiError.badRequest(`onstart is longer than ${MAX_ONSTART} characters`);
 }
 
 /** The given, non-null fields of a body. */
@@ -94,7 +110,8 @@ export function templateChanges(body: Record<string, unknown>, forEdit = true): 
   }
   // vastai 1.9 sends `extra_filters: {}` on every edit that does not set them: that is "unchanged" too
   // (and a non-empty one is merged by key into the template's, by the decider).
-  if (forEdit && changes.extra_filters && Object.keys(changes.extra_filters as object).length === 0) delete changes.extra_filters;
+  if (forEdit && changes.extra_filters && Object.keys(changes.extra_filters as object).length === 0)
+    delete changes.extra_filters;
   const result = changes as Partial<TemplateContent>;
   validate(result);
   return result;
@@ -102,7 +119,8 @@ export function templateChanges(body: Record<string, unknown>, forEdit = true): 
 
 export function templateContentForCreate(body: Record<string, unknown>): TemplateContent {
   for (const required of ['name', 'image'] as const) {
-    if (body[required] === undefined || body[required] === null || body[required] === '') throw ApiError.badRequest(`${required} is required`);
+    if (body[required] === undefined || body[required] === null || body[required] === '')
+      throw ApiError.badRequest(`${required} is required`);
   }
   const given = templateChanges(body, false);
   return {

@@ -4,7 +4,12 @@ import { TemplateErrors, templateDecider, templateHash } from './template.decide
 import { templateChanges, templateContentForCreate } from './template-content';
 
 const AT = '2026-05-01T12:00:00.000Z';
-const content: TemplateContent = templateContentForCreate({ name: 't1', image: 'pytorch/pytorch', env: '-p 8080:8080', recommended_disk_space: '20' });
+const content: TemplateContent = templateContentForCreate({
+  name: 't1',
+  image: 'pytorch/pytorch',
+  env: '-p 8080:8080',
+  recommended_disk_space: '20',
+});
 const created: TemplateEvent = {
   type: 'TemplateCreated',
   data: { templateId: 5, hashId: templateHash(5, 0, content), creatorId: 2, content, createdAt: AT },
@@ -13,7 +18,10 @@ const spec = deciderSpec(templateDecider);
 
 describe('template decider', () => {
   it('creates a template with a content-derived hash', () => {
-    spec.given([]).when({ type: 'CreateTemplate', at: AT, templateId: 5, creatorId: 2, content }).then([created]);
+    spec
+      .given([])
+      .when({ type: 'CreateTemplate', at: AT, templateId: 5, creatorId: 2, content })
+      .then([created]);
     expect(created.data.hashId).toMatch(/^[0-9a-f]{32}$/);
   });
 
@@ -22,32 +30,66 @@ describe('template decider', () => {
     spec
       .given([created])
       .when({ type: 'EditTemplate', at: AT, requesterId: 2, changes: { desc: 'd2' } })
-      .then([{ type: 'TemplateEdited', data: { templateId: 5, hashId: templateHash(5, 1, edited), content: edited, editedAt: AT } }]);
+      .then([
+        {
+          type: 'TemplateEdited',
+          data: { templateId: 5, hashId: templateHash(5, 1, edited), content: edited, editedAt: AT },
+        },
+      ]);
     expect(templateHash(5, 1, content)).not.toBe(templateHash(5, 0, content));
   });
 
   it('lets only the creator edit or delete; others see no such template', () => {
-    spec.given([created]).when({ type: 'EditTemplate', at: AT, requesterId: 3, changes: { desc: 'x' } }).thenThrows(TemplateErrors.notFound);
-    spec.given([created]).when({ type: 'DeleteTemplate', at: AT, requesterId: 3 }).thenThrows(TemplateErrors.notFound);
+    spec
+      .given([created])
+      .when({ type: 'EditTemplate', at: AT, requesterId: 3, changes: { desc: 'x' } })
+      .thenThrows(TemplateErrors.notFound);
+    spec
+      .given([created])
+      .when({ type: 'DeleteTemplate', at: AT, requesterId: 3 })
+      .thenThrows(TemplateErrors.notFound);
     spec
       .given([created])
       .when({ type: 'DeleteTemplate', at: AT, requesterId: 2 })
-      .then([{ type: 'TemplateDeleted', data: { templateId: 5, hashId: created.data.hashId, deletedAt: AT } }]);
+      .then([
+        { type: 'TemplateDeleted', data: { templateId: 5, hashId: created.data.hashId, deletedAt: AT } },
+      ]);
   });
 
   it('treats a deleted template as missing', () => {
-    const deleted: TemplateEvent = { type: 'TemplateDeleted', data: { templateId: 5, hashId: created.data.hashId, deletedAt: AT } };
-    spec.given([created, deleted]).when({ type: 'DeleteTemplate', at: AT, requesterId: 2 }).thenThrows(TemplateErrors.notFound);
+    const deleted: TemplateEvent = {
+      type: 'TemplateDeleted',
+      data: { templateId: 5, hashId: created.data.hashId, deletedAt: AT },
+    };
+    spec
+      .given([created, deleted])
+      .when({ type: 'DeleteTemplate', at: AT, requesterId: 2 })
+      .thenThrows(TemplateErrors.notFound);
   });
 });
 
 describe('template request bodies', () => {
   it('takes absent docker_login_* as empty strings and a string disk size as a number', () => {
-    expect(content).toMatchObject({ docker_login_repo: '', docker_login_user: '', docker_login_pass: '', recommended_disk_space: 20, tag: 'latest', runtype: 'args' });
+    expect(content).toMatchObject({
+      docker_login_repo: '',
+      docker_login_user: '',
+      docker_login_pass: '',
+      recommended_disk_space: 20,
+      tag: 'latest',
+      runtype: 'args',
+    });
   });
 
   it('drops nulls on edit (the CLI sends the full object)', () => {
-    expect(templateChanges({ name: null, image: null, desc: 'd', ssh_direct: false, recommended_disk_space: null })).toEqual({ desc: 'd', ssh_direct: false });
+    expect(
+      templateChanges({
+        name: null,
+        image: null,
+        desc: 'd',
+        ssh_direct: false,
+        recommended_disk_space: null,
+      }),
+    ).toEqual({ desc: 'd', ssh_direct: false });
   });
 
   it('requires name and image', () => {
@@ -57,14 +99,26 @@ describe('template request bodies', () => {
 });
 
 describe('template edits of extra_filters', () => {
-  it('merge by key, so the CLI\'s default filters do not drop the template\'s own', () => {
+  it("merge by key, so the CLI's default filters do not drop the template's own", () => {
     const withFilters = { ...content, extra_filters: { gpu_ram: { gte: 23000 }, verified: { eq: true } } };
-    const base: TemplateEvent = { ...created, data: { ...created.data, content: withFilters } } as TemplateEvent;
+    const base: TemplateEvent = {
+      ...created,
+      data: { ...created.data, content: withFilters },
+    } as TemplateEvent;
     const events = templateDecider.decide(
-      { type: 'EditTemplate', at: AT, requesterId: 2, changes: { extra_filters: { verified: { eq: false }, rentable: { eq: true } } } },
+      {
+        type: 'EditTemplate',
+        at: AT,
+        requesterId: 2,
+        changes: { extra_filters: { verified: { eq: false }, rentable: { eq: true } } },
+      },
       templateDecider.evolve(templateDecider.initialState(), base),
     );
-    expect((events[0]!.data as { content: TemplateContent }).content.extra_filters).toEqual({ gpu_ram: { gte: 23000 }, verified: { eq: false }, rentable: { eq: true } });
+    expect((events[0]!.data as { content: TemplateContent }).content.extra_filters).toEqual({
+      gpu_ram: { gte: 23000 },
+      verified: { eq: false },
+      rentable: { eq: true },
+    });
   });
 
   it('take an empty extra_filters on edit as unchanged', () => {

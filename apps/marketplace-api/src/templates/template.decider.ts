@@ -3,7 +3,14 @@ import { ApiError, type TemplateContent, type TemplateEvent } from '@rigmarket/c
 
 export type TemplateState =
   | { status: 'none' }
-  | { status: 'active' | 'deleted'; templateId: number; creatorId: number; hashId: string; content: TemplateContent; revision: number };
+  | {
+      status: 'active' | 'deleted';
+      templateId: number;
+      creatorId: number;
+      hashId: string;
+      content: TemplateContent;
+      revision: number;
+    };
 
 export type TemplateCommand = { at: string } & (
   | { type: 'CreateTemplate'; templateId: number; creatorId: number; content: TemplateContent }
@@ -22,7 +29,11 @@ export const TemplateErrors = {
  * one (even an edit that changes nothing) and two accounts' identical templates never share one.
  */
 export function templateHash(templateId: number, revision: number, content: TemplateContent): string {
-  const canonical = JSON.stringify(Object.keys(content).sort().map((k) => [k, content[k as keyof TemplateContent]]));
+  const canonical = JSON.stringify(
+    Object.keys(content)
+      .sort()
+      .map((k) => [k, content[k as keyof TemplateContent]]),
+  );
   return createHash('sha256').update(`${templateId}:${revision}:${canonical}`).digest('hex').slice(0, 32);
 }
 
@@ -40,7 +51,9 @@ export function evolve(state: TemplateState, event: TemplateEvent): TemplateStat
         revision: 0,
       };
     case 'TemplateEdited':
-      return state.status === 'none' ? state : { ...state, hashId: event.data.hashId, content: event.data.content, revision: state.revision + 1 };
+      return state.status === 'none'
+        ? state
+        : { ...state, hashId: event.data.hashId, content: event.data.content, revision: state.revision + 1 };
     case 'TemplateDeleted':
       return state.status === 'none' ? state : { ...state, status: 'deleted' };
   }
@@ -48,14 +61,16 @@ export function evolve(state: TemplateState, event: TemplateEvent): TemplateStat
 
 function ownedTemplate(state: TemplateState, requesterId: number) {
   // Someone else's template is reported as missing, like a deleted one.
-  if (state.status !== 'active' || state.creatorId !== requesterId) throw ApiError.notFound('No such template', TemplateErrors.notFound);
+  if (state.status !== 'active' || state.creatorId !== requesterId)
+    throw ApiError.notFound('No such template', TemplateErrors.notFound);
   return state;
 }
 
 export function decide(command: TemplateCommand, state: TemplateState): TemplateEvent[] {
   switch (command.type) {
     case 'CreateTemplate': {
-      if (state.status !== 'none') throw ApiError.conflict('This template id is taken', TemplateErrors.exists);
+      if (state.status !== 'none')
+        throw ApiError.conflict('This template id is taken', TemplateErrors.exists);
       return [
         {
           type: 'TemplateCreated',
@@ -72,18 +87,34 @@ export function decide(command: TemplateCommand, state: TemplateState): Template
     case 'EditTemplate': {
       const template = ownedTemplate(state, command.requesterId);
       // extra_filters merge by key (the CLI always sends its 3 default filters; the others must survive).
-      const extraFilters = command.changes.extra_filters ? { ...template.content.extra_filters, ...command.changes.extra_filters } : template.content.extra_filters;
-      const content: TemplateContent = { ...template.content, ...command.changes, extra_filters: extraFilters };
+      const extraFilters = command.changes.extra_filters
+        ? { ...template.content.extra_filters, ...command.changes.extra_filters }
+        : template.content.extra_filters;
+      const content: TemplateContent = {
+        ...template.content,
+        ...command.changes,
+        extra_filters: extraFilters,
+      };
       return [
         {
           type: 'TemplateEdited',
-          data: { templateId: template.templateId, hashId: templateHash(template.templateId, template.revision + 1, content), content, editedAt: command.at },
+          data: {
+            templateId: template.templateId,
+            hashId: templateHash(template.templateId, template.revision + 1, content),
+            content,
+            editedAt: command.at,
+          },
         },
       ];
     }
     case 'DeleteTemplate': {
       const template = ownedTemplate(state, command.requesterId);
-      return [{ type: 'TemplateDeleted', data: { templateId: template.templateId, hashId: template.hashId, deletedAt: command.at } }];
+      return [
+        {
+          type: 'TemplateDeleted',
+          data: { templateId: template.templateId, hashId: template.hashId, deletedAt: command.at },
+        },
+      ];
     }
   }
 }

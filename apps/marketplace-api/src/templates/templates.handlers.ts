@@ -1,14 +1,31 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type TemplateContent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
 import { COUNT_CREATED, RECENT_CREATE_DATE, TEMPLATE_USAGE_JOIN } from './template-usage.read-model';
-import { type TemplateCommand, TemplateErrors, type TemplateState, templateDecider, templateStreamId } from './template.decider';
+import {
+  type TemplateCommand,
+  TemplateErrors,
+  type TemplateState,
+  templateDecider,
+  templateStreamId,
+} from './template.decider';
 
-type TemplateCommandBody = TemplateCommand extends infer C ? (C extends TemplateCommand ? Omit<C, 'at'> : never) : never;
+type TemplateCommandBody = TemplateCommand extends infer C
+  ? C extends TemplateCommand
+    ? Omit<C, 'at'>
+    : never
+  : never;
 
 interface TemplateRow {
   template_id: number;
@@ -33,7 +50,8 @@ export type TemplateView = TemplateContent & {
 };
 
 function toView(row: TemplateRow, viewerId: number): TemplateView {
-  const content = typeof row.content === 'string' ? (JSON.parse(row.content) as TemplateContent) : row.content;
+  const content =
+    typeof row.content === 'string' ? (JSON.parse(row.content) as TemplateContent) : row.content;
   const creatorId = Number(row.creator_id);
   return {
     ...content,
@@ -54,7 +72,12 @@ function toView(row: TemplateRow, viewerId: number): TemplateView {
 const VIEW_FROM = `${SCHEMA}.templates t ${TEMPLATE_USAGE_JOIN}`;
 const VIEW_COLUMNS = `t.template_id, t.hash_id, t.creator_id, t.created_at, ${COUNT_CREATED} AS count_created, ${RECENT_CREATE_DATE} AS recent_create_date, t.recommended, t.content`;
 
-async function runTemplateCommand(runtime: ContextRuntime, templateId: number, command: TemplateCommandBody, metadata: EventMetadata): Promise<TemplateState> {
+async function runTemplateCommand(
+  runtime: ContextRuntime,
+  templateId: number,
+  command: TemplateCommandBody,
+  metadata: EventMetadata,
+): Promise<TemplateState> {
   const result = await runtime.runner.handle(
     templateStreamId(templateId),
     templateDecider,
@@ -65,21 +88,34 @@ async function runTemplateCommand(runtime: ContextRuntime, templateId: number, c
 }
 
 async function viewOf(runtime: ContextRuntime, templateId: number, viewerId: number): Promise<TemplateView> {
-  const rows = await runtime.db.query<TemplateRow>(`SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE t.template_id = $1`, [templateId]);
+  const rows = await runtime.db.query<TemplateRow>(
+    `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE t.template_id = $1`,
+    [templateId],
+  );
   if (!rows[0]) throw ApiError.notFound('No such template', TemplateErrors.notFound);
   return toView(rows[0], viewerId);
 }
 
 /** A hash_id (or numeric id) the caller may see -> its template id. */
-async function resolveTemplateId(runtime: ContextRuntime, ref: { hashId?: string; templateId?: number }): Promise<number> {
+async function resolveTemplateId(
+  runtime: ContextRuntime,
+  ref: { hashId?: string; templateId?: number },
+): Promise<number> {
   if (ref.templateId !== undefined) return ref.templateId;
-  const rows = await runtime.db.query<{ template_id: number }>(`SELECT template_id FROM ${SCHEMA}.templates WHERE hash_id = $1`, [ref.hashId]);
+  const rows = await runtime.db.query<{ template_id: number }>(
+    `SELECT template_id FROM ${SCHEMA}.templates WHERE hash_id = $1`,
+    [ref.hashId],
+  );
   if (!rows[0]) throw ApiError.notFound('No such template', TemplateErrors.notFound);
   return Number(rows[0].template_id);
 }
 
 export class CreateTemplateCommand extends Command<TemplateView> {
-  constructor(readonly creatorId: number, readonly content: TemplateContent, readonly metadata: EventMetadata) {
+  constructor(
+    readonly creatorId: number,
+    readonly content: TemplateContent,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -89,13 +125,23 @@ export class CreateTemplateHandler implements ICommandHandler<CreateTemplateComm
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: CreateTemplateCommand): Promise<TemplateView> {
     const templateId = await this.runtime.nextId('template_ids');
-    await runTemplateCommand(this.runtime, templateId, { type: 'CreateTemplate', templateId, creatorId: command.creatorId, content: command.content }, command.metadata);
+    await runTemplateCommand(
+      this.runtime,
+      templateId,
+      { type: 'CreateTemplate', templateId, creatorId: command.creatorId, content: command.content },
+      command.metadata,
+    );
     return viewOf(this.runtime, templateId, command.creatorId);
   }
 }
 
 export class EditTemplateCommand extends Command<TemplateView> {
-  constructor(readonly requesterId: number, readonly hashId: string, readonly changes: Partial<TemplateContent>, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly hashId: string,
+    readonly changes: Partial<TemplateContent>,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -105,13 +151,22 @@ export class EditTemplateHandler implements ICommandHandler<EditTemplateCommand>
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: EditTemplateCommand): Promise<TemplateView> {
     const templateId = await resolveTemplateId(this.runtime, { hashId: command.hashId });
-    await runTemplateCommand(this.runtime, templateId, { type: 'EditTemplate', requesterId: command.requesterId, changes: command.changes }, command.metadata);
+    await runTemplateCommand(
+      this.runtime,
+      templateId,
+      { type: 'EditTemplate', requesterId: command.requesterId, changes: command.changes },
+      command.metadata,
+    );
     return viewOf(this.runtime, templateId, command.requesterId);
   }
 }
 
 export class DeleteTemplateCommand extends Command<{ templateId: number }> {
-  constructor(readonly requesterId: number, readonly ref: { hashId?: string; templateId?: number }, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly ref: { hashId?: string; templateId?: number },
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -121,7 +176,12 @@ export class DeleteTemplateHandler implements ICommandHandler<DeleteTemplateComm
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: DeleteTemplateCommand): Promise<{ templateId: number }> {
     const templateId = await resolveTemplateId(this.runtime, command.ref);
-    await runTemplateCommand(this.runtime, templateId, { type: 'DeleteTemplate', requesterId: command.requesterId }, command.metadata);
+    await runTemplateCommand(
+      this.runtime,
+      templateId,
+      { type: 'DeleteTemplate', requesterId: command.requesterId },
+      command.metadata,
+    );
     return { templateId };
   }
 }
@@ -156,7 +216,8 @@ export function parseTemplateFilters(raw: unknown): Filter[] {
       throw ApiError.badRequest('select_filters must be a JSON object');
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw ApiError.badRequest('select_filters must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw ApiError.badRequest('select_filters must be a JSON object');
   return Object.entries(value as Record<string, unknown>).flatMap(([field, ops]) => {
     if (!TEMPLATE_FIELDS[field]) throw ApiError.badRequest(`Unknown filter field: ${field}`, { field });
     return parseFilter(field, ops, TEMPLATE_FIELDS);
@@ -166,7 +227,10 @@ export function parseTemplateFilters(raw: unknown): Filter[] {
 export const TEMPLATE_SEARCH_LIMIT = 1000;
 
 export class SearchTemplatesQuery extends Query<TemplateView[]> {
-  constructor(readonly viewerId: number, readonly filters: Filter[]) {
+  constructor(
+    readonly viewerId: number,
+    readonly filters: Filter[],
+  ) {
     super();
   }
 }
@@ -180,7 +244,10 @@ export class SearchTemplatesHandler implements IQueryHandler<SearchTemplatesQuer
       params.push(value);
       return `$${params.length}`;
     };
-    const terms = ['(NOT t.private OR t.creator_id = $1)', ...filterSql(query.filters, TEMPLATE_FIELDS, { price: '', storage: '', now: '' }, param)];
+    const terms = [
+      '(NOT t.private OR t.creator_id = $1)',
+      ...filterSql(query.filters, TEMPLATE_FIELDS, { price: '', storage: '', now: '' }, param),
+    ];
     const rows = await this.runtime.db.query<TemplateRow>(
       `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE ${terms.join(' AND ')} ORDER BY t.template_id LIMIT ${TEMPLATE_SEARCH_LIMIT}`,
       params,

@@ -1,11 +1,34 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Post,
+  Put,
+  Query as QueryParam,
+  UseGuards,
+} from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { templateChanges, templateContentForCreate } from './template-content';
-import { CreateTemplateCommand, DeleteTemplateCommand, EditTemplateCommand, SearchTemplatesQuery, parseTemplateFilters } from './templates.handlers';
+import {
+  CreateTemplateCommand,
+  DeleteTemplateCommand,
+  EditTemplateCommand,
+  SearchTemplatesQuery,
+  parseTemplateFilters,
+} from './templates.handlers';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Templates (spec "Templates", client-compat.md 2.11). Bodies are read raw: nulls mean "unchanged".
@@ -21,45 +44,75 @@ export class TemplatesController {
 
   @Get()
   @RequirePermission('user_read')
-  async search(@QueryParam('select_filters') selectFilters: unknown, @Body() body: unknown, @Principal() principal: AuthenticatedKey) {
+  async search(
+    @QueryParam('select_filters') selectFilters: unknown,
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+  ) {
     const raw = selectFilters ?? (isObject(body) ? body.select_filters : undefined);
-    return { success: true, templates: await this.queries.execute(new SearchTemplatesQuery(principal.userId, parseTemplateFilters(raw))) };
+    return {
+      success: true,
+      templates: await this.queries.execute(
+        new SearchTemplatesQuery(principal.userId, parseTemplateFilters(raw)),
+      ),
+    };
   }
 
   @Post()
   @HttpCode(200)
   @RequirePermission('user_write')
-  async create(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async create(
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
-    const template = await this.commands.execute(new CreateTemplateCommand(principal.userId, templateContentForCreate(body), metadata));
+    const template = await this.commands.execute(
+      new CreateTemplateCommand(principal.userId, templateContentForCreate(body), metadata),
+    );
     return { success: true, msg: `Template ${template.name} created`, template };
   }
 
   @Put()
   @RequirePermission('user_write')
-  async edit(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async edit(
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
-    if (typeof body.hash_id !== 'string' || body.hash_id === '') throw ApiError.badRequest('hash_id is required');
-    const template = await this.commands.execute(new EditTemplateCommand(principal.userId, body.hash_id, templateChanges(body), metadata));
+    if (typeof body.hash_id !== 'string' || body.hash_id === '')
+      throw ApiError.badRequest('hash_id is required');
+    const template = await this.commands.execute(
+      new EditTemplateCommand(principal.userId, body.hash_id, templateChanges(body), metadata),
+    );
     return { success: true, msg: `Template ${template.name} updated`, template };
   }
 
   @Delete()
   @RequirePermission('user_write')
-  async remove(@Body() body: unknown, @QueryParam() query: Record<string, unknown>, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async remove(
+    @Body() body: unknown,
+    @QueryParam() query: Record<string, unknown>,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const source = { ...query, ...(isObject(body) ? body : {}) };
     const rawId = source.template_id ?? source.id;
     let ref: { templateId?: number; hashId?: string };
     if (rawId !== undefined && rawId !== null && rawId !== '') {
       const templateId = Number(rawId);
-      if (!Number.isInteger(templateId)) throw ApiError.badRequest('template_id must be the numeric template id');
+      if (!Number.isInteger(templateId))
+        throw ApiError.badRequest('template_id must be the numeric template id');
       ref = { templateId };
     } else if (typeof source.hash_id === 'string' && source.hash_id !== '') {
       ref = { hashId: source.hash_id };
     } else {
       throw ApiError.badRequest('template_id or hash_id is required');
     }
-    const { templateId } = await this.commands.execute(new DeleteTemplateCommand(principal.userId, ref, metadata));
+    const { templateId } = await this.commands.execute(
+      new DeleteTemplateCommand(principal.userId, ref, metadata),
+    );
     return { success: true, msg: `Template ${templateId} deleted` };
   }
 }

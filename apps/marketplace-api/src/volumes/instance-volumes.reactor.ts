@@ -21,8 +21,15 @@ export interface InstanceVolumeRequest {
  * cannot (VolumeRefused). The machine's volume-space stream decides once per instance, so a repeated
  * reaction appends nothing new: it finds the first outcome and its volume id there.
  */
-export async function createVolumeForInstance(runtime: ContextRuntime, request: InstanceVolumeRequest, metadata: EventMetadata): Promise<void> {
-  const offer = request.volumeOfferId === request.machineId ? await findVolumeOffer(runtime, request.volumeOfferId) : null;
+export async function createVolumeForInstance(
+  runtime: ContextRuntime,
+  request: InstanceVolumeRequest,
+  metadata: EventMetadata,
+): Promise<void> {
+  const offer =
+    request.volumeOfferId === request.machineId
+      ? await findVolumeOffer(runtime, request.volumeOfferId)
+      : null;
   const candidateId = await runtime.nextId('volume_ids');
   const { state: space } = await runtime.runner.handle(
     volumeSpaceStreamId(request.machineId),
@@ -46,12 +53,30 @@ export async function createVolumeForInstance(runtime: ContextRuntime, request: 
   );
   const outcome = space.forInstance[request.instanceId];
   if (!outcome) throw new Error(`instance ${request.instanceId}: no volume space outcome recorded`);
-  const volume = { volumeId: outcome.volumeId, ownerId: request.ownerId, machineId: request.machineId, sizeGb: request.sizeGb };
+  const volume = {
+    volumeId: outcome.volumeId,
+    ownerId: request.ownerId,
+    machineId: request.machineId,
+    sizeGb: request.sizeGb,
+  };
   const command = (at: string): VolumeCommand =>
     outcome.refused === null
-      ? { type: 'CreateVolume', at, ...volume, name: request.name, priceDisk: offer?.priceDisk ?? 0, freeGb: request.sizeGb, instanceId: request.instanceId }
+      ? {
+          type: 'CreateVolume',
+          at,
+          ...volume,
+          name: request.name,
+          priceDisk: offer?.priceDisk ?? 0,
+          freeGb: request.sizeGb,
+          instanceId: request.instanceId,
+        }
       : { type: 'RefuseVolume', at, ...volume, instanceId: request.instanceId, reason: outcome.refused };
-  await runtime.runner.handle(volumeStreamId(outcome.volumeId), volumeDecider, (state, now) => volumeDecider.decide(command(now.toISOString()), state), metadata);
+  await runtime.runner.handle(
+    volumeStreamId(outcome.volumeId),
+    volumeDecider,
+    (state, now) => volumeDecider.decide(command(now.toISOString()), state),
+    metadata,
+  );
 }
 
 /** instance-lifecycle's InstanceCreated with config.newVolume -> the volume is created (or refused) here. */
@@ -65,7 +90,9 @@ export class InstanceVolumesReactor implements Reactor, OnApplicationBootstrap {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.worker = await this.runtime.startReactors([this], { onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`) });
+    this.worker = await this.runtime.startReactors([this], {
+      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
+    });
   }
 
   /** Holds the work back (queued events wait) until resume(): how the e2e suite provokes the race for space. */

@@ -8,10 +8,19 @@ import { VolumeErrors } from './volume.decider';
  * A volume asked for by an instance (volume_info create_new) is reserved or refused here once per
  * instance, which makes marketplace's reaction to it idempotent. Private to marketplace.
  */
-export type VolumeSpaceReserved = DomainEvent<'VolumeSpaceReserved', { machineId: number; volumeId: number; sizeGb: number; at: string; instanceId?: number }>;
-export type VolumeSpaceReleased = DomainEvent<'VolumeSpaceReleased', { machineId: number; volumeId: number; at: string }>;
+export type VolumeSpaceReserved = DomainEvent<
+  'VolumeSpaceReserved',
+  { machineId: number; volumeId: number; sizeGb: number; at: string; instanceId?: number }
+>;
+export type VolumeSpaceReleased = DomainEvent<
+  'VolumeSpaceReleased',
+  { machineId: number; volumeId: number; at: string }
+>;
 /** An instance's volume could not get its space (taken meanwhile, offer unlisted): volumeId is never created. */
-export type VolumeSpaceRefused = DomainEvent<'VolumeSpaceRefused', { machineId: number; volumeId: number; instanceId: number; sizeGb: number; reason: string; at: string }>;
+export type VolumeSpaceRefused = DomainEvent<
+  'VolumeSpaceRefused',
+  { machineId: number; volumeId: number; instanceId: number; sizeGb: number; reason: string; at: string }
+>;
 export type VolumeSpaceEvent = VolumeSpaceReserved | VolumeSpaceReleased | VolumeSpaceRefused;
 
 export interface VolumeSpaceState {
@@ -35,7 +44,8 @@ export function evolve(state: VolumeSpaceState, event: VolumeSpaceEvent): Volume
   switch (event.type) {
     case 'VolumeSpaceReserved':
       reserved[event.data.volumeId] = event.data.sizeGb;
-      if (event.data.instanceId !== undefined) forInstance[event.data.instanceId] = { volumeId: event.data.volumeId, refused: null };
+      if (event.data.instanceId !== undefined)
+        forInstance[event.data.instanceId] = { volumeId: event.data.volumeId, refused: null };
       break;
     case 'VolumeSpaceReleased':
       delete reserved[event.data.volumeId];
@@ -47,14 +57,20 @@ export function evolve(state: VolumeSpaceState, event: VolumeSpaceEvent): Volume
   return { reserved, forInstance };
 }
 
-export const usedGb = (state: VolumeSpaceState): number => Object.values(state.reserved).reduce((sum, gb) => sum + gb, 0);
+export const usedGb = (state: VolumeSpaceState): number =>
+  Object.values(state.reserved).reduce((sum, gb) => sum + gb, 0);
 
 /** Why an instance's volume cannot be reserved, or null when it fits. */
-function refusal(command: Extract<VolumeSpaceCommand, { type: 'ReserveSpaceForInstance' }>, state: VolumeSpaceState): string | null {
+function refusal(
+  command: Extract<VolumeSpaceCommand, { type: 'ReserveSpaceForInstance' }>,
+  state: VolumeSpaceState,
+): string | null {
   if (!command.listed) return `volume offer ${command.machineId} is no longer listed`;
-  if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1) return `size ${command.sizeGb} is not a whole number of GB >= 1`;
+  if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1)
+    return `size ${command.sizeGb} is not a whole number of GB >= 1`;
   const free = Math.max(0, command.listedGb - usedGb(state));
-  if (command.sizeGb > free) return `volume offer ${command.machineId} has ${free} GB free now, not ${command.sizeGb} (the space was taken meanwhile)`;
+  if (command.sizeGb > free)
+    return `volume offer ${command.machineId} has ${free} GB free now, not ${command.sizeGb} (the space was taken meanwhile)`;
   return null;
 }
 
@@ -63,20 +79,43 @@ export function decide(command: VolumeSpaceCommand, state: VolumeSpaceState): Vo
     case 'ReserveSpace': {
       if (state.reserved[command.volumeId] !== undefined) return [];
       const free = command.listedGb - usedGb(state);
-      if (command.sizeGb > free) throw new ApiError(400, VolumeErrors.noSpace, `The volume offer has ${Math.max(0, free)} GB free, not ${command.sizeGb}`);
-      return [{ type: 'VolumeSpaceReserved', data: { machineId: command.machineId, volumeId: command.volumeId, sizeGb: command.sizeGb, at: command.at } }];
+      if (command.sizeGb > free)
+        throw new ApiError(
+          400,
+          VolumeErrors.noSpace,
+          `The volume offer has ${Math.max(0, free)} GB free, not ${command.sizeGb}`,
+        );
+      return [
+        {
+          type: 'VolumeSpaceReserved',
+          data: {
+            machineId: command.machineId,
+            volumeId: command.volumeId,
+            sizeGb: command.sizeGb,
+            at: command.at,
+          },
+        },
+      ];
     }
     case 'ReserveSpaceForInstance': {
       // Once per instance: a repeated reaction finds the first outcome (and its volume id) in the state.
       if (state.forInstance[command.instanceId] !== undefined) return [];
       const { machineId, volumeId, instanceId, sizeGb, at } = command;
       const reason = refusal(command, state);
-      if (reason !== null) return [{ type: 'VolumeSpaceRefused', data: { machineId, volumeId, instanceId, sizeGb, reason, at } }];
+      if (reason !== null)
+        return [
+          { type: 'VolumeSpaceRefused', data: { machineId, volumeId, instanceId, sizeGb, reason, at } },
+        ];
       return [{ type: 'VolumeSpaceReserved', data: { machineId, volumeId, sizeGb, at, instanceId } }];
     }
     case 'ReleaseSpace':
       if (state.reserved[command.volumeId] === undefined) return [];
-      return [{ type: 'VolumeSpaceReleased', data: { machineId: command.machineId, volumeId: command.volumeId, at: command.at } }];
+      return [
+        {
+          type: 'VolumeSpaceReleased',
+          data: { machineId: command.machineId, volumeId: command.volumeId, at: command.at },
+        },
+      ];
   }
 }
 

@@ -8,7 +8,17 @@ const created: VolumeEvent = {
   data: { volumeId: 3, ownerId: 2, machineId: 42, sizeGb: 20, name: 'myvol', priceDisk: 0.2, createdAt: AT },
 };
 const spec = deciderSpec(volumeDecider);
-const create = { type: 'CreateVolume' as const, at: AT, volumeId: 3, ownerId: 2, machineId: 42, sizeGb: 20, name: 'myvol', priceDisk: 0.2, freeGb: 100 };
+const create = {
+  type: 'CreateVolume' as const,
+  at: AT,
+  volumeId: 3,
+  ownerId: 2,
+  machineId: 42,
+  sizeGb: 20,
+  name: 'myvol',
+  priceDisk: 0.2,
+  freeGb: 100,
+};
 
 describe('volume decider', () => {
   it('creates a volume that fits the offer', () => {
@@ -16,30 +26,60 @@ describe('volume decider', () => {
   });
 
   it('refuses a volume larger than the free space, or not a whole number of GB', () => {
-    spec.given([]).when({ ...create, sizeGb: 101 }).thenThrows(VolumeErrors.noSpace);
-    spec.given([]).when({ ...create, sizeGb: 1.5 }).thenThrows(VolumeErrors.invalidSize);
+    spec
+      .given([])
+      .when({ ...create, sizeGb: 101 })
+      .thenThrows(VolumeErrors.noSpace);
+    spec
+      .given([])
+      .when({ ...create, sizeGb: 1.5 })
+      .thenThrows(VolumeErrors.invalidSize);
   });
 
   it('deletes for its owner only, once', () => {
-    spec.given([created]).when({ type: 'DeleteVolume', at: AT, requesterId: 2 }).then([{ type: 'VolumeDeleted', data: { volumeId: 3, machineId: 42, sizeGb: 20, deletedAt: AT } }]);
-    spec.given([created]).when({ type: 'DeleteVolume', at: AT, requesterId: 9 }).thenThrows(VolumeErrors.notFound);
     spec
-      .given([created, { type: 'VolumeDeleted', data: { volumeId: 3, machineId: 42, sizeGb: 20, deletedAt: AT } }])
+      .given([created])
+      .when({ type: 'DeleteVolume', at: AT, requesterId: 2 })
+      .then([{ type: 'VolumeDeleted', data: { volumeId: 3, machineId: 42, sizeGb: 20, deletedAt: AT } }]);
+    spec
+      .given([created])
+      .when({ type: 'DeleteVolume', at: AT, requesterId: 9 })
+      .thenThrows(VolumeErrors.notFound);
+    spec
+      .given([
+        created,
+        { type: 'VolumeDeleted', data: { volumeId: 3, machineId: 42, sizeGb: 20, deletedAt: AT } },
+      ])
       .when({ type: 'DeleteVolume', at: AT, requesterId: 2 })
       .thenThrows(VolumeErrors.notFound);
   });
 
-  it('creates an instance\'s volume once, or records its refusal once', () => {
+  it("creates an instance's volume once, or records its refusal once", () => {
     const forInstance = { ...create, instanceId: 7 };
     const createdFor7: VolumeEvent = { type: 'VolumeCreated', data: { ...created.data, instanceId: 7 } };
     spec.given([]).when(forInstance).then([createdFor7]);
     spec.given([createdFor7]).when(forInstance).thenNothingHappened();
     spec.given([created]).when(forInstance).thenThrows(VolumeErrors.exists);
-    const refuse = { type: 'RefuseVolume' as const, at: AT, volumeId: 3, ownerId: 2, machineId: 42, sizeGb: 20, instanceId: 7, reason: 'taken' };
-    const refused: VolumeEvent = { type: 'VolumeRefused', data: { volumeId: 3, instanceId: 7, ownerId: 2, machineId: 42, sizeGb: 20, reason: 'taken', at: AT } };
+    const refuse = {
+      type: 'RefuseVolume' as const,
+      at: AT,
+      volumeId: 3,
+      ownerId: 2,
+      machineId: 42,
+      sizeGb: 20,
+      instanceId: 7,
+      reason: 'taken',
+    };
+    const refused: VolumeEvent = {
+      type: 'VolumeRefused',
+      data: { volumeId: 3, instanceId: 7, ownerId: 2, machineId: 42, sizeGb: 20, reason: 'taken', at: AT },
+    };
     spec.given([]).when(refuse).then([refused]);
     spec.given([refused]).when(refuse).thenNothingHappened();
     // A refused volume never existed: it cannot be deleted.
-    spec.given([refused]).when({ type: 'DeleteVolume', at: AT, requesterId: 2 }).thenThrows(VolumeErrors.notFound);
+    spec
+      .given([refused])
+      .when({ type: 'DeleteVolume', at: AT, requesterId: 2 })
+      .thenThrows(VolumeErrors.notFound);
   });
 });

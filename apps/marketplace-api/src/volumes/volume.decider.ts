@@ -3,7 +3,14 @@ import { ApiError, type VolumeEvent } from '@rigmarket/contracts';
 /** instanceId: the instance whose volume_info create_new asked for this volume (null for PUT /volumes). */
 export type VolumeState =
   | { status: 'none' }
-  | { status: 'active' | 'deleted' | 'refused'; volumeId: number; ownerId: number; machineId: number; sizeGb: number; instanceId: number | null };
+  | {
+      status: 'active' | 'deleted' | 'refused';
+      volumeId: number;
+      ownerId: number;
+      machineId: number;
+      sizeGb: number;
+      instanceId: number | null;
+    };
 
 export interface NewVolume {
   volumeId: number;
@@ -13,7 +20,13 @@ export interface NewVolume {
 }
 
 export type VolumeCommand = { at: string } & (
-  | ({ type: 'CreateVolume'; name: string | null; priceDisk: number; freeGb: number; instanceId?: number } & NewVolume)
+  | ({
+      type: 'CreateVolume';
+      name: string | null;
+      priceDisk: number;
+      freeGb: number;
+      instanceId?: number;
+    } & NewVolume)
   | ({ type: 'RefuseVolume'; instanceId: number; reason: string } & NewVolume)
   | { type: 'DeleteVolume'; requesterId: number }
 );
@@ -31,7 +44,14 @@ export function evolve(state: VolumeState, event: VolumeEvent): VolumeState {
   switch (event.type) {
     case 'VolumeCreated': {
       const { volumeId, ownerId, machineId, sizeGb } = event.data;
-      return { status: 'active', volumeId, ownerId, machineId, sizeGb, instanceId: event.data.instanceId ?? null };
+      return {
+        status: 'active',
+        volumeId,
+        ownerId,
+        machineId,
+        sizeGb,
+        instanceId: event.data.instanceId ?? null,
+      };
     }
     case 'VolumeRefused': {
       const { volumeId, ownerId, machineId, sizeGb, instanceId } = event.data;
@@ -46,11 +66,21 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
   switch (command.type) {
     case 'CreateVolume': {
       // An instance's volume is created once, whatever the number of reactions to its InstanceCreated.
-      if (state.status !== 'none' && command.instanceId !== undefined && state.instanceId === command.instanceId) return [];
+      if (
+        state.status !== 'none' &&
+        command.instanceId !== undefined &&
+        state.instanceId === command.instanceId
+      )
+        return [];
       if (state.status !== 'none') throw ApiError.conflict('This volume id is taken', VolumeErrors.exists);
-      if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1) throw new ApiError(400, VolumeErrors.invalidSize, 'size must be a whole number of GB >= 1');
+      if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1)
+        throw new ApiError(400, VolumeErrors.invalidSize, 'size must be a whole number of GB >= 1');
       if (command.sizeGb > command.freeGb) {
-        throw new ApiError(400, VolumeErrors.noSpace, `The volume offer has ${command.freeGb} GB free, not ${command.sizeGb}`);
+        throw new ApiError(
+          400,
+          VolumeErrors.noSpace,
+          `The volume offer has ${command.freeGb} GB free, not ${command.sizeGb}`,
+        );
       }
       return [
         {
@@ -72,11 +102,24 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
       if (state.status !== 'none' && state.instanceId === command.instanceId) return [];
       if (state.status !== 'none') throw ApiError.conflict('This volume id is taken', VolumeErrors.exists);
       const { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } = command;
-      return [{ type: 'VolumeRefused', data: { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } }];
+      return [
+        { type: 'VolumeRefused', data: { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } },
+      ];
     }
     case 'DeleteVolume': {
-      if (state.status !== 'active' || state.ownerId !== command.requesterId) throw ApiError.notFound('No such volume', VolumeErrors.notFound);
-      return [{ type: 'VolumeDeleted', data: { volumeId: state.volumeId, machineId: state.machineId, sizeGb: state.sizeGb, deletedAt: command.at } }];
+      if (state.status !== 'active' || state.ownerId !== command.requesterId)
+        throw ApiError.notFound('No such volume', VolumeErrors.notFound);
+      return [
+        {
+          type: 'VolumeDeleted',
+          data: {
+            volumeId: state.volumeId,
+            machineId: state.machineId,
+            sizeGb: state.sizeGb,
+            deletedAt: command.at,
+          },
+        },
+      ];
     }
   }
 }

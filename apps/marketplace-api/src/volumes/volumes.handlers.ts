@@ -1,5 +1,12 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { machineDecider, machineStreamId, type MachineCommand } from '../machines/machine.decider';
@@ -33,7 +40,14 @@ export class ListVolumeSpaceHandler implements ICommandHandler<ListVolumeSpaceCo
         machineDecider,
         (state, now) =>
           machineDecider.decide(
-            { type: 'ListVolumeSpace', at: now.toISOString(), requesterId: command.requesterId, sizeGb: command.sizeGb, priceDisk: command.priceDisk, endDate: command.endDate },
+            {
+              type: 'ListVolumeSpace',
+              at: now.toISOString(),
+              requesterId: command.requesterId,
+              sizeGb: command.sizeGb,
+              priceDisk: command.priceDisk,
+              endDate: command.endDate,
+            },
             state,
           ),
         command.metadata,
@@ -43,7 +57,11 @@ export class ListVolumeSpaceHandler implements ICommandHandler<ListVolumeSpaceCo
 }
 
 export class UnlistVolumeSpaceCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly volumeOfferId: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly volumeOfferId: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -57,7 +75,11 @@ export class UnlistVolumeSpaceHandler implements ICommandHandler<UnlistVolumeSpa
     await this.runtime.runner.handle(
       machineStreamId(command.volumeOfferId),
       machineDecider,
-      (state, now) => machineDecider.decide({ type: unlist, at: now.toISOString(), requesterId: command.requesterId }, state),
+      (state, now) =>
+        machineDecider.decide(
+          { type: unlist, at: now.toISOString(), requesterId: command.requesterId },
+          state,
+        ),
       command.metadata,
     );
   }
@@ -72,19 +94,40 @@ export interface VolumeOfferRecord {
 }
 
 /** A machine's volume listing as the volume_offers read model has it (a volume offer's id is its machine's id). */
-export async function findVolumeOffer(runtime: ContextRuntime, machineId: number): Promise<VolumeOfferRecord | null> {
-  const rows = await runtime.db.query<{ free_gb: number; size_gb: number; price_disk: number; rentable: boolean }>(
+export async function findVolumeOffer(
+  runtime: ContextRuntime,
+  machineId: number,
+): Promise<VolumeOfferRecord | null> {
+  const rows = await runtime.db.query<{
+    free_gb: number;
+    size_gb: number;
+    price_disk: number;
+    rentable: boolean;
+  }>(
     `SELECT size_gb - used_gb AS free_gb, size_gb, price_disk, (listed AND (end_date IS NULL OR end_date > $2)) AS rentable
        FROM ${SCHEMA}.volume_offers WHERE machine_id = $1`,
     [machineId, runtime.infra.clock.now().getTime() / 1000],
   );
   const row = rows[0];
-  return row ? { sizeGb: Number(row.size_gb), freeGb: Number(row.free_gb), priceDisk: Number(row.price_disk), rentable: row.rentable === true } : null;
+  return row
+    ? {
+        sizeGb: Number(row.size_gb),
+        freeGb: Number(row.free_gb),
+        priceDisk: Number(row.price_disk),
+        rentable: row.rentable === true,
+      }
+    : null;
 }
 
 /** Renter side: a volume from a volume offer (`vastai create volume OFFER -s SIZE -n NAME`). */
 export class CreateVolumeCommand extends Command<{ volumeId: number }> {
-  constructor(readonly ownerId: number, readonly offerId: number, readonly sizeGb: number, readonly name: string | null, readonly metadata: EventMetadata) {
+  constructor(
+    readonly ownerId: number,
+    readonly offerId: number,
+    readonly sizeGb: number,
+    readonly name: string | null,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -114,7 +157,14 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
         (state, now) =>
           volumeSpaceDecider.decide(
             type === 'ReserveSpace'
-              ? { type, at: now.toISOString(), machineId: command.offerId, volumeId, sizeGb: command.sizeGb, listedGb: offer.sizeGb }
+              ? {
+                  type,
+                  at: now.toISOString(),
+                  machineId: command.offerId,
+                  volumeId,
+                  sizeGb: command.sizeGb,
+                  listedGb: offer.sizeGb,
+                }
               : { type, at: now.toISOString(), machineId: command.offerId, volumeId },
             state,
           ),
@@ -124,7 +174,12 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
     // The space first, on the machine's one stream: concurrent creations cannot overbook it.
     await space('ReserveSpace');
     try {
-      await this.runtime.runner.handle(volumeStreamId(volumeId), volumeDecider, (state, now) => volumeDecider.decide(create(now.toISOString()), state), command.metadata);
+      await this.runtime.runner.handle(
+        volumeStreamId(volumeId),
+        volumeDecider,
+        (state, now) => volumeDecider.decide(create(now.toISOString()), state),
+        command.metadata,
+      );
     } catch (error) {
       await space('ReleaseSpace');
       throw error;
@@ -134,7 +189,11 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
 }
 
 export class DeleteVolumeCommand extends Command<void> {
-  constructor(readonly requesterId: number, readonly volumeId: number, readonly metadata: EventMetadata) {
+  constructor(
+    readonly requesterId: number,
+    readonly volumeId: number,
+    readonly metadata: EventMetadata,
+  ) {
     super();
   }
 }
@@ -146,7 +205,11 @@ export class DeleteVolumeHandler implements ICommandHandler<DeleteVolumeCommand>
     const { state } = await this.runtime.runner.handle(
       volumeStreamId(command.volumeId),
       volumeDecider,
-      (s, now) => volumeDecider.decide({ type: 'DeleteVolume', at: now.toISOString(), requesterId: command.requesterId }, s),
+      (s, now) =>
+        volumeDecider.decide(
+          { type: 'DeleteVolume', at: now.toISOString(), requesterId: command.requesterId },
+          s,
+        ),
       command.metadata,
     );
     if (state.status !== 'deleted') return;
@@ -154,7 +217,11 @@ export class DeleteVolumeHandler implements ICommandHandler<DeleteVolumeCommand>
     await this.runtime.runner.handle(
       volumeSpaceStreamId(machineId),
       volumeSpaceDecider,
-      (s, now) => volumeSpaceDecider.decide({ type: 'ReleaseSpace', at: now.toISOString(), machineId, volumeId: command.volumeId }, s),
+      (s, now) =>
+        volumeSpaceDecider.decide(
+          { type: 'ReleaseSpace', at: now.toISOString(), machineId, volumeId: command.volumeId },
+          s,
+        ),
       command.metadata,
       { maxAttempts: 50 },
     );
@@ -192,7 +259,10 @@ interface VolumeRow {
 }
 
 export class ListVolumesQuery extends Query<VolumeView[]> {
-  constructor(readonly ownerId: number, readonly type: string) {
+  constructor(
+    readonly ownerId: number,
+    readonly type: string,
+  ) {
     super();
   }
 }
@@ -210,7 +280,9 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
       [query.ownerId],
     );
     return rows.map((r) => {
-      const h = (typeof r.hardware === 'string' ? JSON.parse(r.hardware) : r.hardware) as { geolocation?: string | null } | null;
+      const h = (typeof r.hardware === 'string' ? JSON.parse(r.hardware) : r.hardware) as {
+        geolocation?: string | null;
+      } | null;
       return {
         id: Number(r.volume_id),
         name: r.name,
@@ -283,11 +355,16 @@ export function parseVolumeSearch(body: Record<string, unknown>): VolumeSearch {
     const [field, direction] = Array.isArray(pair) ? pair : [pair, 'asc'];
     if (!VOLUME_FIELDS[String(field)]) throw ApiError.badRequest(`Unknown order field: ${String(field)}`);
     const dir = String(direction ?? 'asc').toLowerCase();
-    if (dir !== 'asc' && dir !== 'desc') throw ApiError.badRequest(`Invalid order direction ${String(direction)}: use asc or desc`);
+    if (dir !== 'asc' && dir !== 'desc')
+      throw ApiError.badRequest(`Invalid order direction ${String(direction)}: use asc or desc`);
     return { field: String(field), direction: dir as 'asc' | 'desc' };
   });
-  const limit = body.limit === undefined || body.limit === null ? 100 : Number(coerce('limit', 'number', body.limit));
-  const storage = body.allocated_storage === undefined || body.allocated_storage === null ? 1 : Number(coerce('allocated_storage', 'number', body.allocated_storage));
+  const limit =
+    body.limit === undefined || body.limit === null ? 100 : Number(coerce('limit', 'number', body.limit));
+  const storage =
+    body.allocated_storage === undefined || body.allocated_storage === null
+      ? 1
+      : Number(coerce('allocated_storage', 'number', body.allocated_storage));
   return { filters, order, limit: Math.min(Math.max(Math.floor(limit), 1), 1000), allocatedStorage: storage };
 }
 
@@ -311,7 +388,12 @@ export class SearchVolumeOffersHandler implements IQueryHandler<SearchVolumeOffe
       `v.listed AND (v.end_date IS NULL OR v.end_date > $1::float8) AND (v.size_gb - v.used_gb) >= $2::float8`,
       ...filterSql(search.filters, VOLUME_FIELDS, ctx, param),
     ];
-    const order = [...search.order.map((o) => `${VOLUME_FIELDS[o.field]!.sql(ctx)} ${o.direction.toUpperCase()} NULLS LAST`), 'v.machine_id ASC'];
+    const order = [
+      ...search.order.map(
+        (o) => `${VOLUME_FIELDS[o.field]!.sql(ctx)} ${o.direction.toUpperCase()} NULLS LAST`,
+      ),
+      'v.machine_id ASC',
+    ];
     const rows = await this.runtime.db.query<Record<string, unknown>>(
       `SELECT v.machine_id, v.host_id, v.size_gb - v.used_gb AS disk_space, v.price_disk, v.end_date, m.reliability, m.verification, m.hardware
          FROM ${SCHEMA}.volume_offers v JOIN ${SCHEMA}.machines m ON m.machine_id = v.machine_id
@@ -320,7 +402,10 @@ export class SearchVolumeOffersHandler implements IQueryHandler<SearchVolumeOffe
     );
     const now = this.runtime.infra.clock.now().getTime() / 1000;
     return rows.map((r) => {
-      const h = (typeof r.hardware === 'string' ? JSON.parse(r.hardware) : r.hardware) as Record<string, unknown>;
+      const h = (typeof r.hardware === 'string' ? JSON.parse(r.hardware) : r.hardware) as Record<
+        string,
+        unknown
+      >;
       const endDate = r.end_date === null ? null : Number(r.end_date);
       return {
         id: Number(r.machine_id),
@@ -346,4 +431,3 @@ export class SearchVolumeOffersHandler implements IQueryHandler<SearchVolumeOffe
     });
   }
 }
-

@@ -1,7 +1,24 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Post,
+  Put,
+  Query as QueryParam,
+  UseGuards,
+} from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, Public, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  Public,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import {
   CreateVolumeCommand,
   DeleteVolumeCommand,
@@ -12,10 +29,12 @@ import {
   parseVolumeSearch,
 } from './volumes.handlers';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function requiredNumber(name: string, raw: unknown): number {
-  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+  const value =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value)) throw ApiError.badRequest(`${name} is required and must be a number`);
   return value;
 }
@@ -33,12 +52,28 @@ export class VolumesController {
   @Post()
   @HttpCode(200)
   @RequirePermission('machine_write')
-  async list(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async list(
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
-    const machines = (Array.isArray(body.machine) ? body.machine : [body.machine]).map((m) => requiredNumber('machine', m));
-    const endDate = body.end_date === undefined || body.end_date === null ? null : requiredNumber('end_date', body.end_date);
+    const machines = (Array.isArray(body.machine) ? body.machine : [body.machine]).map((m) =>
+      requiredNumber('machine', m),
+    );
+    const endDate =
+      body.end_date === undefined || body.end_date === null
+        ? null
+        : requiredNumber('end_date', body.end_date);
     await this.commands.execute(
-      new ListVolumeSpaceCommand(principal.userId, machines, requiredNumber('size', body.size), requiredNumber('price_disk', body.price_disk ?? 0), endDate, metadata),
+      new ListVolumeSpaceCommand(
+        principal.userId,
+        machines,
+        requiredNumber('size', body.size),
+        requiredNumber('price_disk', body.price_disk ?? 0),
+        endDate,
+        metadata,
+      ),
     );
     return { success: true, msg: `Volume space listed on machine(s) ${machines.join(', ')}` };
   }
@@ -47,7 +82,11 @@ export class VolumesController {
   @Post('unlist')
   @HttpCode(200)
   @RequirePermission('machine_write')
-  async unlist(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async unlist(
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = requiredNumber('id', isObject(body) ? body.id : undefined);
     await this.commands.execute(new UnlistVolumeSpaceCommand(principal.userId, id, metadata));
     return { success: true, msg: `Volume offer ${id} unlisted` };
@@ -64,11 +103,21 @@ export class VolumesController {
   /** Renter: `create volume 222 -s 20 -n myvol` ({size, id, name?}). */
   @Put()
   @RequirePermission('instance_write')
-  async create(@Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async create(
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const name = typeof body.name === 'string' && body.name !== '' ? body.name : null;
     const { volumeId } = await this.commands.execute(
-      new CreateVolumeCommand(principal.userId, requiredNumber('id', body.id), requiredNumber('size', body.size), name, metadata),
+      new CreateVolumeCommand(
+        principal.userId,
+        requiredNumber('id', body.id),
+        requiredNumber('size', body.size),
+        name,
+        metadata,
+      ),
     );
     return { success: true, volume_id: volumeId, msg: `Volume ${volumeId} created` };
   }
@@ -76,13 +125,21 @@ export class VolumesController {
   @Get()
   @RequirePermission('instance_read')
   async show(@QueryParam('type') type: string | undefined, @Principal() principal: AuthenticatedKey) {
-    return { success: true, volumes: await this.queries.execute(new ListVolumesQuery(principal.userId, type ?? 'all_volume')) };
+    return {
+      success: true,
+      volumes: await this.queries.execute(new ListVolumesQuery(principal.userId, type ?? 'all_volume')),
+    };
   }
 
   /** `delete volume 3`: the id is in the query. */
   @Delete()
   @RequirePermission('instance_write')
-  async remove(@QueryParam('id') rawId: unknown, @Body() body: unknown, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async remove(
+    @QueryParam('id') rawId: unknown,
+    @Body() body: unknown,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const id = requiredNumber('id', rawId ?? (isObject(body) ? body.id : undefined));
     await this.commands.execute(new DeleteVolumeCommand(principal.userId, id, metadata));
     return { success: true, msg: `Volume ${id} deleted` };

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { INSTANCE_LABEL, containerName, labelResolver, type ContainerResolver } from '@rigmarket/sync-maintenance';
+import {
+  INSTANCE_LABEL,
+  containerName,
+  labelResolver,
+  type ContainerResolver,
+} from '@rigmarket/sync-maintenance';
 import { eventually } from '@rigmarket/testing';
 import Docker from 'dockerode';
 import type { App } from 'supertest/types';
@@ -70,22 +75,49 @@ export interface ContainerPair {
  * A 2-GPU machine listed by the admin, two 1-GPU instances rented on it, and their stand-in containers;
  * the source holds `bytes` random bytes at /data/big.bin.
  */
-export async function rentContainerPair(server: App, admin: Record<string, string>, containers: InstanceContainers, bytes: number): Promise<ContainerPair & { machineId: number }> {
+export async function rentContainerPair(
+  server: App,
+  admin: Record<string, string>,
+  containers: InstanceContainers,
+  bytes: number,
+): Promise<ContainerPair & { machineId: number }> {
   const http = () => request(server);
   const machineId = (
     await http()
       .post('/api/v0/machines/')
       .set(admin)
-      .send({ gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, cuda_max_good: 12.4, driver_version: '550.54.15', cpu_cores: 16, cpu_ram: 64000, disk_space: 500, inet_up: 900, inet_down: 900 })
+      .send({
+        gpu_name: 'RTX 4090',
+        num_gpus: 2,
+        gpu_ram: 24564,
+        cuda_max_good: 12.4,
+        driver_version: '550.54.15',
+        cpu_cores: 16,
+        cpu_ram: 64000,
+        disk_space: 500,
+        inet_up: 900,
+        inet_down: 900,
+      })
       .expect(201)
   ).body.machine_id as number;
-  await http().put('/api/v0/machines/create_asks/').set(admin).send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 }).expect(200);
+  await http()
+    .put('/api/v0/machines/create_asks/')
+    .set(admin)
+    .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
+    .expect(200);
   const ids: number[] = [];
   for (let i = 0; i < 2; i += 1) {
-    const res = await eventually(async () => {
-      const r = await http().put(`/api/v0/asks/${machineId * 1000 + 1}/`).set(admin).send({ image: 'rigmarket/busybox', disk: 10 });
-      return r.status === 200 ? r : undefined;
-    }, 30_000, 'an instance');
+    const res = await eventually(
+      async () => {
+        const r = await http()
+          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+          .set(admin)
+          .send({ image: 'rigmarket/busybox', disk: 10 });
+        return r.status === 200 ? r : undefined;
+      },
+      30_000,
+      'an instance',
+    );
     ids.push(res.body.new_contract as number);
   }
   const [src, dst] = ids as [number, number];

@@ -47,8 +47,17 @@ export function evolve(state: MaintenanceState, event: MaintenanceEvent): Mainte
   switch (event.type) {
     case 'MaintenanceScheduled': {
       const d = event.data;
-      const window: MaintenanceWindow = { windowId: d.windowId, startTime: d.startTime, endTime: d.endTime, durationHours: d.durationHours, category: d.category };
-      return { machineId: d.machineId, windows: [...state.windows, window].sort((a, b) => a.startTime - b.startTime) };
+      const window: MaintenanceWindow = {
+        windowId: d.windowId,
+        startTime: d.startTime,
+        endTime: d.endTime,
+        durationHours: d.durationHours,
+        category: d.category,
+      };
+      return {
+        machineId: d.machineId,
+        windows: [...state.windows, window].sort((a, b) => a.startTime - b.startTime),
+      };
     }
     case 'MaintenanceCanceled': {
       const gone = new Set(event.data.windowIds);
@@ -71,15 +80,30 @@ export function decide(command: MaintenanceCommand, state: MaintenanceState): Ma
   switch (command.type) {
     case 'ScheduleMaintenance': {
       const { startTime, durationHours } = command;
-      if (!Number.isFinite(startTime) || startTime <= 0) throw ApiError.badRequest('sdate must be the window start in epoch seconds', { error: MaintenanceErrors.invalidWindow });
+      if (!Number.isFinite(startTime) || startTime <= 0)
+        throw ApiError.badRequest('sdate must be the window start in epoch seconds', {
+          error: MaintenanceErrors.invalidWindow,
+        });
       if (!Number.isFinite(durationHours) || durationHours <= 0 || durationHours > MAX_DURATION_HOURS) {
-        throw ApiError.badRequest(`duration must be the window length in hours, above 0 and at most ${MAX_DURATION_HOURS}`, { error: MaintenanceErrors.invalidWindow });
+        throw ApiError.badRequest(
+          `duration must be the window length in hours, above 0 and at most ${MAX_DURATION_HOURS}`,
+          { error: MaintenanceErrors.invalidWindow },
+        );
       }
       const endTime = startTime + durationHours * 3600;
-      if (endTime <= epochSeconds(command.at)) throw ApiError.badRequest('The window would already be over: sdate + duration is in the past', { error: MaintenanceErrors.invalidWindow });
+      if (endTime <= epochSeconds(command.at))
+        throw ApiError.badRequest('The window would already be over: sdate + duration is in the past', {
+          error: MaintenanceErrors.invalidWindow,
+        });
       // Overlapping windows would make "how many were deleted" and the renters' notice ambiguous.
-      const clash = pendingWindows(state, command.at).find((w) => w.startTime < endTime && startTime < w.endTime);
-      if (clash) throw ApiError.conflict(`The window overlaps maintenance window ${clash.windowId} already scheduled on machine ${command.machineId}`, MaintenanceErrors.overlapping);
+      const clash = pendingWindows(state, command.at).find(
+        (w) => w.startTime < endTime && startTime < w.endTime,
+      );
+      if (clash)
+        throw ApiError.conflict(
+          `The window overlaps maintenance window ${clash.windowId} already scheduled on machine ${command.machineId}`,
+          MaintenanceErrors.overlapping,
+        );
       return [
         {
           type: 'MaintenanceScheduled',
@@ -99,7 +123,12 @@ export function decide(command: MaintenanceCommand, state: MaintenanceState): Ma
     case 'CancelMaintenance': {
       const pending = pendingWindows(state, command.at);
       if (pending.length === 0) return [];
-      return [{ type: 'MaintenanceCanceled', data: { machineId: command.machineId, windowIds: pending.map((w) => w.windowId), at: command.at } }];
+      return [
+        {
+          type: 'MaintenanceCanceled',
+          data: { machineId: command.machineId, windowIds: pending.map((w) => w.windowId), at: command.at },
+        },
+      ];
     }
     default:
       return [];

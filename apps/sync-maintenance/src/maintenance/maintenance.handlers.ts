@@ -1,18 +1,34 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler, type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import {
+  Command,
+  CommandHandler,
+  type ICommandHandler,
+  type IQueryHandler,
+  Query,
+  QueryHandler,
+} from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type MaintenanceCanceled } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA, machineOwner } from '../sync-maintenance.read-models';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { type MaintenanceCommand, maintenanceDecider, maintenanceStreamId } from './maintenance.decider';
 
-type MaintenanceCommandBody = MaintenanceCommand extends infer C ? (C extends MaintenanceCommand ? Omit<C, 'at'> : never) : never;
+type MaintenanceCommandBody = MaintenanceCommand extends infer C
+  ? C extends MaintenanceCommand
+    ? Omit<C, 'at'>
+    : never
+  : never;
 
-function runMaintenanceCommand(runtime: ContextRuntime, command: MaintenanceCommandBody, metadata: EventMetadata) {
+function runMaintenanceCommand(
+  runtime: ContextRuntime,
+  command: MaintenanceCommandBody,
+  metadata: EventMetadata,
+) {
   return runtime.runner.handle(
     maintenanceStreamId(command.machineId),
     maintenanceDecider,
-    (state, now) => maintenanceDecider.decide({ ...command, at: now.toISOString() } as MaintenanceCommand, state),
+    (state, now) =>
+      maintenanceDecider.decide({ ...command, at: now.toISOString() } as MaintenanceCommand, state),
     metadata,
   );
 }
@@ -48,10 +64,29 @@ export class ScheduleMaintenanceCommand extends Command<ScheduledWindow> {
 export class ScheduleMaintenanceHandler implements ICommandHandler<ScheduleMaintenanceCommand> {
   constructor(@Inject(SYNC_RUNTIME) private readonly runtime: ContextRuntime) {}
 
-  async execute({ userId, machineId, startTime, durationHours, category, metadata }: ScheduleMaintenanceCommand): Promise<ScheduledWindow> {
+  async execute({
+    userId,
+    machineId,
+    startTime,
+    durationHours,
+    category,
+    metadata,
+  }: ScheduleMaintenanceCommand): Promise<ScheduledWindow> {
     await assertOwner(this.runtime, machineId, userId);
     const windowId = await this.runtime.nextId('maintenance_window_ids');
-    await runMaintenanceCommand(this.runtime, { type: 'ScheduleMaintenance', machineId, windowId, ownerId: userId, startTime, durationHours, category }, metadata);
+    await runMaintenanceCommand(
+      this.runtime,
+      {
+        type: 'ScheduleMaintenance',
+        machineId,
+        windowId,
+        ownerId: userId,
+        startTime,
+        durationHours,
+        category,
+      },
+      metadata,
+    );
     return { windowId, startTime, endTime: startTime + durationHours * 3600 };
   }
 }
@@ -70,11 +105,23 @@ export class CancelMaintenanceCommand extends Command<{ deleted: number; ctime: 
 export class CancelMaintenanceHandler implements ICommandHandler<CancelMaintenanceCommand> {
   constructor(@Inject(SYNC_RUNTIME) private readonly runtime: ContextRuntime) {}
 
-  async execute({ userId, machineId, metadata }: CancelMaintenanceCommand): Promise<{ deleted: number; ctime: number }> {
+  async execute({
+    userId,
+    machineId,
+    metadata,
+  }: CancelMaintenanceCommand): Promise<{ deleted: number; ctime: number }> {
     await assertOwner(this.runtime, machineId, userId);
-    const result = await runMaintenanceCommand(this.runtime, { type: 'CancelMaintenance', machineId }, metadata);
-    const canceled = result.events.find((e) => e.type === 'MaintenanceCanceled') as MaintenanceCanceled | undefined;
-    return { deleted: canceled?.data.windowIds.length ?? 0, ctime: this.runtime.infra.clock.now().getTime() / 1000 };
+    const result = await runMaintenanceCommand(
+      this.runtime,
+      { type: 'CancelMaintenance', machineId },
+      metadata,
+    );
+    const canceled = result.events.find((e) => e.type === 'MaintenanceCanceled') as
+      MaintenanceCanceled | undefined;
+    return {
+      deleted: canceled?.data.windowIds.length ?? 0,
+      ctime: this.runtime.infra.clock.now().getTime() / 1000,
+    };
   }
 }
 
@@ -108,7 +155,14 @@ export class ListMaintenancesHandler implements IQueryHandler<ListMaintenancesQu
     const params: unknown[] = [userId, now];
     const byMachine = machineIds === null ? '' : `AND machine_id = ANY($3::int[])`;
     if (machineIds !== null) params.push(machineIds);
-    const rows = await this.runtime.db.query<{ window_id: number; machine_id: number; start_time: number; end_time: number; duration_hours: number; category: string }>(
+    const rows = await this.runtime.db.query<{
+      window_id: number;
+      machine_id: number;
+      start_time: number;
+      end_time: number;
+      duration_hours: number;
+      category: string;
+    }>(
       `SELECT window_id, machine_id, start_time, end_time, duration_hours, category FROM ${SCHEMA}.maintenance_windows
         WHERE owner_id = $1 AND end_time > $2 ${byMachine} ORDER BY start_time, window_id`,
       params,

@@ -1,9 +1,19 @@
 import { Body, Controller, Get, Param, Put, Query as QueryParam, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
-import { CancelMaintenanceCommand, ListMaintenancesQuery, ScheduleMaintenanceCommand } from './maintenance.handlers';
+import {
+  CancelMaintenanceCommand,
+  ListMaintenancesQuery,
+  ScheduleMaintenanceCommand,
+} from './maintenance.handlers';
 
 /** `vastai schedule maint 42 --sdate S --duration H --maintenance_category C` (floats). */
 export class ScheduleMaintenanceRequest {
@@ -18,13 +28,15 @@ export class CancelMaintenanceRequest {
 }
 
 function numberOf(raw: unknown, msg: string): number {
-  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+  const value =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value)) throw new ApiError(400, 'invalid_args', msg);
   return value;
 }
 
 function machineIdOf(raw: string): number {
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ApiError(400, 'invalid_args', 'The machine id must be an integer');
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new ApiError(400, 'invalid_args', 'The machine id must be an integer');
   return Number(raw);
 }
 
@@ -41,7 +53,12 @@ export function machineIdsOf(raw: unknown): number[] | null {
   }
   return items.map((item) => {
     const id = Number(item);
-    if (!Number.isSafeInteger(id)) throw new ApiError(400, 'invalid_args', 'machine_ids must be a JSON list of machine ids, e.g. [42, 43]');
+    if (!Number.isSafeInteger(id))
+      throw new ApiError(
+        400,
+        'invalid_args',
+        'machine_ids must be a JSON list of machine ids, e.g. [42, 43]',
+      );
     return id;
   });
 }
@@ -67,12 +84,29 @@ export class MaintenanceController {
 
   @Put(':id/dnotify')
   @RequirePermission('machine_write')
-  async schedule(@Param('id') idRaw: string, @Body() body: ScheduleMaintenanceRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async schedule(
+    @Param('id') idRaw: string,
+    @Body() body: ScheduleMaintenanceRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const machineId = machineIdOf(idRaw);
     const startTime = numberOf(body.sdate, 'sdate must be the window start in epoch seconds');
     const durationHours = numberOf(body.duration, 'duration must be the window length in hours');
-    const category = typeof body.maintenance_category === 'string' && body.maintenance_category.trim() !== '' ? body.maintenance_category.trim() : 'not provided';
-    const window = await this.commands.execute(new ScheduleMaintenanceCommand(principal.userId, machineId, startTime, durationHours, category, metadata));
+    const category =
+      typeof body.maintenance_category === 'string' && body.maintenance_category.trim() !== ''
+        ? body.maintenance_category.trim()
+        : 'not provided';
+    const window = await this.commands.execute(
+      new ScheduleMaintenanceCommand(
+        principal.userId,
+        machineId,
+        startTime,
+        durationHours,
+        category,
+        metadata,
+      ),
+    );
     return {
       success: true,
       msg: `Maintenance window ${window.windowId} scheduled on machine ${machineId}: ${durationHours} hours from ${new Date(startTime * 1000).toISOString()}; renters on the machine are notified`,
@@ -85,9 +119,16 @@ export class MaintenanceController {
 
   @Put(':id/cancel_maint')
   @RequirePermission('machine_write')
-  async cancel(@Param('id') idRaw: string, @Body() _body: CancelMaintenanceRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async cancel(
+    @Param('id') idRaw: string,
+    @Body() _body: CancelMaintenanceRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const machineId = machineIdOf(idRaw);
-    const { deleted, ctime } = await this.commands.execute(new CancelMaintenanceCommand(principal.userId, machineId, metadata));
+    const { deleted, ctime } = await this.commands.execute(
+      new CancelMaintenanceCommand(principal.userId, machineId, metadata),
+    );
     return {
       success: true,
       ctime,

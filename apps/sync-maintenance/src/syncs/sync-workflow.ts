@@ -54,13 +54,15 @@ export class SyncWorkflow implements OnApplicationShutdown {
   private async carryOut(job: CopyJob, abort: AbortController, metadata: EventMetadata): Promise<void> {
     const { instanceId, jobId } = job;
     const causation: EventMetadata = { ...metadata, causationId: `sync-job-${jobId}` };
-    const command = (body: SyncCommandBody) => runSyncCommand(this.runtime, body, causation).then(() => undefined);
+    const command = (body: SyncCommandBody) =>
+      runSyncCommand(this.runtime, body, causation).then(() => undefined);
     try {
       const { bytesCopied } = await this.executor.run(
         job,
         {
           started: (totalBytes) => command({ type: 'StartSync', instanceId, jobId, totalBytes }),
-          progress: (copied, totalBytes) => command({ type: 'ReportProgress', instanceId, jobId, bytesCopied: copied, totalBytes }),
+          progress: (copied, totalBytes) =>
+            command({ type: 'ReportProgress', instanceId, jobId, bytesCopied: copied, totalBytes }),
         },
         abort.signal,
       );
@@ -75,9 +77,12 @@ export class SyncWorkflow implements OnApplicationShutdown {
           : error instanceof CopyFailure
             ? error.message
             : `Unexpected error: ${(error as Error).message}`;
-      if (!(error instanceof CopyFailure) && !abort.signal.aborted) this.logger.warn(`sync job ${jobId}: ${reason}`);
+      if (!(error instanceof CopyFailure) && !abort.signal.aborted)
+        this.logger.warn(`sync job ${jobId}: ${reason}`);
       // FailSync is a no-op when the job is no longer active (a refused report after a cancel).
-      await command({ type: 'FailSync', instanceId, jobId, reason }).catch((e: unknown) => this.logger.error(`sync job ${jobId}: could not record the failure: ${String(e)}`));
+      await command({ type: 'FailSync', instanceId, jobId, reason }).catch((e: unknown) =>
+        this.logger.error(`sync job ${jobId}: could not record the failure: ${String(e)}`),
+      );
     }
   }
 

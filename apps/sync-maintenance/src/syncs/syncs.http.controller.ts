@@ -1,7 +1,13 @@
 import { Body, Controller, Delete, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError, type CloudTransfer, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, BearerGuard, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  BearerGuard,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
 import { CancelSyncCommand, StartSyncCommand } from './syncs.handlers';
 
@@ -31,12 +37,14 @@ export class CancelSyncRequest {
 /** An instance id as an integer or a string of digits; anything else is refused with `error`/`msg`. */
 export function instanceIdOf(raw: unknown, error: string, msg: string): number {
   const text = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
-  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) throw new ApiError(400, error, msg);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
+    throw new ApiError(400, error, msg);
   return Number(text);
 }
 
 function requiredPath(raw: unknown, name: string): string {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new ApiError(400, 'invalid_args', `${name} must be a path`);
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw new ApiError(400, 'invalid_args', `${name} must be a path`);
   if (raw.includes('\0')) throw new ApiError(400, 'invalid_args', `invalid ${name}`);
   return raw.trim();
 }
@@ -44,10 +52,19 @@ function requiredPath(raw: unknown, name: string): string {
 /** copy_direct locations: an instance id, or `C.<id>` (the CLI's container form); volumes and clouds are not served. */
 function copyLocationOf(raw: unknown, name: string): number {
   if (raw === 'local' || raw === null || raw === undefined) {
-    throw new ApiError(400, 'invalid_args', 'Copies to or from the local machine go through rsync over SSH, which this platform does not serve yet');
+    throw new ApiError(
+      400,
+      'invalid_args',
+      'Copies to or from the local machine go through rsync over SSH, which this platform does not serve yet',
+    );
   }
   const text = typeof raw === 'string' ? raw.trim().replace(/^C\./, '') : raw;
-  if (typeof text === 'string' && /^[A-Za-z]/.test(text)) throw new ApiError(400, 'invalid_args', `${name} ${JSON.stringify(raw)}: only copies between instances are served (no volumes or cloud services)`);
+  if (typeof text === 'string' && /^[A-Za-z]/.test(text))
+    throw new ApiError(
+      400,
+      'invalid_args',
+      `${name} ${JSON.stringify(raw)}: only copies between instances are served (no volumes or cloud services)`,
+    );
   return instanceIdOf(text, 'invalid_args', `invalid ${name}`);
 }
 
@@ -60,52 +77,94 @@ export class SyncsController {
 
   @Put('copy_direct')
   @RequirePermission('instance_write')
-  async copyDirect(@Body() body: CopyDirectRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async copyDirect(
+    @Body() body: CopyDirectRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const srcInstanceId = copyLocationOf(body.src_id, 'src_id');
     const instanceId = copyLocationOf(body.dst_id, 'dst_id');
     const srcPath = requiredPath(body.src_path, 'src_path');
     const dstPath = requiredPath(body.dst_path, 'dst_path');
     const { jobId } = await this.commands.execute(
-      new StartSyncCommand(principal.userId, { kind: 'copy_direct', instanceId, srcInstanceId, srcPath, dstPath, rclone: null }, metadata),
+      new StartSyncCommand(
+        principal.userId,
+        { kind: 'copy_direct', instanceId, srcInstanceId, srcPath, dstPath, rclone: null },
+        metadata,
+      ),
     );
-    return { success: true, msg: `Remote copy from instance ${srcInstanceId} to instance ${instanceId} started; progress appears in the destination's status_msg`, job_id: jobId };
+    return {
+      success: true,
+      msg: `Remote copy from instance ${srcInstanceId} to instance ${instanceId} started; progress appears in the destination's status_msg`,
+      job_id: jobId,
+    };
   }
 
   @Post('rclone')
   @HttpCode(200)
   @RequirePermission('instance_write')
-  async cloudCopy(@Body() body: CloudCopyRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async cloudCopy(
+    @Body() body: CloudCopyRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     const instanceId = instanceIdOf(body.instance_id, 'invalid_args', 'invalid instance_id');
     const transfer = TRANSFERS.find((t) => t === body.transfer);
-    if (!transfer) throw new ApiError(400, 'invalid_args', `transfer must be one of: ${TRANSFERS.join(', ')}`);
-    const connection = typeof body.selected === 'number' || typeof body.selected === 'string' ? String(body.selected) : '';
-    if (connection === '') throw new ApiError(400, 'invalid_args', 'selected (the cloud connection id) is required');
-    const flags = Array.isArray(body.flags) ? body.flags.filter((f): f is string => typeof f === 'string') : [];
+    if (!transfer)
+      throw new ApiError(400, 'invalid_args', `transfer must be one of: ${TRANSFERS.join(', ')}`);
+    const connection =
+      typeof body.selected === 'number' || typeof body.selected === 'string' ? String(body.selected) : '';
+    if (connection === '')
+      throw new ApiError(400, 'invalid_args', 'selected (the cloud connection id) is required');
+    const flags = Array.isArray(body.flags)
+      ? body.flags.filter((f): f is string => typeof f === 'string')
+      : [];
     const { jobId } = await this.commands.execute(
       new StartSyncCommand(
         principal.userId,
-        { kind: 'rclone', instanceId, srcInstanceId: null, srcPath: requiredPath(body.src, 'src'), dstPath: requiredPath(body.dst, 'dst'), rclone: { connection, transfer, flags } },
+        {
+          kind: 'rclone',
+          instanceId,
+          srcInstanceId: null,
+          srcPath: requiredPath(body.src, 'src'),
+          dstPath: requiredPath(body.dst, 'dst'),
+          rclone: { connection, transfer, flags },
+        },
         metadata,
       ),
     );
-    return { success: true, msg: `Cloud copy recorded as job ${jobId}; its outcome appears in instance ${instanceId}'s status_msg`, job_id: jobId };
+    return {
+      success: true,
+      msg: `Cloud copy recorded as job ${jobId}; its outcome appears in instance ${instanceId}'s status_msg`,
+      job_id: jobId,
+    };
   }
 
   @Delete('rclone')
   @RequirePermission('instance_write')
-  cancelSync(@Body() body: CancelSyncRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  cancelSync(
+    @Body() body: CancelSyncRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     return this.cancel(body, principal, metadata);
   }
 
   @Delete('copy_direct')
   @RequirePermission('instance_write')
-  cancelCopy(@Body() body: CancelSyncRequest, @Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  cancelCopy(
+    @Body() body: CancelSyncRequest,
+    @Principal() principal: AuthenticatedKey,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
     return this.cancel(body, principal, metadata);
   }
 
   private async cancel(body: CancelSyncRequest, principal: AuthenticatedKey, metadata: EventMetadata) {
     const instanceId = instanceIdOf(body?.dst_id, 'invalid_args', 'invalid dst_id');
-    const { canceledJobId } = await this.commands.execute(new CancelSyncCommand(principal.userId, instanceId, metadata));
+    const { canceledJobId } = await this.commands.execute(
+      new CancelSyncCommand(principal.userId, instanceId, metadata),
+    );
     const msg =
       canceledJobId === null
         ? `No remote copy to instance ${instanceId} was in progress`
