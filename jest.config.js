@@ -1,4 +1,4 @@
-/** One jest run, three kinds of test (STYLE.md): unit (pure), int (real Postgres/Kafka), e2e (HTTP). */
+/** One jest run, three kinds of test (docs/architecture.md): unit (pure), int (real Postgres/Kafka), e2e (HTTP). */
 const fs = require('node:fs');
 const path = require('node:path');
 

@@ -29,6 +29,9 @@ npx tsc -p tsconfig.json
 step "linting (eslint)"
 npx eslint . --max-warnings 0
 
+step "checking formatting (prettier --check)"
+npx prettier --check . --log-level warn
+
 step "running the tests (jest: unit, int, e2e)"
 mkdir -p .infra
 results=.infra/jest-results.json

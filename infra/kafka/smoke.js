@@ -1,5 +1,5 @@
 'use strict';
-// Smoke test of the broker started by infra/kafka/start.sh with kafkajs 2.2.4 (kafka.md §6, steps 4-8).
+// Smoke test of the broker started by infra/kafka/start.sh with kafkajs 2.2.4 (docs/kafka.md §6, steps 4-8).
 // Step 8 (--crash) asserts 0 lost and 0 duplicates in the log; the consumer itself may see a few
 // redeliveries across a broker crash (its last offset commit can fail while the group re-forms): that is
 // Kafka's at-least-once delivery, which the projections must absorb by handling events idempotently.

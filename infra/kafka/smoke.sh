@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kafkajs 2.2.4 smoke test against the running broker (kafka.md §6): admin, idempotent producer,
+# kafkajs 2.2.4 smoke test against the running broker (docs/kafka.md §6): admin, idempotent producer,
 # consumer group with commit/restart, 2-member rebalance, transactions (commit/abort, read_committed).
 #   bash infra/kafka/smoke.sh            # against 127.0.0.1:${KAFKA_PORT:-19092}
 #   bash infra/kafka/smoke.sh --crash    # also kill -9 the broker mid-test and restart it (0 lost, 0 dup)

@@ -2,7 +2,7 @@
 # Start a one-node Apache Kafka broker (KRaft, combined broker+controller) from Maven Central jars:
 #   PLAINTEXT 127.0.0.1:${KAFKA_PORT:-19092}, controller 127.0.0.1:${KAFKA_CONTROLLER_PORT:-19093},
 #   jars cached in .infra/kafka/libs-<version>, data in .infra/kafka/data, log in .infra/kafka/logs/broker.out.
-# Recipe: /work/shared/design/kafka.md §1. Idempotent: skips when the pid is alive and the broker answers.
+# Recipe: docs/kafka.md §1. Idempotent: skips when the pid is alive and the broker answers.
 # KAFKA_VERSION=3.9.1 selects the fallback (reload4j logging instead of log4j2).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

@@ -31,7 +31,7 @@ const CASES = [
   ['PUT', '/api/v0/machines/123/cancel_maint/', 'sync'],
   ['PUT', '/api/v0/machines/abc-9/dnotify', 'sync'],
   ['PUT', '/api/v0/machines/abc-9/dnotify/?x=1', 'sync'],
-  // what the vastai CLI sends for syncs and maintenance (client-compat.md 2.12, 2.13)
+  // what the vastai CLI sends for syncs and maintenance (docs/client-compat.md 2.12, 2.13)
   [
     'PUT',
     '/api/v0/commands/copy_direct/',

@@ -77,7 +77,7 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
 
 const CLI_CREATE = VASTAI_CREATE_INSTANCE;
 
-/** The CLI's `show instances --raw` query (client-compat.md 2.3). */
+/** The CLI's `show instances --raw` query (docs/client-compat.md 2.3). */
 const V1_QUERY = `select_filters=${encodeURIComponent('{}')}&order_by=${encodeURIComponent('[{"col": "id", "dir": "asc"}]')}&limit=25`;
 
 interface Row {

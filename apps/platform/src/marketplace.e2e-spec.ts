@@ -537,7 +537,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
   });
 
   describe('templates', () => {
-    /** What `vastai create template ...` sends (client-compat.md 2.11). */
+    /** What `vastai create template ...` sends (docs/client-compat.md 2.11). */
     const CLI_CREATE = {
       name: 't1',
       image: 'pytorch/pytorch',

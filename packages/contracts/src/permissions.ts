@@ -1,4 +1,4 @@
-/** Permission categories of scoped API keys (client-compat.md 2.8). */
+/** Permission categories of scoped API keys (docs/client-compat.md 2.8). */
 export const PERMISSION_CATEGORIES = [
   'misc',
   'user_read',

@@ -17,7 +17,7 @@ export const AUTH_KEY_LOOKUP = Symbol('AUTH_KEY_LOOKUP');
 const PERMISSION = 'rigmarket:permission';
 const PUBLIC = 'rigmarket:public';
 
-/** The permission category a route needs (client-compat.md 2.8's route table). */
+/** The permission category a route needs (docs/client-compat.md 2.8's route table). */
 export const RequirePermission = (category: PermissionCategory) => SetMetadata(PERMISSION, category);
 /** A route anyone may call without a key. */
 export const Public = () => SetMetadata(PUBLIC, true);

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 
 /**
- * Real clients compare Content-Type to exactly `application/json` (client-compat.md 2.1); Express
+ * Real clients compare Content-Type to exactly `application/json` (docs/client-compat.md 2.1); Express
  * appends `; charset=utf-8`. JSON is UTF-8 by definition (RFC 8259), so dropping the parameter is safe.
  */
 export function exactJsonContentType(_req: Request, res: Response, next: NextFunction): void {

@@ -1,5 +1,5 @@
 /**
- * Request bodies exactly as the real `vastai` CLI sends them (client-compat.md), shared by the unit and
+ * Request bodies exactly as the real `vastai` CLI sends them (docs/client-compat.md), shared by the unit and
  * HTTP suites of the contexts that serve them.
  */
 

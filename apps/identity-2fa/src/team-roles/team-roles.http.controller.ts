@@ -69,7 +69,7 @@ export class TeamRolesController {
     return { success: true, id: role.id, name: role.name, permissions: role.permissions };
   }
 
-  /** Update takes the numeric id (client-compat.md 2.10); show and delete take the name. */
+  /** Update takes the numeric id (docs/client-compat.md 2.10); show and delete take the name. */
   @Put('roles/:id')
   @RequirePermission('team_write')
   async update(

@@ -96,7 +96,7 @@ function optionalBoolean(body: Record<string, unknown>, key: string): boolean | 
 function optionalNumber(body: Record<string, unknown>, key: string): number | null {
   const value = body[key];
   if (!present(value) || value === '') return null;
-  // The CLI sends numbers as strings at times (client-compat.md 4.4).
+  // The CLI sends numbers as strings at times (docs/client-compat.md 4.4).
   const n = typeof value === 'string' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isFinite(n)) throw ApiError.badRequest(`${key} must be a number`);
   return n;
@@ -299,7 +299,7 @@ export function instanceConfig(
       : null;
   return {
     image,
-    // Without a runtype or template the CLI's default is "ssh" (client-compat.md 2.2).
+    // Without a runtype or template the CLI's default is "ssh" (docs/client-compat.md 2.2).
     runtype: request.runtype ?? (t ? templateRuntype(t) : 'ssh_proxy'),
     env: { ...(t ? envStringToObject(t.env) : {}), ...request.env },
     disk: request.disk ?? t?.recommended_disk_space ?? DEFAULT_DISK_GB,
@@ -323,7 +323,7 @@ export function instanceConfig(
   };
 }
 
-/** The CLI's default size of a volume created while renting (client-compat.md 2.2). */
+/** The CLI's default size of a volume created while renting (docs/client-compat.md 2.2). */
 export const DEFAULT_NEW_VOLUME_GB = 15;
 
 function newVolumeOf(volume: VolumeRequest): NonNullable<InstanceConfig['newVolume']> {

@@ -57,7 +57,7 @@ function volumeInfo(config: InstanceConfig) {
     : null;
 }
 
-/** One instance row as the CLI's tables read it (client-compat.md 2.3/2.4: start_date number, extra_env pairs). */
+/** One instance row as the CLI's tables read it (docs/client-compat.md 2.3/2.4: start_date number, extra_env pairs). */
 export function instanceView(row: InstanceRowRecord) {
   const details =
     typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;

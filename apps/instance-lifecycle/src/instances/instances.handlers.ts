@@ -428,7 +428,7 @@ export class RestartInstanceCommand extends Command<void> {
   }
 }
 
-/** Reboot and recycle (client-compat.md 2.5): the host restarts or recreates the container. */
+/** Reboot and recycle (docs/client-compat.md 2.5): the host restarts or recreates the container. */
 @CommandHandler(RestartInstanceCommand)
 export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCommand> {
   constructor(

@@ -331,7 +331,7 @@ function changesOf(body: UpdateInstanceDto): InstanceChanges {
   };
 }
 
-/** What current clients list with (client-compat.md 2.3): keyset-style pages of at most 25. */
+/** What current clients list with (docs/client-compat.md 2.3): keyset-style pages of at most 25. */
 @Controller('api/v1/instances')
 @UseGuards(InstanceBearerGuard)
 export class InstancesV1Controller {

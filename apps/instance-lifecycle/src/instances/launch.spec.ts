@@ -1,6 +1,6 @@
 import { parseLaunchQuery } from './launch';
 
-/** What `vastai launch instance -g RTX_4090 -n 2 -i IMG -r North_America` sends as q (client-compat.md 2.2). */
+/** What `vastai launch instance -g RTX_4090 -n 2 -i IMG -r North_America` sends as q (docs/client-compat.md 2.2). */
 const CLI_Q = {
   verified: { eq: true },
   external: { eq: false },

@@ -34,7 +34,7 @@ function logBase(request: Request): string {
   return `${request.protocol}://${request.get('host') ?? 'localhost'}/logs`;
 }
 
-/** PUT /api/v0/instances/request_logs/{id}/ (client-compat.md 2.6): the CLI then polls result_url without auth. */
+/** PUT /api/v0/instances/request_logs/{id}/ (docs/client-compat.md 2.6): the CLI then polls result_url without auth. */
 @Controller()
 @UseGuards(InstanceBearerGuard)
 export class LogsController {

@@ -220,7 +220,7 @@ interface MachineViewRow {
 const json = <T>(value: T | string | null): T | null =>
   typeof value === 'string' ? (JSON.parse(value) as T) : value;
 
-/** A machine as `vastai show machines` reads it (client-compat.md 2.14). */
+/** A machine as `vastai show machines` reads it (docs/client-compat.md 2.14). */
 export function machineView(row: MachineViewRow): Record<string, unknown> {
   const hw = json(row.hardware);
   const ask = json(row.ask);

@@ -65,7 +65,7 @@ export class RegisterMachineRequest {
   @IsOptional() @IsBoolean() vms_enabled?: boolean;
 }
 
-/** `vastai list machine` (client-compat.md 2.14): every key is sent, unset ones as null. */
+/** `vastai list machine` (docs/client-compat.md 2.14): every key is sent, unset ones as null. */
 export class CreateAsksRequest {
   @IsOptional() machine?: unknown;
   @IsOptional() price_gpu?: unknown;

@@ -2,7 +2,7 @@ import { ApiError } from '@rigmarket/contracts';
 import { driverVersionNumber } from './offer-rows';
 
 /**
- * The offer search language (client-compat.md 2.1): `{field: {op: value}}` filters plus order, type,
+ * The offer search language (docs/client-compat.md 2.1): `{field: {op: value}}` filters plus order, type,
  * limit and allocated_storage. Parsing is pure; SQL is built from whitelisted fragments with every
  * value as a parameter.
  */

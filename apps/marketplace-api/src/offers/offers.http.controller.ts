@@ -4,7 +4,7 @@ import { BearerGuard, Public } from '@rigmarket/http-kit';
 import { SearchOffersQuery } from './offers.handlers';
 
 /**
- * Offer search (client-compat.md 2.1). Searching needs no particular permission category, as at the
+ * Offer search (docs/client-compat.md 2.1). Searching needs no particular permission category, as at the
  * anchor service: any caller may browse the market.
  */
 @Controller('api/v0')

@@ -1,7 +1,7 @@
 import { ApiError, type TemplateContent } from '@rigmarket/contracts';
 
 /**
- * Request bodies -> TemplateContent (client-compat.md 2.11): docker_login_* absent is an empty string
+ * Request bodies -> TemplateContent (docs/client-compat.md 2.11): docker_login_* absent is an empty string
  * (the CLI never sends user/pass), recommended_disk_space may be a string, env stays the Docker-flag
  * string, and on edit a null means "unchanged".
  */

@@ -31,7 +31,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * Templates (spec "Templates", client-compat.md 2.11). Bodies are read raw: nulls mean "unchanged".
+ * Templates (spec "Templates", docs/client-compat.md 2.11). Bodies are read raw: nulls mean "unchanged".
  * vastai 1.9 edits through PUT /api/v1/template/ (with id and hash_id), so the v1 path is served too.
  */
 @Controller(['api/v0/template', 'api/v1/template'])

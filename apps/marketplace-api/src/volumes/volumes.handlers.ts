@@ -307,7 +307,7 @@ const hw = (key: string, cast = '::float8') => `(m.hardware->>'${key}')${cast}`;
 const num = (sql: string): FieldSpec => ({ kind: 'number', sql: () => sql });
 const str = (sql: string): FieldSpec => ({ kind: 'string', sql: () => sql });
 
-/** Searchable fields of volume offers (client-compat.md 2.15). */
+/** Searchable fields of volume offers (docs/client-compat.md 2.15). */
 export const VOLUME_FIELDS: Readonly<Record<string, FieldSpec>> = {
   id: num('v.machine_id'),
   machine_id: num('v.machine_id'),

@@ -39,7 +39,7 @@ function requiredNumber(name: string, raw: unknown): number {
   return value;
 }
 
-/** Volumes (client-compat.md 2.15). */
+/** Volumes (docs/client-compat.md 2.15). */
 @Controller('api/v0/volumes')
 @UseGuards(BearerGuard)
 export class VolumesController {

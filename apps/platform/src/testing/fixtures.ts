@@ -1,6 +1,6 @@
 /**
  * What a host sends, shared by the HTTP suites: the machine registration (a 4x RTX 4090 rig, as the host
- * agent reports it) and `vastai list machine`'s ask (client-compat.md 2.9; every key present, unset ones null).
+ * agent reports it) and `vastai list machine`'s ask (docs/client-compat.md 2.9; every key present, unset ones null).
  */
 export const HOST_HARDWARE = {
   gpu_name: 'RTX 4090',

@@ -125,7 +125,7 @@ export class CancelMaintenanceHandler implements ICommandHandler<CancelMaintenan
   }
 }
 
-/** A row of `vastai show maints` (client-compat.md 2.13). */
+/** A row of `vastai show maints` (docs/client-compat.md 2.13). */
 export interface MaintenanceView {
   machine_id: number;
   start_time: number;

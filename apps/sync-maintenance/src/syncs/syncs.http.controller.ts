@@ -11,7 +11,7 @@ import {
 import { IsOptional } from 'class-validator';
 import { CancelSyncCommand, StartSyncCommand } from './syncs.handlers';
 
-/** `vastai copy A:/p B:/q` (client-compat.md 2.12): ids arrive as strings. */
+/** `vastai copy A:/p B:/q` (docs/client-compat.md 2.12): ids arrive as strings. */
 export class CopyDirectRequest {
   @IsOptional() src_id?: unknown;
   @IsOptional() dst_id?: unknown;
