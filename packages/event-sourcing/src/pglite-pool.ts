@@ -63,6 +63,13 @@ function commandOf(sql: string): string {
   return match?.[1]?.toUpperCase() ?? '';
 }
 
+/**
+ * Resolves on the next turn of the event loop, after pending I/O and timers. PGlite runs in this thread and
+ * answers a query without any real I/O, so a chain of awaited queries (a billing run, a reactor drain, a
+ * rebuild) would otherwise run as one long task: no HTTP request or timer would be served until it ended.
+ */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 class PgliteClient extends EventEmitter {
   constructor(private readonly db: PGlite) {
     super();
@@ -71,6 +78,8 @@ class PgliteClient extends EventEmitter {
     sql: string,
     params?: unknown[] | ((err: unknown, res: unknown) => void),
   ): Promise<PgLikeResult> {
+    // Each query starts on a fresh event-loop turn (see yieldToEventLoop).
+    await yieldToEventLoop();
     const values = Array.isArray(params) ? params : undefined;
     if (values && values.length > 0) {
       const result = await this.db.query(sql, values);
@@ -109,6 +118,8 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
       }
       void lock.acquire().then(async (release) => {
         try {
+          // The session changes hands on a fresh turn, so waiting requests interleave with a busy loop.
+          await yieldToEventLoop();
           const db = await pgliteInstance(dataDir);
           let released = false;
           callback(null, new PgliteClient(db), () => {
