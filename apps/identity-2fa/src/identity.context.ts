@@ -1,6 +1,10 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
-import { userCreditMigration, userCreditProjection } from './users/user-credit.read-model';
+import {
+  userCreditExactMigration,
+  userCreditMigration,
+  userCreditProjection,
+} from './users/user-credit.read-model';
 import { tfaProjection, tfaReadModelsMigration } from './tfa/tfa.read-models';
 import {
   SCHEMA,
@@ -13,7 +17,13 @@ import {
 /** identity-2fa's storage: read models of its own events (inline) and of marketplace's ledger (subscribed). */
 export const identityContext: ContextDefinition = {
   context: 'identity',
-  migrations: [identityReadModelsMigration, authKeysMigration(), tfaReadModelsMigration, userCreditMigration],
+  migrations: [
+    identityReadModelsMigration,
+    authKeysMigration(),
+    tfaReadModelsMigration,
+    userCreditMigration,
+    userCreditExactMigration,
+  ],
   inlineProjections: [
     usersProjection,
     apiKeysProjection,

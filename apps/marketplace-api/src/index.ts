@@ -11,3 +11,4 @@ export type { OfferRow } from './offers/offer-rows';
 export { ChargeUsageCommand } from './ledger/ledger.handlers';
 export { chargeFor } from './ledger/ledger.decider';
 export { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
+export { ledgerImbalances, type LedgerImbalance } from './ledger/ledger-check';

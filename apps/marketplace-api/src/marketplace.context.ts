@@ -8,7 +8,11 @@ import {
   templatesProjection,
 } from './marketplace.read-models';
 import { billingPeriodsMigration, billingPeriodsProjection } from './ledger/billing-periods.read-model';
-import { ledgerProjection, ledgerReadModelsMigration } from './ledger/ledger.read-models';
+import {
+  exactLedgerMigration,
+  ledgerProjection,
+  ledgerReadModelsMigration,
+} from './ledger/ledger.read-models';
 import {
   instanceAllocationsMigration,
   instanceAllocationsProjection,
@@ -53,6 +57,7 @@ export const marketplaceContext: ContextDefinition = {
     maintenanceWindowsMigration,
     templateUsageMigration,
     machineLastHeartbeatMigration,
+    exactLedgerMigration,
   ],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
   subscribedProjections: [

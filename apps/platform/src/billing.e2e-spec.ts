@@ -1,7 +1,12 @@
 import { type ContextRuntime, ManualClock } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
-import { BillingMeter, MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
+import {
+  BillingMeter,
+  MARKETPLACE_RUNTIME,
+  MarketplaceModule,
+  ledgerImbalances,
+} from '@rigmarket/marketplace-api';
 import {
   BOTH_MODES,
   type PlatformHarness,
@@ -139,7 +144,7 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     // Half an hour of compute.
     clock.advance(HOUR / 2);
     expect(await bill(['gpu'])).toEqual([
-      expect.objectContaining({ instanceId: id, kind: 'gpu', amount: 0.455 }),
+      expect.objectContaining({ instanceId: id, kind: 'gpu', amountMicros: 455_000 }),
     ]);
     expect(await credit()).toEqual({ credit: 0.545, charges: 0.455 });
     // A second run at the same moment charges nothing more.
@@ -150,9 +155,9 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     await until(id, 'stopped');
     clock.advance(HOUR);
     expect(await bill(['storage'])).toEqual([
-      expect.objectContaining({ instanceId: id, kind: 'storage', amount: 0.01 }),
+      expect.objectContaining({ instanceId: id, kind: 'storage', amountMicros: 10_000 }),
     ]);
-    expect((await credit()).credit).toBeCloseTo(0.535, 6);
+    expect((await credit()).credit).toBe(0.535);
 
     // Started again and run for an hour: the charge takes the balance below zero.
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
@@ -160,9 +165,9 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     clock.advance(HOUR);
     // The disk was billed up to the start; compute runs from the host's loading report.
     expect(await bill(['gpu'])).toEqual([
-      expect.objectContaining({ instanceId: id, kind: 'gpu', amount: 0.91 }),
+      expect.objectContaining({ instanceId: id, kind: 'gpu', amountMicros: 910_000 }),
     ]);
-    expect((await credit()).credit).toBeCloseTo(-0.375, 6);
+    expect((await credit()).credit).toBe(-0.375);
 
     // marketplace announces CreditExhausted; instance-lifecycle stops the instance and says why.
     const stopped = await eventually(
@@ -189,8 +194,107 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
       30_000,
       'the three earnings of the host',
     );
-    expect(earned).toBeCloseTo(0.455 + 0.01 + 0.91, 6);
+    expect(earned).toBe(1.375);
   }, 240_000);
+
+  it('answers 400 naming the bound for a price, bid, disk or grant beyond it', async () => {
+    const refused = async (req: request.Test, field: RegExp) => {
+      const res = await req;
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ success: false });
+      expect(res.body.msg).toMatch(field);
+    };
+    const offerId = machineId * 1000 + 1;
+    await refused(
+      http().put(`/api/v0/asks/${offerId}/`).set(as(renterKey)).send({ image: 'busybox', price: 1e308 }),
+      /price must be at most 1,000 \$\/hour per GPU/,
+    );
+    await refused(
+      http().put(`/api/v0/asks/${offerId}/`).set(as(renterKey)).send({ image: 'busybox', disk: 1e308 }),
+      /disk must be a positive number of GB, at most 100,000/,
+    );
+    await refused(
+      http()
+        .put('/api/v0/machines/create_asks/')
+        .set(as(ADMIN_KEY))
+        .send({ machine: machineId, ...ASK, price_gpu: 5e306 }),
+      /price_gpu must be at most 1,000 \$\/hour per GPU/,
+    );
+    await refused(
+      http()
+        .put('/api/v0/machines/create_asks/')
+        .set(as(ADMIN_KEY))
+        .send({ machine: machineId, ...ASK, price_disk: 1e308 }),
+      /price_disk must be at most 10 \$\/GB\/month/,
+    );
+    await refused(
+      http().post('/api/v0/credit/').set(as(ADMIN_KEY)).send({ user_id: renterId, amount: 1e308 }),
+      /amount must be a positive amount of at most \$1,000,000/,
+    );
+    // Nothing of it reached the ledger or the offers.
+    expect((await credit()).credit).toBe(-0.375);
+    const offers = await http().post('/api/v0/bundles/').set(as(renterKey)).send({}).expect(200);
+    expect(offers.body.offers.find((o: { id: number }) => o.id === offerId)?.dph_base).toBe(0.9);
+  });
+
+  it('charges every other instance when one cannot be charged, and logs the one skipped', async () => {
+    const marketplace = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
+    // Two billing periods as rented before the limits existed: one at an absurd rate, one ordinary (the renter's).
+    const start = new Date(clock.now().getTime() - HOUR).toISOString();
+    await marketplace.db.query(
+      `INSERT INTO marketplace.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour)
+       VALUES (900001, $1, $2, 1, $3, 'gpu', 1e308), (900002, $1, $2, 1, $3, 'gpu', 0.36)`,
+      [start, renterId, machineId],
+    );
+    const errors: string[] = [];
+    const meter = h.app.get(BillingMeter);
+    const logger = (meter as unknown as { log: { error: (m: string) => void } }).log;
+    const original = logger.error.bind(logger);
+    logger.error = (m: string) => {
+      errors.push(m);
+      original(m);
+    };
+    try {
+      const charged = await meter.runOnce();
+      expect(charged).toEqual([expect.objectContaining({ instanceId: 900002, amountMicros: 360_000 })]);
+      expect(errors).toEqual([expect.stringMatching(/^instance 900001: .*skipped/)]);
+      // The next run skips it again and still charges the others' new periods (the stopped instance's disk too).
+      clock.advance(HOUR);
+      const next = await meter.runOnce();
+      expect(next).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ instanceId: 900002, amountMicros: 360_000 }),
+          expect.objectContaining({ kind: 'storage', amountMicros: 10_000 }),
+        ]),
+      );
+      expect(next.some((c) => c.instanceId === 900001)).toBe(false);
+      expect(errors).toHaveLength(2);
+    } finally {
+      logger.error = original;
+      await marketplace.db.query(
+        `DELETE FROM marketplace.billing_periods WHERE instance_id IN (900001, 900002)`,
+      );
+    }
+    expect((await credit()).credit).toBe(-1.105);
+  });
+
+  it('balances: for every account, credit granted - charges + earnings = its balance, in both read models', async () => {
+    const marketplace = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
+    const imbalances = await eventually(
+      async () => {
+        const found = await marketplace.db.transaction((sql) => ledgerImbalances(sql));
+        return found.length === 0 ? found : undefined;
+      },
+      30_000,
+      'the ledger balanced',
+    ).catch(() => marketplace.db.transaction((sql) => ledgerImbalances(sql)));
+    expect(imbalances).toEqual([]);
+    // identity's credit (GET /users/current/) is the ledger's balance, earnings included.
+    const current = await http().get('/api/v0/users/current/').set(as(ADMIN_KEY)).expect(200);
+    const earnings = await http().get('/api/v0/users/me/credit').set(as(ADMIN_KEY)).expect(200);
+    expect(current.body.credit).toBe(earnings.body.credit);
+    expect(current.body.credit).toBeGreaterThan(0);
+  });
 
   it('rebuilds every read model of the three contexts from their events to the same rows', async () => {
     for (const token of [IDENTITY_RUNTIME, MARKETPLACE_RUNTIME, INSTANCE_RUNTIME]) {

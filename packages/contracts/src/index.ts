@@ -7,5 +7,7 @@ export * from './marketplace';
 export * from './instance';
 export * from './sync';
 export * from './schema-registry';
+export * from './money';
+export * from './ledger-upcasters';
 export * from './agent-channel';
 export * from './host-agent-events';

@@ -193,10 +193,13 @@ export type TemplateDeleted = DomainEvent<
 >;
 export type TemplateEvent = TemplateCreated | TemplateEdited | TemplateDeleted;
 
-/** Each account's credit ledger (`ledger-<userId>`), in dollars. */
+/**
+ * Each account's credit ledger (`ledger-<userId>`). Amounts are integer micro-dollars (`amountMicros`,
+ * schema version 2, money.ts); version 1 payloads carried float dollars (`amount`) and are upcast.
+ */
 export type CreditGranted = DomainEvent<
   'CreditGranted',
-  { userId: number; amount: number; grantedBy: number; note: string | null; at: string }
+  { userId: number; amountMicros: number; grantedBy: number; note: string | null; at: string }
 >;
 export type AccountCharged = DomainEvent<
   'AccountCharged',
@@ -205,7 +208,7 @@ export type AccountCharged = DomainEvent<
     instanceId: number;
     machineId: number;
     kind: 'gpu' | 'storage';
-    amount: number;
+    amountMicros: number;
     periodStart: string;
     periodEnd: string;
     at: string;
@@ -219,21 +222,38 @@ export type HostEarned = DomainEvent<
     userId: number;
     machineId: number;
     instanceId: number;
-    amount: number;
+    amountMicros: number;
     at: string;
     /** The AccountCharged (event id) this earning follows from: one earning per charge; absent in older events. */
     chargeId?: string;
   }
 >;
 /** The balance reached zero: instance-lifecycle stops the account's running instances. */
-export type CreditExhausted = DomainEvent<'CreditExhausted', { userId: number; balance: number; at: string }>;
+export type CreditExhausted = DomainEvent<
+  'CreditExhausted',
+  { userId: number; balanceMicros: number; at: string }
+>;
 export type LedgerEvent = CreditGranted | AccountCharged | HostEarned | CreditExhausted;
 
+/** What a ledger event does to its account's balance, in micros: the one rule every ledger read model uses. */
+export function ledgerDeltaMicros(event: { type: string; data: unknown }): number {
+  const e = event as LedgerEvent;
+  switch (e.type) {
+    case 'CreditGranted':
+    case 'HostEarned':
+      return e.data.amountMicros;
+    case 'AccountCharged':
+      return -e.data.amountMicros;
+    default:
+      return 0;
+  }
+}
+
 export const MarketplacePublicEvents = {
-  CreditGranted: { schemaVersion: 1, streamType: 'ledger' },
-  AccountCharged: { schemaVersion: 1, streamType: 'ledger' },
-  HostEarned: { schemaVersion: 1, streamType: 'ledger' },
-  CreditExhausted: { schemaVersion: 1, streamType: 'ledger' },
+  CreditGranted: { schemaVersion: 2, streamType: 'ledger' },
+  AccountCharged: { schemaVersion: 2, streamType: 'ledger' },
+  HostEarned: { schemaVersion: 2, streamType: 'ledger' },
+  CreditExhausted: { schemaVersion: 2, streamType: 'ledger' },
   MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
   MachineListed: { schemaVersion: 1, streamType: 'machine' },
   MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },

@@ -9,6 +9,7 @@ import {
   isPublicEvent,
   streamTypeOf,
   topicFor,
+  upcast,
 } from '@rigmarket/contracts';
 import type { Sql } from './database';
 
@@ -69,7 +70,8 @@ export class EventStore {
       `SELECT ${COLUMNS} FROM ${this.schema}.events WHERE stream_id = $1 ORDER BY stream_position`,
       [streamId],
     );
-    return rows.map((r) => toEnvelope(this.context, r));
+    // Folded by deciders, which know only the current payloads: older versions are upcast here.
+    return rows.map((r) => upcast(toEnvelope(this.context, r)));
   }
 
   /** Events after `afterGlobalPosition`, in commit-safe order (only transactions no longer in flight). */

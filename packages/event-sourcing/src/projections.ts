@@ -111,38 +111,42 @@ export async function rebuildProjection(
   schema: string,
   projection: Projection,
 ): Promise<number> {
-  return db.transaction(async (sql) => {
-    for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
-    await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
-      projection.name,
+  return db.transaction((sql) => replayProjection(sql, schema, projection));
+}
+
+/**
+ * rebuildProjection's work in the caller's transaction (a migration that changes a read model's shape
+ * replays it this way): empties the projection's tables and positions, applies every source event.
+ */
+export async function replayProjection(sql: Sql, schema: string, projection: Projection): Promise<number> {
+  for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
+  await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
+    projection.name,
+  ]);
+  await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [projection.name]);
+  let applied = 0;
+  const contexts = [...new Set(projection.sources.map((s) => s.context))];
+  for (const context of contexts) {
+    // A context that never ran here (its tables absent) has no events to replay.
+    const [exists] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
+      `${CONTEXT_SCHEMAS[context]}.events`,
     ]);
-    await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [
-      projection.name,
-    ]);
-    let applied = 0;
-    const contexts = [...new Set(projection.sources.map((s) => s.context))];
-    for (const context of contexts) {
-      // A context that never ran here (its tables absent) has no events to replay.
-      const [exists] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
-        `${CONTEXT_SCHEMAS[context]}.events`,
-      ]);
-      if (!exists?.found) continue;
-      const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
-      const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
-      let after = '0';
-      for (;;) {
-        const batch = await store.readAll(sql, after, 500, streamTypes);
-        if (batch.length === 0) break;
-        for (const event of batch) {
-          if ((await applyProjection(sql, schema, projection, event)) === 'applied') applied += 1;
-        }
-        after = batch[batch.length - 1]!.globalPosition;
+    if (!exists?.found) continue;
+    const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
+    const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
+    let after = '0';
+    for (;;) {
+      const batch = await store.readAll(sql, after, 500, streamTypes);
+      if (batch.length === 0) break;
+      for (const event of batch) {
+        if ((await applyProjection(sql, schema, projection, event)) === 'applied') applied += 1;
       }
-      await sql.execute(
-        `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position) VALUES ($1, $2, $3, $4)`,
-        [projection.name, projection.version, `store:${context}`, after],
-      );
+      after = batch[batch.length - 1]!.globalPosition;
     }
-    return applied;
-  });
+    await sql.execute(
+      `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position) VALUES ($1, $2, $3, $4)`,
+      [projection.name, projection.version, `store:${context}`, after],
+    );
+  }
+  return applied;
 }

@@ -1,5 +1,5 @@
-import type { AccountCharged, CreditGranted, EventEnvelope } from '@rigmarket/contracts';
-import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import { type EventEnvelope, ledgerDeltaMicros, microsToDecimal } from '@rigmarket/contracts';
+import { type Migration, type Projection, type Sql, replayProjection } from '@rigmarket/event-sourcing';
 
 const TABLE = 'identity.user_credit';
 
@@ -13,24 +13,32 @@ export const userCreditMigration: Migration = {
   },
 };
 
+/**
+ * The credit column was summed from float dollars and left out hosts' earnings, so it disagreed with
+ * marketplace.balances; it is now NUMERIC(20, 6) summed from the ledger's integer micros by the same rule
+ * (ledgerDeltaMicros) as marketplace's balances, and replayed from the ledger once.
+ */
+export const userCreditExactMigration: Migration = {
+  id: '0005-user-credit-exact-money',
+  async up(sql, s) {
+    await sql.execute(`DELETE FROM ${s}.user_credit`);
+    await sql.execute(`ALTER TABLE ${s}.user_credit ALTER COLUMN credit TYPE NUMERIC(20, 6)`);
+    await replayProjection(sql, s, userCreditProjection);
+  },
+};
+
 export const userCreditProjection: Projection = {
   name: 'user_credit',
   version: 1,
   sources: [{ context: 'marketplace', streamType: 'ledger' }],
   tables: [TABLE],
   async apply(sql: Sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as CreditGranted | AccountCharged;
-    const delta =
-      event.type === 'CreditGranted'
-        ? event.data.amount
-        : event.type === 'AccountCharged'
-          ? -event.data.amount
-          : 0;
+    const delta = ledgerDeltaMicros(envelope);
     if (delta === 0) return;
     await sql.execute(
       `INSERT INTO ${TABLE} (user_id, credit) VALUES ($1, $2)
        ON CONFLICT (user_id) DO UPDATE SET credit = ${TABLE}.credit + EXCLUDED.credit`,
-      [event.data.userId, delta],
+      [(envelope.data as { userId: number }).userId, microsToDecimal(delta)],
     );
   },
 };

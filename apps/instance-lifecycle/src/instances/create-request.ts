@@ -1,5 +1,6 @@
 import {
   ApiError,
+  MONEY_LIMITS,
   type InstanceConfig,
   type InstanceIntendedStatus,
   type InstanceRuntype,
@@ -58,8 +59,10 @@ export function parseVolumeInfo(raw: unknown): VolumeRequest {
   }
   const createNew = raw.create_new === true || raw.create_new === 'true';
   const size = raw.size === undefined || raw.size === null ? null : Number(raw.size);
-  if (size !== null && (!Number.isFinite(size) || size <= 0))
-    throw ApiError.badRequest('volume_info.size must be a positive number of GB');
+  if (size !== null && (!Number.isFinite(size) || size <= 0 || size > MONEY_LIMITS.diskGb))
+    throw ApiError.badRequest(
+      `volume_info.size must be a positive number of GB, at most ${MONEY_LIMITS.diskGb.toLocaleString('en-US')}`,
+    );
   if (createNew && size !== null && !Number.isInteger(size))
     throw ApiError.badRequest('volume_info.size must be a whole number of GB for a new volume');
   return {
@@ -190,7 +193,10 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     throw ApiError.badRequest(`onstart is ${onstart.length} characters; at most ${ONSTART_MAX} are allowed`);
 
   const disk = optionalNumber(body, 'disk');
-  if (disk !== null && disk <= 0) throw ApiError.badRequest('disk must be a positive number of GB');
+  if (disk !== null && (disk <= 0 || disk > MONEY_LIMITS.diskGb))
+    throw ApiError.badRequest(
+      `disk must be a positive number of GB, at most ${MONEY_LIMITS.diskGb.toLocaleString('en-US')} (got ${disk})`,
+    );
 
   const targetRaw = optionalString(body, 'target_state');
   if (targetRaw !== null && targetRaw !== 'running' && targetRaw !== 'stopped')
@@ -198,6 +204,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
 
   const price = optionalNumber(body, 'price');
   if (price !== null && price <= 0) throw ApiError.badRequest('price must be a positive bid in $/hour');
+  // The bound per GPU (MONEY_LIMITS.gpuPricePerHour) is checked against the offer's GPU count when renting.
 
   const runtypeRaw = optionalString(body, 'runtype');
   let args: string[] | null = null;

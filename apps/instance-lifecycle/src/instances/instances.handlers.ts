@@ -8,7 +8,12 @@ import {
   Query,
   QueryHandler,
 } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type InstanceIntendedStatus } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  type InstanceIntendedStatus,
+  MONEY_LIMITS,
+} from '@rigmarket/contracts';
 import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
@@ -121,6 +126,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     if (request.cancelUnavail) await this.refuseIfUnavailable(machineId, offerId, request);
     await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
     const ask = machine.ask;
+    if (request.price !== null) checkBidBound(request.price, numGpus);
     if (request.price !== null && request.price < ask.minBid * numGpus) {
       throw ApiError.badRequest(
         `price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`,
@@ -136,6 +142,10 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       templateId = found.templateId;
     }
     const config = instanceConfig(request, template);
+    if (!(config.disk > 0 && config.disk <= MONEY_LIMITS.diskGb))
+      throw ApiError.badRequest(
+        `disk must be a positive number of GB, at most ${MONEY_LIMITS.diskGb.toLocaleString('en-US')} (the template's recommended_disk_space is ${config.disk})`,
+      );
     if (config.vm && !machine.vmsEnabled) {
       throw new ApiError(
         400,
@@ -242,6 +252,18 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       );
     }
   }
+}
+
+/** A bid is at most MONEY_LIMITS.gpuPricePerHour per GPU of the offer (docs/api.md "Limits"). */
+function checkBidBound(price: number, numGpus: number): void {
+  const max = MONEY_LIMITS.gpuPricePerHour * numGpus;
+  if (price > max)
+    throw new ApiError(
+      400,
+      'invalid_amount',
+      `price must be at most ${MONEY_LIMITS.gpuPricePerHour.toLocaleString('en-US')} $/hour per GPU (${max.toLocaleString('en-US')} $/hour for ${numGpus} GPU${numGpus === 1 ? '' : 's'}; got ${price})`,
+      { field: 'price', max },
+    );
 }
 
 /**
@@ -467,6 +489,7 @@ export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
   async execute({ requesterId, instanceId, price, metadata }: ChangeBidCommand): Promise<void> {
     const { state } = await this.runtime.runner.load(instanceStreamId(instanceId), instanceDecider);
     if (state.status === 'active' && state.renter === requesterId) {
+      checkBidBound(price, state.numGpus);
       const machine = await findMachine(this.runtime.db, state.machineId);
       const minimum = (machine?.ask?.minBid ?? 0) * state.numGpus;
       if (price < minimum)

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError } from '@rigmarket/contracts';
+import { ApiError, MAX_LEDGER_AMOUNT_MICROS, dollarsToMicros } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { PeriodicJob } from '../periodic-job';
@@ -29,7 +29,8 @@ export interface DueCharge {
   hostId: number;
   machineId: number;
   kind: 'gpu' | 'storage';
-  amount: number;
+  /** In micros; NaN when the period's rate is no amount the ledger can take (see work). */
+  amountMicros: number;
   periodStart: string;
   periodEnd: string;
 }
@@ -41,6 +42,10 @@ export interface DueCharge {
  * is an AccountCharged on the renter's ledger stream with its period; the ledger refuses a period that
  * starts before the instance's last charge ended, so two meters (or a retry) never bill twice.
  * `runOnce` charges everything due up to the runtime clock's now and returns what it charged.
+ *
+ * Each charge stands alone: one that fails (a rate beyond the limits from before they existed, a database
+ * error on one stream) is logged at error with its instance and skipped; the run goes on with the others,
+ * and the next run tries the skipped one again.
  */
 @Injectable()
 export class BillingMeter extends PeriodicJob<DueCharge[]> {
@@ -51,6 +56,8 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
   ) {
     super('BillingMeter', intervalMs);
   }
+
+  private readonly log = new Logger('BillingMeter');
 
   async due(now: Date): Promise<DueCharge[]> {
     const rows = await this.runtime.db.query<DueRow>(
@@ -74,7 +81,7 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
         hostId: Number(r.host_id),
         machineId: Number(r.machine_id),
         kind: r.kind,
-        amount: chargeFor(Number(r.rate_per_hour), from, to),
+        amountMicros: chargeFor(dollarsToMicros(Number(r.rate_per_hour)), from, to),
         periodStart: from.toISOString(),
         periodEnd: to.toISOString(),
       };
@@ -86,31 +93,40 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
     const charged: DueCharge[] = [];
     for (const due of await this.due(now)) {
       // Too small to show yet: left for a later run, which charges the longer period.
-      if (due.amount === 0) continue;
-      const metadata = {
-        correlationId: `billing-${due.instanceId}-${due.periodEnd}`,
-        causationId: `billing-${due.instanceId}`,
-      };
+      if (due.amountMicros === 0) continue;
       try {
-        await this.commands.execute(
-          new ChargeUsageCommand(
-            due.renterId,
-            due.hostId,
-            due.instanceId,
-            due.machineId,
-            due.kind,
-            due.amount,
-            due.periodStart,
-            due.periodEnd,
-            metadata,
-          ),
-        );
+        await this.charge(due);
         charged.push(due);
       } catch (error) {
         if (error instanceof ApiError && error.code === 'already_billed') continue; // another meter was first
-        throw error;
+        this.log.error(
+          `instance ${due.instanceId}: charge for ${due.periodStart}..${due.periodEnd} skipped (renter ${due.renterId}): ${String(error)}`,
+        );
       }
     }
     return charged;
+  }
+
+  private async charge(due: DueCharge): Promise<void> {
+    if (!Number.isSafeInteger(due.amountMicros) || due.amountMicros > MAX_LEDGER_AMOUNT_MICROS) {
+      throw new Error(`its rate makes a charge beyond the ledger's limit ($1,000,000,000): not charged`);
+    }
+    const metadata = {
+      correlationId: `billing-${due.instanceId}-${due.periodEnd}`,
+      causationId: `billing-${due.instanceId}`,
+    };
+    await this.commands.execute(
+      new ChargeUsageCommand(
+        due.renterId,
+        due.hostId,
+        due.instanceId,
+        due.machineId,
+        due.kind,
+        due.amountMicros,
+        due.periodStart,
+        due.periodEnd,
+        metadata,
+      ),
+    );
   }
 }

@@ -32,11 +32,18 @@ export class HostEarningsReactor implements Reactor, OnApplicationBootstrap {
   async react(envelope: EventEnvelope): Promise<void> {
     const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
     if (event.type !== 'AccountCharged' || event.data.hostId === undefined) return;
-    const { hostId, instanceId, machineId, amount } = event.data;
+    const { hostId, instanceId, machineId, amountMicros } = event.data;
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     await runLedgerCommand(
       this.runtime,
-      { type: 'RecordEarning', userId: hostId, chargeId: envelope.eventId, instanceId, machineId, amount },
+      {
+        type: 'RecordEarning',
+        userId: hostId,
+        chargeId: envelope.eventId,
+        instanceId,
+        machineId,
+        amountMicros,
+      },
       metadata,
     );
   }

@@ -1,11 +1,13 @@
-import type { LedgerEvent } from '@rigmarket/contracts';
+import { type EventEnvelope, type LedgerEvent, upcast } from '@rigmarket/contracts';
 import { deciderSpec } from '@rigmarket/testing';
 import { LedgerErrors, chargeFor, ledgerDecider } from './ledger.decider';
 
 const AT = '2026-05-01T12:00:00.000Z';
+/** Dollars in the test, micros on the ledger. */
+const $ = (dollars: number) => Math.round(dollars * 1e6);
 const granted = (amount: number): LedgerEvent => ({
   type: 'CreditGranted',
-  data: { userId: 2, amount, grantedBy: 1, note: null, at: AT },
+  data: { userId: 2, amountMicros: $(amount), grantedBy: 1, note: null, at: AT },
 });
 /** Hour n of instance 9 (hour 0 ends at AT). */
 const hour = (n: number) => ({
@@ -20,12 +22,21 @@ const charge = (amount: number, n = 0) => ({
   machineId: 42,
   hostId: 7,
   kind: 'gpu' as const,
-  amount,
+  amountMicros: $(amount),
   ...hour(n),
 });
 const charged = (amount: number, n = 0): LedgerEvent => ({
   type: 'AccountCharged',
-  data: { userId: 2, instanceId: 9, machineId: 42, kind: 'gpu', amount, ...hour(n), at: AT, hostId: 7 },
+  data: {
+    userId: 2,
+    instanceId: 9,
+    machineId: 42,
+    kind: 'gpu',
+    amountMicros: $(amount),
+    ...hour(n),
+    at: AT,
+    hostId: 7,
+  },
 });
 /** On the host's (user 7) ledger: its earning from the charge with event id `chargeId`. */
 const earn = (chargeId: string, amount = 0.5) => ({
@@ -35,11 +46,11 @@ const earn = (chargeId: string, amount = 0.5) => ({
   chargeId,
   instanceId: 9,
   machineId: 42,
-  amount,
+  amountMicros: $(amount),
 });
 const earned = (chargeId: string, amount = 0.5): LedgerEvent => ({
   type: 'HostEarned',
-  data: { userId: 7, machineId: 42, instanceId: 9, amount, at: AT, chargeId },
+  data: { userId: 7, machineId: 42, instanceId: 9, amountMicros: $(amount), at: AT, chargeId },
 });
 const spec = deciderSpec(ledgerDecider);
 
@@ -47,12 +58,56 @@ describe('ledger decider', () => {
   it('grants credit; refuses a zero or negative grant', () => {
     spec
       .given([])
-      .when({ type: 'GrantCredit', at: AT, userId: 2, amount: 10, grantedBy: 1, note: null })
+      .when({ type: 'GrantCredit', at: AT, userId: 2, amountMicros: $(10), grantedBy: 1, note: null })
       .then([granted(10)]);
+    for (const amountMicros of [$(-1), 0, 0.5, Infinity, NaN]) {
+      spec
+        .given([])
+        .when({ type: 'GrantCredit', at: AT, userId: 2, amountMicros, grantedBy: 1, note: null })
+        .thenThrows(LedgerErrors.invalidAmount);
+    }
+  });
+
+  it('bounds a grant ($1,000,000) and the balance it leads to ($1,000,000,000)', () => {
     spec
       .given([])
-      .when({ type: 'GrantCredit', at: AT, userId: 2, amount: -1, grantedBy: 1, note: null })
+      .when({ type: 'GrantCredit', at: AT, userId: 2, amountMicros: $(1_000_000), grantedBy: 1, note: null })
+      .then([granted(1_000_000)]);
+    spec
+      .given([])
+      .when({ type: 'GrantCredit', at: AT, userId: 2, amountMicros: $(1_000_001), grantedBy: 1, note: null })
       .thenThrows(LedgerErrors.invalidAmount);
+    spec
+      .given(Array.from({ length: 1000 }, () => granted(1_000_000)))
+      .when({ type: 'GrantCredit', at: AT, userId: 2, amountMicros: 1, grantedBy: 1, note: null })
+      .thenThrows(LedgerErrors.invalidAmount);
+  });
+
+  it('adds micros exactly: ten grants of $0.10 and three charges of $0.10 leave exactly $0.70', () => {
+    const history = [
+      ...Array.from({ length: 10 }, () => granted(0.1)),
+      charged(0.1, 1),
+      charged(0.1, 2),
+      charged(0.1, 3),
+    ];
+    expect(history.reduce(ledgerDecider.evolve, ledgerDecider.initialState()).balance).toBe(700_000);
+  });
+
+  it('folds version 1 events (float dollars) upcast to micros, voiding amounts beyond the limits', () => {
+    const v1 = (type: string, data: Record<string, unknown>): LedgerEvent => {
+      const envelope = { type, schemaVersion: 1, context: 'marketplace', data } as unknown as EventEnvelope;
+      const up = upcast(envelope);
+      return { type: up.type, data: up.data } as LedgerEvent;
+    };
+    const history = [
+      v1('CreditGranted', { userId: 2, amount: 10.1, grantedBy: 1, note: null, at: AT }),
+      v1('AccountCharged', { ...charged(0).data, amountMicros: undefined, amount: 0.300001 }),
+      v1('AccountCharged', { ...charged(1).data, amountMicros: undefined, amount: 1e308 }),
+    ];
+    expect(history[1]!.data).toMatchObject({ amountMicros: 300_001 });
+    expect(history[1]!.data).not.toHaveProperty('amount');
+    expect(history[2]!.data).toMatchObject({ amountMicros: 0 });
+    expect(history.reduce(ledgerDecider.evolve, ledgerDecider.initialState()).balance).toBe(9_799_999);
   });
 
   it('charges while credit remains', () => {
@@ -66,9 +121,13 @@ describe('ledger decider', () => {
     spec
       .given([granted(1)])
       .when(charge(1))
-      .then([charged(1), { type: 'CreditExhausted', data: { userId: 2, balance: 0, at: AT } }]);
+      .then([charged(1), { type: 'CreditExhausted', data: { userId: 2, balanceMicros: 0, at: AT } }]);
     spec
-      .given([granted(1), charged(1), { type: 'CreditExhausted', data: { userId: 2, balance: 0, at: AT } }])
+      .given([
+        granted(1),
+        charged(1),
+        { type: 'CreditExhausted', data: { userId: 2, balanceMicros: 0, at: AT } },
+      ])
       .when(charge(0.5, 1))
       .then([charged(0.5, 1)]);
     // a grant lifts the exhaustion: the next one is announced again
@@ -76,11 +135,11 @@ describe('ledger decider', () => {
       .given([
         granted(1),
         charged(1),
-        { type: 'CreditExhausted', data: { userId: 2, balance: 0, at: AT } },
+        { type: 'CreditExhausted', data: { userId: 2, balanceMicros: 0, at: AT } },
         granted(1),
       ])
       .when(charge(2, 1))
-      .then([charged(2, 1), { type: 'CreditExhausted', data: { userId: 2, balance: -1, at: AT } }]);
+      .then([charged(2, 1), { type: 'CreditExhausted', data: { userId: 2, balanceMicros: $(-1), at: AT } }]);
   });
 
   it('never charges a period of an instance twice (a retried or concurrent billing run)', () => {
@@ -116,7 +175,7 @@ describe('ledger decider', () => {
         ledgerDecider.evolve,
         ledgerDecider.initialState(),
       ).balance,
-    ).toBe(0.75);
+    ).toBe($(0.75));
   });
 
   it('ignores a zero charge', () => {
@@ -128,11 +187,13 @@ describe('ledger decider', () => {
 });
 
 describe('period charges', () => {
-  it('prorates the rate by the second, rounded to a millionth of a dollar', () => {
+  it('prorates the rate (micros per hour) by the millisecond, rounded to a micro-dollar', () => {
     const at = (s: number) => new Date(Date.parse(AT) + s * 1000);
-    expect(chargeFor(3.6, at(0), at(10))).toBe(0.01);
-    expect(chargeFor(0.036, at(0), at(100))).toBe(0.001);
-    expect(chargeFor(0.75, at(0), at(3600))).toBe(0.75);
-    expect(chargeFor(3.6, at(10), at(0))).toBe(0);
+    expect(chargeFor($(3.6), at(0), at(10))).toBe($(0.01));
+    expect(chargeFor($(0.036), at(0), at(100))).toBe($(0.001));
+    expect(chargeFor($(0.75), at(0), at(3600))).toBe($(0.75));
+    expect(chargeFor($(3.6), at(10), at(0))).toBe(0);
+    // the dearest instance the limits allow (999 GPUs at $1,000/h), billed for a day, stays an exact integer
+    expect(Number.isSafeInteger(chargeFor($(999_000), at(0), at(86_400)))).toBe(true);
   });
 });

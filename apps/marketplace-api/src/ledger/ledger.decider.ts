@@ -1,9 +1,14 @@
-import { ApiError, type LedgerEvent } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type LedgerEvent,
+  MAX_LEDGER_AMOUNT_MICROS,
+  MICROS_PER_DOLLAR,
+  MONEY_LIMITS,
+} from '@rigmarket/contracts';
 
-/** Cents are not enough for per-second GPU billing: amounts are dollars rounded to 1e-6. */
-export const roundMoney = (amount: number): number => Math.round(amount * 1e6) / 1e6;
-
+/** Amounts are integer micro-dollars (contracts' money.ts): sums are exact integer sums. */
 export interface LedgerState {
+  /** In micros. */
   balance: number;
   /** A CreditExhausted was emitted and no grant has lifted the balance above zero since. */
   exhausted: boolean;
@@ -14,21 +19,24 @@ export interface LedgerState {
 }
 
 export type LedgerCommand = { at: string; userId: number } & (
-  | { type: 'GrantCredit'; amount: number; grantedBy: number; note: string | null }
+  | { type: 'GrantCredit'; amountMicros: number; grantedBy: number; note: string | null }
   | {
       type: 'Charge';
       instanceId: number;
       machineId: number;
       hostId: number;
       kind: 'gpu' | 'storage';
-      amount: number;
+      amountMicros: number;
       periodStart: string;
       periodEnd: string;
     }
-  | { type: 'RecordEarning'; chargeId: string; instanceId: number; machineId: number; amount: number }
+  | { type: 'RecordEarning'; chargeId: string; instanceId: number; machineId: number; amountMicros: number }
 );
 
 export const LedgerErrors = { invalidAmount: 'invalid_amount', alreadyBilled: 'already_billed' } as const;
+
+const MAX_GRANT_MICROS = MONEY_LIMITS.creditGrant * MICROS_PER_DOLLAR;
+const MAX_BALANCE_MICROS = MONEY_LIMITS.balance * MICROS_PER_DOLLAR;
 
 export const initialState = (): LedgerState => ({
   balance: 0,
@@ -40,7 +48,7 @@ export const initialState = (): LedgerState => ({
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
     case 'CreditGranted': {
-      const balance = roundMoney(state.balance + event.data.amount);
+      const balance = state.balance + event.data.amountMicros;
       return { ...state, balance, exhausted: state.exhausted && balance <= 0 };
     }
     case 'AccountCharged': {
@@ -49,12 +57,12 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
         previous !== undefined && previous > event.data.periodEnd ? previous : event.data.periodEnd;
       return {
         ...state,
-        balance: roundMoney(state.balance - event.data.amount),
+        balance: state.balance - event.data.amountMicros,
         billedUntil: { ...state.billedUntil, [event.data.instanceId]: until },
       };
     }
     case 'HostEarned': {
-      const balance = roundMoney(state.balance + event.data.amount);
+      const balance = state.balance + event.data.amountMicros;
       const chargeId = event.data.chargeId;
       return chargeId === undefined
         ? { ...state, balance }
@@ -65,22 +73,34 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   }
 }
 
-function positive(amount: number, allowZero = false): void {
-  if (!Number.isFinite(amount) || amount < 0 || (!allowZero && amount === 0)) {
-    throw new ApiError(400, LedgerErrors.invalidAmount, 'amount must be a positive number of dollars');
+/** An integer number of micros in [0, max] ((0, max] unless allowZero), else 400 invalid_amount. */
+function micros(amount: number, max: number, what: string, allowZero = false): void {
+  if (!Number.isSafeInteger(amount) || amount < 0 || (!allowZero && amount === 0) || amount > max) {
+    throw new ApiError(
+      400,
+      LedgerErrors.invalidAmount,
+      `${what} must be a positive amount of at most $${(max / MICROS_PER_DOLLAR).toLocaleString('en-US')}`,
+    );
   }
 }
 
 export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[] {
   switch (command.type) {
     case 'GrantCredit':
-      positive(command.amount);
+      micros(command.amountMicros, MAX_GRANT_MICROS, 'amount');
+      if (state.balance + command.amountMicros > MAX_BALANCE_MICROS) {
+        throw new ApiError(
+          400,
+          LedgerErrors.invalidAmount,
+          `A balance may not exceed $${MONEY_LIMITS.balance.toLocaleString('en-US')}: this grant would take it past that`,
+        );
+      }
       return [
         {
           type: 'CreditGranted',
           data: {
             userId: command.userId,
-            amount: roundMoney(command.amount),
+            amountMicros: command.amountMicros,
             grantedBy: command.grantedBy,
             note: command.note,
             at: command.at,
@@ -88,7 +108,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
         },
       ];
     case 'Charge': {
-      positive(command.amount, true);
+      micros(command.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'a charge', true);
       const billedUntil = state.billedUntil[command.instanceId];
       if (billedUntil !== undefined && new Date(command.periodStart) < new Date(billedUntil)) {
         throw ApiError.conflict(
@@ -96,7 +116,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
           LedgerErrors.alreadyBilled,
         );
       }
-      const amount = roundMoney(command.amount);
+      const amount = command.amountMicros;
       if (amount === 0) return [];
       const events: LedgerEvent[] = [
         {
@@ -106,7 +126,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             instanceId: command.instanceId,
             machineId: command.machineId,
             kind: command.kind,
-            amount,
+            amountMicros: amount,
             periodStart: command.periodStart,
             periodEnd: command.periodEnd,
             at: command.at,
@@ -114,14 +134,17 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
           },
         },
       ];
-      const balance = roundMoney(state.balance - amount);
+      const balance = state.balance - amount;
       if (balance <= 0 && !state.exhausted)
-        events.push({ type: 'CreditExhausted', data: { userId: command.userId, balance, at: command.at } });
+        events.push({
+          type: 'CreditExhausted',
+          data: { userId: command.userId, balanceMicros: balance, at: command.at },
+        });
       return events;
     }
     case 'RecordEarning': {
-      positive(command.amount, true);
-      const amount = roundMoney(command.amount);
+      micros(command.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'an earning', true);
+      const amount = command.amountMicros;
       // Idempotent per charge: the reactor runs at least once.
       if (amount === 0 || state.earnedCharges[command.chargeId]) return [];
       return [
@@ -131,7 +154,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             userId: command.userId,
             machineId: command.machineId,
             instanceId: command.instanceId,
-            amount,
+            amountMicros: amount,
             at: command.at,
             chargeId: command.chargeId,
           },
@@ -144,8 +167,8 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
 export const ledgerDecider = { initialState, evolve, decide };
 export const ledgerStreamId = (userId: number): string => `ledger-${userId}`;
 
-/** What a period at a rate costs: the rate ($/hour) prorated by the second. */
-export function chargeFor(ratePerHour: number, from: Date, to: Date): number {
-  const seconds = Math.max(0, (to.getTime() - from.getTime()) / 1000);
-  return roundMoney((ratePerHour * seconds) / 3600);
+/** What a period at a rate (micros per hour) costs, in micros: prorated by the millisecond, rounded once. */
+export function chargeFor(rateMicrosPerHour: number, from: Date, to: Date): number {
+  const ms = Math.max(0, to.getTime() - from.getTime());
+  return Math.round((rateMicrosPerHour * ms) / 3_600_000);
 }

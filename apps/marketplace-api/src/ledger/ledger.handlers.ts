@@ -33,11 +33,12 @@ export async function runLedgerCommand(
   return result.state.balance;
 }
 
+/** Grants credit; answers the balance after it, in micros. */
 export class GrantCreditCommand extends Command<{ balance: number }> {
   constructor(
     readonly adminId: number,
     readonly userId: number,
-    readonly amount: number,
+    readonly amountMicros: number,
     readonly note: string | null,
     readonly metadata: EventMetadata,
   ) {
@@ -58,7 +59,7 @@ export class GrantCreditHandler implements ICommandHandler<GrantCreditCommand> {
       {
         type: 'GrantCredit',
         userId: command.userId,
-        amount: command.amount,
+        amountMicros: command.amountMicros,
         grantedBy: command.adminId,
         note: command.note,
       },
@@ -79,7 +80,7 @@ export class ChargeUsageCommand extends Command<void> {
     readonly instanceId: number,
     readonly machineId: number,
     readonly kind: 'gpu' | 'storage',
-    readonly amount: number,
+    readonly amountMicros: number,
     readonly periodStart: string,
     readonly periodEnd: string,
     readonly metadata: EventMetadata,
@@ -101,7 +102,7 @@ export class ChargeUsageHandler implements ICommandHandler<ChargeUsageCommand> {
         machineId: c.machineId,
         hostId: c.hostId,
         kind: c.kind,
-        amount: c.amount,
+        amountMicros: c.amountMicros,
         periodStart: c.periodStart,
         periodEnd: c.periodEnd,
       },

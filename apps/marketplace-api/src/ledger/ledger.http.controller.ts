@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Query as QueryParam, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError, type EventMetadata, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
 import {
   type AuthenticatedKey,
   BearerGuard,
@@ -22,7 +22,7 @@ export class LedgerController {
     private readonly queries: QueryBus,
   ) {}
 
-  /** Admins only: `{user_id, amount, note?}`. */
+  /** Admins only: `{user_id, amount, note?}`, amount in dollars (at most $1,000,000). */
   @Post('credit')
   @HttpCode(200)
   @RequirePermission('billing_write')
@@ -35,11 +35,12 @@ export class LedgerController {
     const userId = Number(body.user_id);
     const amount = typeof body.amount === 'number' ? body.amount : Number(body.amount);
     if (!Number.isInteger(userId)) throw ApiError.badRequest('user_id must be an integer');
+    // Bounds (MONEY_LIMITS.creditGrant) are the ledger decider's, after the admin check.
     const note = typeof body.note === 'string' ? body.note : null;
     const { balance } = await this.commands.execute(
-      new GrantCreditCommand(principal.userId, userId, amount, note, metadata),
+      new GrantCreditCommand(principal.userId, userId, dollarsToMicros(amount), note, metadata),
     );
-    return { success: true, user_id: userId, credit: balance };
+    return { success: true, user_id: userId, credit: microsToDollars(balance) };
   }
 
   @Get('users/me/credit')
@@ -56,11 +57,13 @@ export class LedgerController {
     const { entries, balance } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']),
     );
-    const charges = entries.filter((e) => e.type !== 'credit').reduce((sum, e) => sum + e.amount, 0);
+    const charges = entries
+      .filter((e) => e.type !== 'credit')
+      .reduce((sum, e) => sum + dollarsToMicros(e.amount), 0);
     return {
       success: true,
       invoices: entries,
-      current: { credit: balance, charges: Math.round(charges * 1e6) / 1e6 },
+      current: { credit: balance, charges: microsToDollars(charges) },
     };
   }
 
@@ -81,8 +84,10 @@ export class LedgerController {
     const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
     const perMachine: Record<string, number> = {};
     for (const e of entries)
-      perMachine[String(e.machine_id)] =
-        Math.round(((perMachine[String(e.machine_id)] ?? 0) + e.amount) * 1e6) / 1e6;
-    return { success: true, earnings: entries, machines: perMachine };
+      perMachine[String(e.machine_id)] = (perMachine[String(e.machine_id)] ?? 0) + dollarsToMicros(e.amount);
+    const machines = Object.fromEntries(
+      Object.entries(perMachine).map(([id, m]) => [id, microsToDollars(m)]),
+    );
+    return { success: true, earnings: entries, machines };
   }
 }

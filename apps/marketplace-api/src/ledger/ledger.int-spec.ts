@@ -19,7 +19,7 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
   let runtime: ContextRuntime;
   let worker: ReactorWorker;
   const metadata = { correlationId: 'c', causationId: 'c' };
-  const hour = chargeFor(0.75, new Date('2026-05-01T11:00:00Z'), new Date('2026-05-01T12:00:00Z'));
+  const hour = chargeFor(750_000, new Date('2026-05-01T11:00:00Z'), new Date('2026-05-01T12:00:00Z'));
   const charge = (renter: number, host: number, instance: number, start: string, end: string) =>
     new ChargeUsageHandler(runtime).execute(
       new ChargeUsageCommand(
@@ -61,7 +61,13 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
       () => [
         {
           type: 'CreditGranted',
-          data: { userId: 2, amount: 1, grantedBy: 1, note: null, at: '2026-05-01T12:00:00.000Z' },
+          data: {
+            userId: 2,
+            amountMicros: 1_000_000,
+            grantedBy: 1,
+            note: null,
+            at: '2026-05-01T12:00:00.000Z',
+          },
         },
       ],
       metadata,
@@ -97,7 +103,10 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
     await worker.stop();
     await charge(3, 8, 10, '11:00', '12:00');
     const [recorded] = (await stream('ledger-3')) as [EventEnvelope];
-    expect(recorded).toMatchObject({ type: 'AccountCharged', data: { userId: 3, hostId: 8, amount: 0.75 } });
+    expect(recorded).toMatchObject({
+      type: 'AccountCharged',
+      data: { userId: 3, hostId: 8, amountMicros: 750_000 },
+    });
     const queued = () =>
       db.query<{ event_id: string; done: boolean }>(
         `SELECT event_id, done_at IS NOT NULL AS done FROM marketplace.reactor_queue WHERE reactor = 'host_earnings' AND event_id = $1`,
@@ -129,7 +138,12 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
     }
     const earned = (await stream('ledger-8')).filter((e) => e.type === 'HostEarned');
     expect(earned.map((e) => e.data)).toEqual([
-      expect.objectContaining({ userId: 8, instanceId: 10, amount: 0.75, chargeId: recorded.eventId }),
+      expect.objectContaining({
+        userId: 8,
+        instanceId: 10,
+        amountMicros: 750_000,
+        chargeId: recorded.eventId,
+      }),
     ]);
     const host = await entries(8, ['earning']);
     expect(host).toMatchObject({

@@ -1,5 +1,10 @@
-import type { EventEnvelope, LedgerEvent } from '@rigmarket/contracts';
-import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import {
+  type EventEnvelope,
+  type LedgerEvent,
+  ledgerDeltaMicros,
+  microsToDecimal,
+} from '@rigmarket/contracts';
+import { type Migration, type Projection, type Sql, replayProjection } from '@rigmarket/event-sourcing';
 
 const SCHEMA = 'marketplace';
 
@@ -28,6 +33,22 @@ export const ledgerReadModelsMigration: Migration = {
   },
 };
 
+/**
+ * Money columns become exact: NUMERIC(20, 6) dollars (integer micros on the events). The old DOUBLE PRECISION
+ * rows are replaced by a replay of the ledger, whose version 1 events are upcast to micros (an amount beyond
+ * the limits is voided, see contracts' money.ts), so nothing of the old float sums survives.
+ */
+export const exactLedgerMigration: Migration = {
+  id: '0010-ledger-exact-money',
+  async up(sql, s) {
+    await sql.execute(`DELETE FROM ${s}.ledger_entries`);
+    await sql.execute(`DELETE FROM ${s}.balances`);
+    await sql.execute(`ALTER TABLE ${s}.ledger_entries ALTER COLUMN amount TYPE NUMERIC(20, 6)`);
+    await sql.execute(`ALTER TABLE ${s}.balances ALTER COLUMN balance TYPE NUMERIC(20, 6)`);
+    await replayProjection(sql, s, ledgerProjection);
+  },
+};
+
 export const ledgerProjection: Projection = {
   name: 'ledger',
   version: 1,
@@ -35,9 +56,9 @@ export const ledgerProjection: Projection = {
   tables: [`${SCHEMA}.ledger_entries`, `${SCHEMA}.balances`],
   async apply(sql: Sql, envelope: EventEnvelope) {
     const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
+    const signed = ledgerDeltaMicros(event);
     const entry = async (
       kind: string,
-      signed: number,
       extra: { instanceId?: number; machineId?: number; note?: string | null; start?: string; end?: string },
     ) => {
       await sql.execute(
@@ -48,7 +69,7 @@ export const ledgerProjection: Projection = {
           envelope.streamPosition,
           event.data.userId,
           kind,
-          Math.abs(signed),
+          microsToDecimal(Math.abs(signed)),
           extra.instanceId ?? null,
           extra.machineId ?? null,
           extra.note ?? null,
@@ -59,17 +80,17 @@ export const ledgerProjection: Projection = {
       );
       await sql.execute(
         `INSERT INTO ${SCHEMA}.balances (user_id, balance) VALUES ($1, $2)
-         ON CONFLICT (user_id) DO UPDATE SET balance = ROUND((${SCHEMA}.balances.balance + EXCLUDED.balance)::numeric, 6)::float8,
+         ON CONFLICT (user_id) DO UPDATE SET balance = ${SCHEMA}.balances.balance + EXCLUDED.balance,
            exhausted = ${SCHEMA}.balances.exhausted AND (${SCHEMA}.balances.balance + EXCLUDED.balance) <= 0`,
-        [event.data.userId, signed],
+        [event.data.userId, microsToDecimal(signed)],
       );
     };
     switch (event.type) {
       case 'CreditGranted':
-        await entry('credit', event.data.amount, { note: event.data.note });
+        await entry('credit', { note: event.data.note });
         return;
       case 'AccountCharged':
-        await entry(`charge_${event.data.kind}`, -event.data.amount, {
+        await entry(`charge_${event.data.kind}`, {
           instanceId: event.data.instanceId,
           machineId: event.data.machineId,
           start: event.data.periodStart,
@@ -77,7 +98,7 @@ export const ledgerProjection: Projection = {
         });
         return;
       case 'HostEarned':
-        await entry('earning', event.data.amount, {
+        await entry('earning', {
           instanceId: event.data.instanceId,
           machineId: event.data.machineId,
         });

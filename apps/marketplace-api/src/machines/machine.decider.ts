@@ -1,5 +1,6 @@
 import {
   ApiError,
+  MONEY_LIMITS,
   type MachineAsk,
   type MachineEvent,
   type MachineHardware,
@@ -134,20 +135,33 @@ export function durationSeconds(text: string): number | null {
   return match ? Number(match[1]) * DURATION_UNITS[match[2]!.toLowerCase()]! : null;
 }
 
-function validateAsk(ask: MachineAsk): void {
-  const prices: Array<[string, number | null]> = [
-    ['price_gpu', ask.priceGpu],
-    ['price_disk', ask.priceDisk],
-    ['price_inetu', ask.priceInetUp],
-    ['price_inetd', ask.priceInetDown],
-    ['price_min_bid', ask.minBid],
-    ['credit_discount_max', ask.creditDiscountMax],
-  ];
-  for (const [name, value] of prices) {
-    if (value === null || !Number.isFinite(value) || value < 0) {
-      throw new ApiError(400, MachineErrors.invalidAsk, `${name} must be a number >= 0`);
-    }
+/** A price of an ask: a number >= 0 and at most its documented bound (docs/api.md "Limits"), else 400 naming both. */
+function checkPrice(name: string, value: number | null, max: number, unit: string): void {
+  if (value === null || !Number.isFinite(value) || value < 0) {
+    throw new ApiError(400, MachineErrors.invalidAsk, `${name} must be a number >= 0`);
   }
+  if (value > max) {
+    throw new ApiError(
+      400,
+      MachineErrors.invalidAsk,
+      `${name} must be at most ${max.toLocaleString('en-US')} ${unit} (got ${value})`,
+      { field: name, max },
+    );
+  }
+}
+
+function validateAsk(ask: MachineAsk): void {
+  const prices: Array<[string, number | null, number, string]> = [
+    ['price_gpu', ask.priceGpu, MONEY_LIMITS.gpuPricePerHour, '$/hour per GPU'],
+    ['price_disk', ask.priceDisk, MONEY_LIMITS.diskPricePerGbMonth, '$/GB/month'],
+    ['price_inetu', ask.priceInetUp, MONEY_LIMITS.inetPricePerGb, '$/GB'],
+    ['price_inetd', ask.priceInetDown, MONEY_LIMITS.inetPricePerGb, '$/GB'],
+    ['price_min_bid', ask.minBid, MONEY_LIMITS.gpuPricePerHour, '$/hour per GPU'],
+    ['credit_discount_max', ask.creditDiscountMax, Infinity, ''],
+  ];
+  for (const [name, value, max, unit] of prices) checkPrice(name, value, max, unit);
+  if (ask.volPrice !== null)
+    checkPrice('vol_price', ask.volPrice, MONEY_LIMITS.diskPricePerGbMonth, '$/GB/month');
   if (ask.creditDiscountMax > 1)
     throw new ApiError(400, MachineErrors.invalidAsk, 'credit_discount_max must be between 0 and 1');
   if (!Number.isInteger(ask.minChunk) || ask.minChunk < 1)
@@ -201,8 +215,7 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
     }
     case 'SetMinBid': {
       const machine = ownedMachine(state, command.requesterId);
-      if (!Number.isFinite(command.minBid) || command.minBid < 0)
-        throw new ApiError(400, MachineErrors.invalidAsk, 'price must be a number >= 0');
+      checkPrice('price', command.minBid, MONEY_LIMITS.gpuPricePerHour, '$/hour per GPU');
       if (!machine.ask)
         throw new ApiError(
           400,
@@ -227,8 +240,8 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       const machine = ownedMachine(state, command.requesterId);
       if (!Number.isFinite(command.sizeGb) || command.sizeGb <= 0)
         throw new ApiError(400, MachineErrors.invalidAsk, 'size must be a number of GB > 0');
-      if (!Number.isFinite(command.priceDisk) || command.priceDisk < 0)
-        throw new ApiError(400, MachineErrors.invalidAsk, 'price_disk must be a number >= 0');
+      checkPrice('size', command.sizeGb, MONEY_LIMITS.diskGb, 'GB');
+      checkPrice('price_disk', command.priceDisk, MONEY_LIMITS.diskPricePerGbMonth, '$/GB/month');
       return [
         {
           type: 'VolumeSpaceListed',
