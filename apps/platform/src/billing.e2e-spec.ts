@@ -237,6 +237,48 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     expect(offers.body.offers.find((o: { id: number }) => o.id === offerId)?.dph_base).toBe(0.9);
   });
 
+  it('keeps offer search up when a machine was listed at an absurd price before the limits', async () => {
+    const marketplace = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
+    const other = (
+      await http()
+        .post('/api/v0/machines/')
+        .set(as(ADMIN_KEY))
+        .send({ ...HARDWARE, hostname: 'rig-poison' })
+        .expect(201)
+    ).body.machine_id as number;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(as(ADMIN_KEY))
+      .send({ machine: other, ...ASK })
+      .expect(200);
+    // What a listing at 1e308 $/hour per GPU recorded before the limits existed.
+    const history = await marketplace.db.transaction((sql) =>
+      marketplace.store.readStream(sql, `machine-${other}`),
+    );
+    const listed = history.find((e) => e.type === 'MachineListed')!;
+    const poisoned = { ...(listed.data as { ask: Record<string, unknown> }) };
+    poisoned.ask = { ...poisoned.ask, priceGpu: 1e308, minBid: 1e308, priceDisk: 5e306 };
+    await marketplace.runner.handle(
+      `machine-${other}`,
+      { initialState: () => ({}), evolve: (state) => state },
+      () => [{ type: 'MachineListed', data: poisoned }],
+      { correlationId: 'poison', causationId: 'poison' },
+    );
+    // The CLI's default search (score order, 5 GB of storage), then each price type.
+    for (const body of [
+      {},
+      { verified: { eq: true }, rentable: { eq: true }, order: [['score', 'desc']], allocated_storage: 5.0 },
+      { type: 'bid', order: [['dph_total', 'asc']] },
+      { type: 'reserved', order: [['dlperf_per_dphtotal', 'desc']] },
+    ]) {
+      const res = await http().post('/api/v0/bundles/').set(as(renterKey)).send(body);
+      expect([res.status, res.body.error]).toEqual([200, undefined]);
+      expect(Array.isArray(res.body.offers)).toBe(true);
+    }
+    const all = await http().post('/api/v0/bundles/').set(as(renterKey)).send({}).expect(200);
+    expect(all.body.offers.some((o: { machine_id: number }) => o.machine_id === machineId)).toBe(true);
+  });
+
   it('charges every other instance when one cannot be charged, and logs the one skipped', async () => {
     const marketplace = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
     // Two billing periods as rented before the limits existed: one at an absurd rate, one ordinary (the renter's).

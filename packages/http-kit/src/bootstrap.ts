@@ -1,5 +1,7 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { DynamicModule, INestApplication } from '@nestjs/common';
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   Database,
@@ -52,18 +54,80 @@ export async function createPlatformApp(
   return app;
 }
 
-/** Starts a process: the app listens; SIGTERM/SIGINT close HTTP, then the transport, then the database. */
+/** A stop that has not finished by then exits the process with code 1, naming the step it was at. */
+export const SHUTDOWN_DEADLINE_MS = 9_000;
+/** How long requests in flight (and WebSocket peers) get to finish before their connections are cut. */
+export const DRAIN_GRACE_MS = 3_000;
+
+/**
+ * Starts a process: the app listens; SIGTERM/SIGINT stop it gracefully, within SHUTDOWN_DEADLINE_MS:
+ * 1. HTTP drains: no new connections, idle keep-alive connections closed at once, each response still sent
+ *    says `Connection: close`; what is still open after DRAIN_GRACE_MS (a slow request, an agent's WebSocket)
+ *    is cut.
+ * 2. The app closes: Nest's shutdown hooks stop the reactor workers, outbox relays, subscriptions, the
+ *    billing meter and other periodic jobs (each waits for its run in progress), the simulated host's timers,
+ *    the agent channel.
+ * 3. The transport closes (Kafka consumers leave their groups), then the database (pool or PGlite).
+ * Then the process exits 0 and logs `stopped on SIGTERM in N ms`; a step that fails or hangs past the
+ * deadline exits 1 with an error naming it.
+ */
 export async function servePlatform(options: ServeOptions): Promise<INestApplication> {
   const app = await createPlatformApp(options);
-  await app.listen(options.port, options.host ?? '127.0.0.1');
-  const stop = async () => {
-    await app.close();
-    await options.transport.close();
-    await options.db.close();
-    process.exit(0);
+  const logger = new Logger('Shutdown');
+  const server = app.getHttpServer() as Server;
+  const sockets = new Set<Socket>();
+  let closing = false;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (_req, res: { setHeader(name: string, value: string): void }) => {
+    if (closing) res.setHeader('Connection', 'close');
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    stopping ??= (async () => {
+      const started = Date.now();
+      let step = 'draining HTTP';
+      const watchdog = setTimeout(() => {
+        logger.error(`${signal}: not stopped within ${SHUTDOWN_DEADLINE_MS} ms (still ${step}); exiting`);
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS);
+      watchdog.unref();
+      try {
+        closing = true;
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const cut = setTimeout(() => {
+          for (const socket of sockets) socket.destroy();
+        }, DRAIN_GRACE_MS);
+        await drained;
+        clearTimeout(cut);
+        step = 'stopping workers (Nest shutdown hooks)';
+        await app.close();
+        step = 'closing the transport';
+        await options.transport.close();
+        step = 'closing the database';
+        await options.db.close();
+        logger.log(
+          `stopped on ${signal} in ${Date.now() - started} ms: HTTP drained, workers stopped, transport and database closed`,
+        );
+        process.exit(0);
+      } catch (error) {
+        logger.error(`${signal}: stopping failed while ${step}: ${String(error)}`);
+        process.exit(1);
+      }
+    })();
   };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  // Before listening: a signal that comes as soon as requests are answered is handled already. `on`, not
+  // `once`: a library's signal-exit handler re-raises the signal (killing the process at once, status 143)
+  // when it finds no other listener left, which `once` would have removed before its handler ran.
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  await app.listen(options.port, options.host ?? '127.0.0.1');
+  logger.log(
+    `listening on ${options.host ?? '127.0.0.1'}:${options.port}; SIGTERM or SIGINT stops it gracefully`,
+  );
   return app;
 }
 
