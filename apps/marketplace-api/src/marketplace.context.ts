@@ -13,6 +13,7 @@ import {
   ledgerProjection,
   ledgerReadModelsMigration,
 } from './ledger/ledger.read-models';
+import { earnedChargesMigration } from './ledger/earned-charges';
 import {
   instanceAllocationsMigration,
   instanceAllocationsProjection,
@@ -58,6 +59,7 @@ export const marketplaceContext: ContextDefinition = {
     templateUsageMigration,
     machineLastHeartbeatMigration,
     exactLedgerMigration,
+    earnedChargesMigration,
   ],
   inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
   subscribedProjections: [

@@ -3,8 +3,7 @@ import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
 import {
   Database,
   EventStore,
-  eventStoreMigration,
-  reactorQueueMigration,
+  coreMigrations,
   rebuildProjection,
   runMigrations,
 } from '@rigmarket/event-sourcing';
@@ -59,8 +58,7 @@ async function main(argv: string[]): Promise<number> {
       case 'migrate':
         for (const c of ALL_CONTEXTS) {
           const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [
-            eventStoreMigration,
-            reactorQueueMigration,
+            ...coreMigrations,
             ...c.migrations,
           ]);
           process.stdout.write(`${c.context}: ${applied.length ? applied.join(', ') : 'up to date'}\n`);

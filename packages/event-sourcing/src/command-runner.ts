@@ -6,7 +6,20 @@ import { type Projection, applyProjection } from './projections';
 
 export interface Evolver<State, Event extends DomainEvent> {
   initialState(): State;
+  /**
+   * May update `state` in place and return it: the runner folds into a state it owns (fresh from
+   * initialState or parsed from a snapshot) and never reuses an earlier one.
+   */
   evolve(state: State, event: Event): State;
+  /** Snapshot the folded state (JSON data only), so that a command folds at most `every` events. */
+  snapshot?: SnapshotPolicy;
+}
+
+export interface SnapshotPolicy {
+  /** The state's shape: bump it when the state or evolve changes, and older snapshots are ignored. */
+  version: number;
+  /** Write a snapshot when a command folded this many events or more since the last one. */
+  every: number;
 }
 
 export interface CommandResult<State> {
@@ -14,6 +27,16 @@ export interface CommandResult<State> {
   /** State after the new events. */
   state: State;
   version: number;
+  /** Events read from the store and folded (after the snapshot, when there was one). */
+  eventsRead: number;
+}
+
+interface Folded<State> {
+  state: State;
+  version: number;
+  eventsRead: number;
+  /** The version of the snapshot the fold started from (0: none). */
+  snapshotVersion: number;
 }
 
 export interface HandleOptions {
@@ -40,7 +63,11 @@ export class CommandRunner {
   async handle<State, Event extends DomainEvent>(
     streamId: string,
     evolver: Evolver<State, Event>,
-    decide: (state: State, now: Date) => Event[],
+    /**
+     * Pure, given the state; `sql` is the command's transaction, for a look-up whose answer goes into the
+     * decision (e.g. whether a charge was already earned).
+     */
+    decide: (state: State, now: Date, sql: Sql) => Event[] | Promise<Event[]>,
     metadata: EventMetadata,
     options: HandleOptions = {},
   ): Promise<CommandResult<State>> {
@@ -48,15 +75,16 @@ export class CommandRunner {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const result = await this.db.transaction(async (sql) => {
-          const history = await this.store.readStream(sql, streamId);
-          let state = history.reduce(
-            (s, e) => evolver.evolve(s, { type: e.type, data: e.data } as Event),
-            evolver.initialState(),
-          );
+          const folded = await this.fold(sql, streamId, evolver);
+          let state = folded.state;
+          const { version, eventsRead } = folded;
           const now = this.clock.now();
-          const events = decide(state, now);
-          if (events.length === 0) return { events: [], state, version: history.length };
-          const envelopes = await this.store.append(sql, streamId, history.length, events, metadata, now);
+          const events = await decide(state, now, sql);
+          if (events.length === 0) {
+            await this.maybeSnapshot(sql, streamId, evolver, folded, state, version);
+            return { events: [], state, version, eventsRead };
+          }
+          const envelopes = await this.store.append(sql, streamId, version, events, metadata, now);
           for (const envelope of envelopes) {
             for (const projection of this.inlineProjections) {
               await applyProjection(sql, this.store.schema, projection, envelope);
@@ -64,7 +92,8 @@ export class CommandRunner {
           }
           await options.alsoInTransaction?.(sql, envelopes);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
-          return { events: envelopes, state, version: history.length + events.length };
+          await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
+          return { events: envelopes, state, version: version + events.length, eventsRead };
         });
         if (result.events.length > 0) await this.afterCommit().catch(() => undefined);
         return result;
@@ -82,14 +111,60 @@ export class CommandRunner {
   async load<State, Event extends DomainEvent>(
     streamId: string,
     evolver: Evolver<State, Event>,
-  ): Promise<{ state: State; version: number }> {
-    const history = await this.db.transaction((sql) => this.store.readStream(sql, streamId));
+  ): Promise<{ state: State; version: number; eventsRead: number }> {
+    const { state, version, eventsRead } = await this.db.transaction((sql) =>
+      this.fold(sql, streamId, evolver),
+    );
+    return { state, version, eventsRead };
+  }
+
+  /** The stream's state: its snapshot (if any, of the evolver's shape) plus the events after it. */
+  private async fold<State, Event extends DomainEvent>(
+    sql: Sql,
+    streamId: string,
+    evolver: Evolver<State, Event>,
+  ): Promise<Folded<State>> {
+    let state: State | undefined;
+    let from = 0;
+    if (evolver.snapshot) {
+      const [row] = await sql.query<{ version: number; state: unknown }>(
+        `SELECT version, state FROM ${this.store.schema}.snapshots WHERE stream_id = $1 AND state_version = $2`,
+        [streamId, evolver.snapshot.version],
+      );
+      if (row) {
+        state = (typeof row.state === 'string' ? JSON.parse(row.state) : row.state) as State;
+        from = Number(row.version);
+      }
+    }
+    const history = await this.store.readStream(sql, streamId, from);
+    let folded = state ?? evolver.initialState();
+    for (const e of history) folded = evolver.evolve(folded, { type: e.type, data: e.data } as Event);
     return {
-      state: history.reduce(
-        (s, e) => evolver.evolve(s, { type: e.type, data: e.data } as Event),
-        evolver.initialState(),
-      ),
-      version: history.length,
+      state: folded,
+      version: from + history.length,
+      eventsRead: history.length,
+      snapshotVersion: from,
     };
+  }
+
+  /** Writes the state as the stream's snapshot, in the command's transaction, once enough events piled up. */
+  private async maybeSnapshot<State, Event extends DomainEvent>(
+    sql: Sql,
+    streamId: string,
+    evolver: Evolver<State, Event>,
+    folded: Folded<State>,
+    state: State,
+    version: number,
+  ): Promise<void> {
+    const policy = evolver.snapshot;
+    if (!policy || version - folded.snapshotVersion < policy.every) return;
+    await sql.execute(
+      `INSERT INTO ${this.store.schema}.snapshots (stream_id, version, state_version, state) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version, state_version = EXCLUDED.state_version,
+         state = EXCLUDED.state, taken_at = now()
+       WHERE ${this.store.schema}.snapshots.version < EXCLUDED.version
+          OR ${this.store.schema}.snapshots.state_version <> EXCLUDED.state_version`,
+      [streamId, version, policy.version, JSON.stringify(state)],
+    );
   }
 }

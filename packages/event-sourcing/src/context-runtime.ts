@@ -3,11 +3,18 @@ import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
 import type { Database } from './database';
 import { EventStore } from './event-store';
-import { type Migration, eventStoreMigration, runMigrations } from './migrations';
+import { type Migration, eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
 import { OutboxRelay, type RelayOptions } from './outbox-relay';
 import { type Projection, rebuildProjection, subscribeProjections } from './projections';
 import { type Reactor, ReactorWorker, type ReactorWorkerOptions, reactorQueueMigration } from './reactors';
 import type { Transport } from './transport';
+
+/** The tables every context has, before its own migrations: event store and outbox, snapshots, reactor queue. */
+export const coreMigrations: readonly Migration[] = [
+  eventStoreMigration,
+  snapshotsMigration,
+  reactorQueueMigration,
+];
 
 /** What a bounded context declares about its storage and read models. */
 export interface ContextDefinition {
@@ -100,11 +107,7 @@ export class ContextRuntime {
   }
 
   migrate(): Promise<string[]> {
-    return runMigrations(this.infra.db, this.schema, [
-      eventStoreMigration,
-      reactorQueueMigration,
-      ...this.definition.migrations,
-    ]);
+    return runMigrations(this.infra.db, this.schema, [...coreMigrations, ...this.definition.migrations]);
   }
 
   rebuild(projectionName: string): Promise<number> {

@@ -65,10 +65,13 @@ export class EventStore {
     readonly schema: string,
   ) {}
 
-  async readStream(sql: Sql, streamId: string): Promise<EventEnvelope[]> {
+  /** A stream's events in order; with `afterPosition`, only those after it (the tail after a snapshot). */
+  async readStream(sql: Sql, streamId: string, afterPosition = 0): Promise<EventEnvelope[]> {
     const rows = await sql.query<EventRow>(
-      `SELECT ${COLUMNS} FROM ${this.schema}.events WHERE stream_id = $1 ORDER BY stream_position`,
-      [streamId],
+      afterPosition > 0
+        ? `SELECT ${COLUMNS} FROM ${this.schema}.events WHERE stream_id = $1 AND stream_position > $2 ORDER BY stream_position`
+        : `SELECT ${COLUMNS} FROM ${this.schema}.events WHERE stream_id = $1 ORDER BY stream_position`,
+      afterPosition > 0 ? [streamId, afterPosition] : [streamId],
     );
     // Folded by deciders, which know only the current payloads: older versions are upcast here.
     return rows.map((r) => upcast(toEnvelope(this.context, r)));

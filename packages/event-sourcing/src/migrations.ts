@@ -96,3 +96,22 @@ export const eventStoreMigration: Migration = {
       )`);
   },
 };
+
+/**
+ * Snapshots of streams' folded state (CommandRunner): a cache, never a source of truth. Each row is the
+ * state after `version` events of the stream, in the shape `state_version` of its evolver; a row of another
+ * shape is ignored and replaced. Deleting any or all rows is always safe (the next command folds again).
+ */
+export const snapshotsMigration: Migration = {
+  id: '0001-snapshots',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.snapshots (
+        stream_id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        state_version INTEGER NOT NULL,
+        state JSONB NOT NULL,
+        taken_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      )`);
+  },
+};

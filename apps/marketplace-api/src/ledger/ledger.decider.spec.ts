@@ -39,7 +39,7 @@ const charged = (amount: number, n = 0): LedgerEvent => ({
   },
 });
 /** On the host's (user 7) ledger: its earning from the charge with event id `chargeId`. */
-const earn = (chargeId: string, amount = 0.5) => ({
+const earn = (chargeId: string, amount = 0.5, alreadyEarned = false) => ({
   type: 'RecordEarning' as const,
   at: AT,
   userId: 7,
@@ -47,6 +47,7 @@ const earn = (chargeId: string, amount = 0.5) => ({
   instanceId: 9,
   machineId: 42,
   amountMicros: $(amount),
+  alreadyEarned,
 });
 const earned = (chargeId: string, amount = 0.5): LedgerEvent => ({
   type: 'HostEarned',
@@ -162,9 +163,10 @@ describe('ledger decider', () => {
       .given([])
       .when(earn('charge-1'))
       .then([earned('charge-1')]);
+    // The handler looked the charge up in the event store and found its earning.
     spec
       .given([earned('charge-1')])
-      .when(earn('charge-1'))
+      .when(earn('charge-1', 0.5, true))
       .thenNothingHappened();
     spec
       .given([earned('charge-1')])
@@ -183,6 +185,25 @@ describe('ledger decider', () => {
       .given([granted(1)])
       .when(charge(0))
       .thenNothingHappened();
+  });
+});
+
+describe('ledger fold', () => {
+  it('folds a long history into the same state event by event, without copying what it has seen', () => {
+    const history: LedgerEvent[] = [granted(10_000)];
+    for (let n = 1; n <= 5000; n += 1) {
+      history.push({
+        ...charged(0.5, n),
+        data: { ...(charged(0.5, n).data as object), instanceId: n % 7 },
+      } as LedgerEvent);
+    }
+    const state = history.reduce(ledgerDecider.evolve, ledgerDecider.initialState());
+    expect(state.balance).toBe($(7500));
+    expect(Object.keys(state.billedUntil)).toHaveLength(7);
+    expect(state.billedUntil[5000 % 7]).toBe(hour(5000).periodEnd);
+    // A snapshot is this state as JSON: it folds on to the same result.
+    const resumed = [charged(1, 5001)].reduce(ledgerDecider.evolve, JSON.parse(JSON.stringify(state)));
+    expect(resumed).toEqual([charged(1, 5001)].reduce(ledgerDecider.evolve, state));
   });
 });
 

@@ -14,8 +14,6 @@ export interface LedgerState {
   exhausted: boolean;
   /** Per instance, the end of its last charged period (ISO): a period is never charged twice. */
   billedUntil: Record<number, string>;
-  /** A host's ledger: the charges (AccountCharged event ids) already earned, so a redelivered charge earns once. */
-  earnedCharges: Record<string, true>;
 }
 
 export type LedgerCommand = { at: string; userId: number } & (
@@ -30,7 +28,15 @@ export type LedgerCommand = { at: string; userId: number } & (
       periodStart: string;
       periodEnd: string;
     }
-  | { type: 'RecordEarning'; chargeId: string; instanceId: number; machineId: number; amountMicros: number }
+  | {
+      type: 'RecordEarning';
+      chargeId: string;
+      instanceId: number;
+      machineId: number;
+      amountMicros: number;
+      /** The host's ledger already holds a HostEarned of this charge (looked up by the handler: earned-charges.ts). */
+      alreadyEarned: boolean;
+    }
 );
 
 export const LedgerErrors = { invalidAmount: 'invalid_amount', alreadyBilled: 'already_billed' } as const;
@@ -42,9 +48,12 @@ export const initialState = (): LedgerState => ({
   balance: 0,
   exhausted: false,
   billedUntil: {},
-  earnedCharges: {},
 });
 
+/**
+ * Updates `state.billedUntil` in place (the runner owns the state it folds: command-runner.ts), so an event
+ * costs the same however long the history: copying the lookup per event made a fold quadratic.
+ */
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
     case 'CreditGranted': {
@@ -55,18 +64,12 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
       const previous = state.billedUntil[event.data.instanceId];
       const until =
         previous !== undefined && previous > event.data.periodEnd ? previous : event.data.periodEnd;
-      return {
-        ...state,
-        balance: state.balance - event.data.amountMicros,
-        billedUntil: { ...state.billedUntil, [event.data.instanceId]: until },
-      };
+      state.billedUntil[event.data.instanceId] = until;
+      return { ...state, balance: state.balance - event.data.amountMicros };
     }
     case 'HostEarned': {
       const balance = state.balance + event.data.amountMicros;
-      const chargeId = event.data.chargeId;
-      return chargeId === undefined
-        ? { ...state, balance }
-        : { ...state, balance, earnedCharges: { ...state.earnedCharges, [chargeId]: true } };
+      return { ...state, balance };
     }
     case 'CreditExhausted':
       return { ...state, exhausted: true };
@@ -146,7 +149,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       micros(command.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'an earning', true);
       const amount = command.amountMicros;
       // Idempotent per charge: the reactor runs at least once.
-      if (amount === 0 || state.earnedCharges[command.chargeId]) return [];
+      if (amount === 0 || command.alreadyEarned) return [];
       return [
         {
           type: 'HostEarned',
@@ -164,7 +167,14 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
   }
 }
 
-export const ledgerDecider = { initialState, evolve, decide };
+/**
+ * Ledger streams grow by one event per billing period per instance: a snapshot every 50 events keeps every
+ * command's fold under 50 events. Bump `version` whenever LedgerState or evolve changes (older snapshots are
+ * then ignored and replaced).
+ */
+export const ledgerSnapshot = { version: 1, every: 50 };
+
+export const ledgerDecider = { initialState, evolve, decide, snapshot: ledgerSnapshot };
 export const ledgerStreamId = (userId: number): string => `ledger-${userId}`;
 
 /** What a period at a rate (micros per hour) costs, in micros: prorated by the millisecond, rounded once. */

@@ -11,11 +11,12 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { chargeAlreadyEarned } from './earned-charges';
 import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';
 
 type LedgerCommandBody = LedgerCommand extends infer C
   ? C extends LedgerCommand
-    ? Omit<C, 'at'>
+    ? Omit<C, 'at' | 'alreadyEarned'>
     : never
   : never;
 
@@ -27,7 +28,15 @@ export async function runLedgerCommand(
   const result = await runtime.runner.handle(
     ledgerStreamId(command.userId),
     ledgerDecider,
-    (state, now) => ledgerDecider.decide({ ...command, at: now.toISOString() } as LedgerCommand, state),
+    async (state, now, sql) => {
+      const alreadyEarned =
+        command.type === 'RecordEarning' &&
+        (await chargeAlreadyEarned(sql, runtime.schema, command.chargeId));
+      return ledgerDecider.decide(
+        { ...command, at: now.toISOString(), alreadyEarned } as LedgerCommand,
+        state,
+      );
+    },
     metadata,
   );
   return result.state.balance;

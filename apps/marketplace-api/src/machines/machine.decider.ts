@@ -291,5 +291,11 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
   }
 }
 
-export const machineDecider = { initialState, evolve, decide };
+/**
+ * A machine's stream grows by a heartbeat a minute: a snapshot every 100 events bounds every command's fold.
+ * Bump `version` whenever MachineState or evolve changes (older snapshots are then ignored and replaced).
+ */
+export const machineSnapshot = { version: 1, every: 100 };
+
+export const machineDecider = { initialState, evolve, decide, snapshot: machineSnapshot };
 export const machineStreamId = (machineId: number): string => `machine-${machineId}`;
