@@ -14,7 +14,7 @@ WORK=$(mktemp -d /tmp/tfa-cli.XXXXXX)
 LOG=$WORK/server.log
 ADMIN_KEY=tfa-acceptance-admin-key-0123456789
 
-RIGMARKET_ADMIN_KEY=$ADMIN_KEY RIGMARKET_DATA_DIR=$WORK/data PORT=$PORT LOG_LEVEL=info \
+RIGMARKET_LOG_MESSAGES=1 RIGMARKET_ADMIN_KEY=$ADMIN_KEY RIGMARKET_DATA_DIR=$WORK/data PORT=$PORT LOG_LEVEL=info \
   RIGMARKET_TFA_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
   node apps/platform/dist/main.js >"$LOG" 2>&1 &
 SERVER=$!

@@ -14,13 +14,34 @@ export interface Mailer {
 
 export const MAILER = Symbol('MAILER');
 
-/** Development mailer: writes each message to the log where an operator can read it. */
+/**
+ * Whether the development mailer and SMS sender may write message texts (verification tokens, 2FA codes)
+ * to the log: only where the operator asked for it with RIGMARKET_LOG_MESSAGES=1.
+ */
+export function logsMessageTexts(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.RIGMARKET_LOG_MESSAGES === '1' || env.RIGMARKET_LOG_MESSAGES === 'true';
+}
+
+/**
+ * Development mailer (no SMTP_URL): nothing is delivered. By default it logs only that a message was not
+ * delivered (recipient and subject), never its text, which carries codes and tokens; with
+ * RIGMARKET_LOG_MESSAGES=1 it logs the text too, for a developer who reads codes from the log.
+ */
 export class LogMailer implements Mailer {
   private readonly logger = new Logger('mail');
+  constructor(private readonly logTexts: boolean = logsMessageTexts()) {}
+
   async send(mail: Mail): Promise<void> {
-    this.logger.log(
-      { to: mail.to, subject: mail.subject, text: mail.text },
-      'mail (development mailer, not delivered)',
+    if (this.logTexts) {
+      this.logger.log(
+        { to: mail.to, subject: mail.subject, text: mail.text },
+        'mail (development mailer, not delivered)',
+      );
+      return;
+    }
+    this.logger.warn(
+      { to: mail.to, subject: mail.subject },
+      'mail not delivered: no SMTP_URL (RIGMARKET_LOG_MESSAGES=1 logs the text)',
     );
   }
 }

@@ -8,3 +8,4 @@ export type { HostDriver, ProvisionSpec } from './host/host-driver';
 export { SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 export { type AgentChannelOptions } from './agent/agent-channel.options';
 export { AgentSessions } from './agent/agent-sessions';
+export { DirectoryLogStore, type LogStore } from './logs/log-store';

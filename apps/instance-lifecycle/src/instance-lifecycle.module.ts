@@ -54,7 +54,7 @@ export { INSTANCE_RUNTIME };
 export interface InstanceLifecycleOptions {
   /** Timings of the simulated host driver (short in tests). */
   simulatedHost?: Partial<SimulatedHostTimings>;
-  /** Where uploaded logs go (default: S3 when RIGMARKET_LOG_S3_BUCKET is set, else a local directory, RIGMARKET_LOG_DIR or the temp dir). */
+  /** Where uploaded logs go (default: S3 when RIGMARKET_LOG_S3_BUCKET is set, else an owner-only local directory, defaultLogDir()). */
   logStore?: LogStore;
   /** Heartbeat and disconnection limits of the host-agent channel (defaults: agent-channel.options.ts). */
   agentChannel?: Partial<AgentChannelOptions>;

@@ -1,8 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
-const FILE = 'rigmarket-secrets.json';
+/** Where versions before this one kept the file: inside the data (database) folder. */
+const LEGACY_FILE = 'rigmarket-secrets.json';
 
 interface EmbeddedSecrets {
   /** Seals TOTP secrets (identity-2fa). */
@@ -12,13 +21,44 @@ interface EmbeddedSecrets {
 }
 
 /**
- * Embedded mode keeps its own secrets beside its data, so that what they protect survives a restart:
- * without it, TOTP secrets sealed under a per-process random key could not be opened after `npm start`
- * again, and every user with TOTP would be locked out. Created once (mode 0600); a key given in the
- * environment (RIGMARKET_TFA_KEY, RIGMARKET_INSTANCE_SEAL_KEY) wins and is never written.
+ * RIGMARKET_SECRETS_FILE, else `<data dir>.secrets.json` beside the data folder (`./data` ->
+ * `./data.secrets.json`): never inside it, so a copy or backup of the database folder does not carry the
+ * keys that open what it seals.
+ */
+export function secretsFilePath(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.RIGMARKET_SECRETS_FILE
+    ? resolve(env.RIGMARKET_SECRETS_FILE)
+    : `${resolve(dataDir)}.secrets.json`;
+}
+
+function moveFile(from: string, to: string): void {
+  try {
+    renameSync(from, to);
+  } catch {
+    // Another file system: copy, then delete.
+    copyFileSync(from, to);
+    chmodSync(to, 0o600);
+    unlinkSync(from);
+  }
+}
+
+/**
+ * Embedded mode keeps its own secrets so that what they protect survives a restart: without them, TOTP
+ * secrets sealed under a per-process random key could not be opened after `npm start` again, and every
+ * user with TOTP would be locked out. Created once (mode 0600) at secretsFilePath(); a file left inside
+ * the data folder by an older version is moved there. A key given in the environment (RIGMARKET_TFA_KEY,
+ * RIGMARKET_INSTANCE_SEAL_KEY) wins and is never written.
  */
 export function embeddedSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.env): EmbeddedSecrets {
-  const path = join(dataDir, FILE);
+  const path = secretsFilePath(dataDir, env);
+  const rel = relative(resolve(dataDir), path);
+  if (!rel.startsWith('..') && rel !== path) {
+    throw new Error(
+      `RIGMARKET_SECRETS_FILE (${path}) is inside the data folder ${resolve(dataDir)}: keep the keys apart from the data they seal`,
+    );
+  }
+  const legacy = join(dataDir, LEGACY_FILE);
+  if (existsSync(legacy) && !existsSync(path)) moveFile(legacy, path);
   let stored: Partial<EmbeddedSecrets> = {};
   if (existsSync(path)) stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<EmbeddedSecrets>;
   if (!stored.tfaKey || !stored.instanceSealKey) {
@@ -28,8 +68,8 @@ export function embeddedSecrets(dataDir: string, env: NodeJS.ProcessEnv = proces
       ...stored,
     };
     writeFileSync(path, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(path, 0o600);
   }
+  chmodSync(path, 0o600);
   return {
     tfaKey: env.RIGMARKET_TFA_KEY || stored.tfaKey!,
     instanceSealKey: env.RIGMARKET_INSTANCE_SEAL_KEY || stored.instanceSealKey!,

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Database } from '@rigmarket/event-sourcing';
 import { servePlatform } from '@rigmarket/http-kit';
+import { DirectoryLogStore } from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
 import { embeddedSecrets } from './embedded-secrets';
@@ -33,7 +34,13 @@ async function main(): Promise<void> {
       { adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey },
       {},
       {},
-      { sealKey: instanceSealKey },
+      {
+        sealKey: instanceSealKey,
+        // Owner-only, under the data folder (RIGMARKET_LOG_DIR elsewhere); S3 when RIGMARKET_LOG_S3_BUCKET is set.
+        ...(process.env.RIGMARKET_LOG_DIR || process.env.RIGMARKET_LOG_S3_BUCKET
+          ? {}
+          : { logStore: new DirectoryLogStore(join(dataDir, 'instance-logs')) }),
+      },
     ),
     db,
     transport,

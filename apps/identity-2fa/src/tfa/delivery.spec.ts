@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { chooseMailer, chooseSms } from '../identity.module';
 import { LogMailer, RecordingMailer, SmtpMailer } from '../mailer';
 import { LogSmsSender, TwilioSmsSender } from './sms';
@@ -33,5 +34,32 @@ describe('delivery adapters are chosen from configuration', () => {
     const sms = new LogSmsSender();
     await sms.send('+14155550100', 'code 123456');
     expect(sms.sent).toEqual([{ to: '+14155550100', body: 'code 123456' }]);
+  });
+
+  it('the development mailer and SMS provider never log codes unless RIGMARKET_LOG_MESSAGES=1 asks for it', async () => {
+    const written: string[] = [];
+    const record = (...args: unknown[]) => void written.push(JSON.stringify(args));
+    const spies = [
+      jest.spyOn(Logger.prototype, 'log').mockImplementation(record),
+      jest.spyOn(Logger.prototype, 'warn').mockImplementation(record),
+      jest.spyOn(Logger.prototype, 'debug').mockImplementation(record),
+    ];
+    try {
+      delete process.env.RIGMARKET_LOG_MESSAGES;
+      const mail = { to: 'a@example.com', subject: 'Your code', text: 'Your 2FA code is 314159' };
+      await new LogMailer().send(mail);
+      await new LogSmsSender().send('+14155550100', 'code 271828');
+      expect(written.length).toBe(2);
+      expect(written.join('\n')).toContain('a@example.com');
+      expect(written.join('\n')).not.toMatch(/314159|271828/);
+
+      written.length = 0;
+      process.env.RIGMARKET_LOG_MESSAGES = '1';
+      await new LogMailer().send(mail);
+      await new LogSmsSender().send('+14155550100', 'code 271828');
+      expect(written.join('\n')).toMatch(/314159[^]*271828/);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 });

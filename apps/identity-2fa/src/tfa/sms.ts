@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ApiError } from '@rigmarket/contracts';
 import twilio from 'twilio';
+import { logsMessageTexts } from '../mailer';
 
 /** Outgoing SMS. */
 export interface SmsSender {
@@ -65,13 +66,18 @@ export class TwilioSmsSender implements SmsSender {
   }
 }
 
-/** Development SMS: logged where an operator can read it, and kept in memory. */
+/**
+ * Development SMS (no TWILIO_*): kept in memory; the body (a code) is logged only with
+ * RIGMARKET_LOG_MESSAGES=1, as the development mailer does.
+ */
 export class LogSmsSender implements SmsSender {
   private readonly logger = new Logger('sms');
   readonly sent: { to: string; body: string }[] = [];
+  constructor(private readonly logTexts: boolean = logsMessageTexts()) {}
 
   async send(to: string, body: string): Promise<void> {
     this.sent.push({ to, body });
-    this.logger.log({ to, body }, 'sms (development provider, not delivered)');
+    if (this.logTexts) this.logger.log({ to, body }, 'sms (development provider, not delivered)');
+    else this.logger.warn({ to }, 'sms not delivered: no TWILIO_* (RIGMARKET_LOG_MESSAGES=1 logs the text)');
   }
 }
