@@ -1,5 +1,8 @@
 import { ApiError } from '@rigmarket/contracts';
-import { driverVersionNumber } from './offer-rows';
+import { OFFER_COLUMNS, driverVersionNumber } from './offer-rows';
+
+/** The offer row's columns that the API shows (driver_vers is only for filtering). */
+const OFFER_OUTPUT_COLUMNS: readonly string[] = OFFER_COLUMNS.filter((c) => c !== 'driver_vers');
 
 /**
  * The offer search language (docs/client-compat.md 2.1): `{field: {op: value}}` filters plus order, type,
@@ -346,11 +349,38 @@ export function offerSearchSql(
     }),
     'id ASC',
   ];
-  const computed = COMPUTED_OUTPUT.map((name) => `${OFFER_FIELDS[name]!.sql(ctx)} AS q_${name}`);
-  const sql = `SELECT *, ${computed.join(', ')} FROM ${schema}.offers
+  const sql = `SELECT ${offerOutputColumns(query, ctx)} FROM ${schema}.offers
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY ${order.join(', ')} LIMIT ${param(query.limit)}`;
   return { sql, params };
+}
+
+/**
+ * The SELECT list that makes each row the API's offer object as it is (OfferView, in its key order): per-query
+ * fields computed in place, ids as numbers, driver_vers left out, the constant fields added. The database does
+ * the shaping, so the handler sends the rows unchanged (reshaping every row in JavaScript cost more than the
+ * query itself on PGlite).
+ */
+function offerOutputColumns(query: OfferQuery, ctx: SqlContext): string {
+  const computed = new Set(COMPUTED_OUTPUT);
+  const columns: string[] = OFFER_OUTPUT_COLUMNS.map((name) =>
+    name === 'id'
+      ? 'id::float8 AS id'
+      : computed.has(name)
+        ? `${OFFER_FIELDS[name]!.sql(ctx)} AS ${name}`
+        : name,
+  );
+  for (const name of COMPUTED_OUTPUT) {
+    if (!OFFER_OUTPUT_COLUMNS.includes(name)) columns.push(`${OFFER_FIELDS[name]!.sql(ctx)} AS ${name}`);
+  }
+  columns.push(
+    'id::float8 AS ask_contract_id',
+    'id::float8 AS bundle_id',
+    `${query.type === 'bid' ? 'TRUE' : 'FALSE'} AS is_bid`,
+    'FALSE AS gpu_display_active',
+    `'amd64'::text AS cpu_arch`,
+  );
+  return columns.join(', ');
 }
 
 /** WHERE terms for parsed filters over a field registry; values only ever become parameters. */
@@ -369,8 +399,10 @@ export function filterSql(
       const list = (value as Scalar[]).filter((v) => v !== null);
       const hasNull = (value as Scalar[]).some((v) => v === null);
       const arrayCast = `${cast(spec.kind)}[]`;
-      const inList = `COALESCE(${expr}${cast(spec.kind)} = ANY(${param(list)}${arrayCast})${hasNull ? ` OR ${expr} IS NULL` : ''}, FALSE)`;
-      return op === 'in' ? inList : `NOT ${inList}`;
+      const anyOf = `${expr}${cast(spec.kind)} = ANY(${param(list)}${arrayCast})${hasNull ? ` OR ${expr} IS NULL` : ''}`;
+      // In a WHERE clause NULL already excludes the row, so `in` needs no COALESCE (which hid the
+      // expression from the planner's indexes); `notin` does, so that NULL rows pass.
+      return op === 'in' ? `(${anyOf})` : `NOT COALESCE(${anyOf}, FALSE)`;
     }
     if (value === null) return op === 'eq' ? `${expr} IS NULL` : `${expr} IS NOT NULL`;
     // A coerced boolean is written as the bare predicate (no user text reaches the SQL), so the planner
@@ -378,7 +410,10 @@ export function filterSql(
     if (spec.kind === 'bool' && op === 'eq' && typeof value === 'boolean')
       return value ? expr : `NOT ${expr}`;
     if (op === 'neq') return `${expr} IS DISTINCT FROM ${param(value)}${cast(spec.kind)}`;
-    // Byte order for string ranges, so results do not depend on the database's locale.
-    return `${expr}${spec.kind === 'string' ? ' COLLATE "C"' : ''} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;
+    // Byte order for string ranges, so results do not depend on the database's locale. Not for equality: a
+    // deterministic collation's = is byte equality already, and a COLLATE "C" there kept the planner from
+    // using the indexes on gpu_name (default collation).
+    const collate = spec.kind === 'string' && op !== 'eq' ? ' COLLATE "C"' : '';
+    return `${expr}${collate} ${SQL_OPS[op]} ${param(value)}${cast(spec.kind)}`;
   });
 }

@@ -3,14 +3,8 @@ import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
-import {
-  COMPUTED_OUTPUT,
-  type NextWindows,
-  type OfferQuery,
-  offerSearchSql,
-  parseOfferQuery,
-} from './offer-query';
-import { OFFER_COLUMNS, type OfferRow } from './offer-rows';
+import { type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
+import type { OfferRow } from './offer-rows';
 
 export type OfferView = Omit<OfferRow, 'driver_vers'> & {
   ask_contract_id: number;
@@ -24,30 +18,6 @@ export type OfferView = Omit<OfferRow, 'driver_vers'> & {
   gpu_display_active: boolean;
   cpu_arch: string;
 };
-
-const NUMERIC = new Set<string>(['id', 'driver_vers']);
-
-function toView(row: Record<string, unknown>, query: OfferQuery): OfferView {
-  const offer: Record<string, unknown> = {};
-  for (const column of OFFER_COLUMNS) {
-    const value = row[column];
-    offer[column] = NUMERIC.has(column) && value !== null ? Number(value) : value;
-  }
-  for (const name of COMPUTED_OUTPUT) offer[name] = row[`q_${name}`];
-  delete offer.driver_vers;
-  const id = offer.id as number;
-  return {
-    ...(offer as Omit<
-      OfferView,
-      'ask_contract_id' | 'bundle_id' | 'is_bid' | 'gpu_display_active' | 'cpu_arch'
-    >),
-    ask_contract_id: id,
-    bundle_id: id,
-    is_bid: query.type === 'bid',
-    gpu_display_active: false,
-    cpu_arch: 'amd64',
-  };
-}
 
 /** Each machine's next maintenance window that has not ended (few machines at a time). */
 export async function nextMaintenanceWindows(
@@ -76,8 +46,8 @@ export async function searchOffers(
     nowSeconds,
     await nextMaintenanceWindows(sql, nowSeconds, schema),
   );
-  const rows = await sql.query<Record<string, unknown>>(text, params);
-  return rows.map((row) => toView(row, query));
+  // The SELECT list shapes each row as the API's offer (offerSearchSql): no per-row reshaping here.
+  return sql.query<OfferView>(text, params);
 }
 
 export class SearchOffersQuery extends Query<OfferView[]> {
