@@ -41,6 +41,11 @@ status=0
 NODE_ENV=test NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings" \
   npx jest --runInBand --forceExit --ci --json --outputFile="$results" "$@" || status=$?
 
+# The benchmark suite once, in short mode (tiny sizes, a few seconds): only that it runs. No timing is judged
+# in CI; the figures are meaningless at these sizes (docs/benchmarks.md).
+step "benchmark suite, short mode (bench/run.js --short)"
+node bench/run.js --short >/dev/null || status=1
+
 # One plain closing line any CI reader understands.
 if [ -f "$results" ]; then
   node -e '

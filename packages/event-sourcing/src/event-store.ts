@@ -107,59 +107,85 @@ export class EventStore {
     metadata: EventMetadata,
     occurredAt: Date,
   ): Promise<EventEnvelope[]> {
+    if (events.length === 0) return [];
     const streamType = streamTypeOf(streamId);
-    const envelopes: EventEnvelope[] = [];
-    let position = expectedVersion;
-    for (const event of events) {
-      position += 1;
-      const eventId = randomUUID();
-      let rows: { global_position: string }[];
-      try {
-        rows = await sql.query<{ global_position: string }>(
-          `INSERT INTO ${this.schema}.events
-             (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           RETURNING global_position::text AS global_position`,
-          [
-            eventId,
-            streamId,
-            streamType,
-            position,
-            event.type,
-            currentSchemaVersion(this.context, event.type),
-            JSON.stringify(event.data),
-            JSON.stringify(metadata),
-            occurredAt.toISOString(),
-          ],
-        );
-      } catch (error) {
-        const code =
-          (error as { code?: string; driverError?: { code?: string } }).code ??
-          (error as { driverError?: { code?: string } }).driverError?.code;
-        if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
-        throw error;
-      }
-      const envelope: EventEnvelope = {
-        eventId,
-        type: event.type,
-        schemaVersion: currentSchemaVersion(this.context, event.type),
+    const at = occurredAt.toISOString();
+    const metadataJson = JSON.stringify(metadata);
+    const envelopes: EventEnvelope[] = events.map((event, i) => ({
+      eventId: randomUUID(),
+      type: event.type,
+      schemaVersion: currentSchemaVersion(this.context, event.type),
+      streamId,
+      streamType,
+      streamPosition: expectedVersion + i + 1,
+      globalPosition: '',
+      occurredAt: at,
+      context: this.context,
+      data: event.data,
+      metadata,
+    }));
+    // Multi-row INSERTs (one round trip for a command's events; chunks stay under the 65,535 parameters).
+    for (let from = 0; from < envelopes.length; from += 1000) {
+      await this.insertEvents(
+        sql,
         streamId,
-        streamType,
-        streamPosition: position,
-        globalPosition: rows[0]!.global_position,
-        occurredAt: occurredAt.toISOString(),
-        context: this.context,
-        data: event.data,
-        metadata,
-      };
-      envelopes.push(envelope);
-      if (isPublicEvent(this.context, event.type)) {
-        await sql.execute(
-          `INSERT INTO ${this.schema}.outbox (global_position, topic, message_key, envelope) VALUES ($1, $2, $3, $4)`,
-          [envelope.globalPosition, topicFor(this.context, streamType), streamId, JSON.stringify(envelope)],
+        expectedVersion,
+        envelopes.slice(from, from + 1000),
+        metadataJson,
+      );
+    }
+    const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
+    if (published.length > 0) {
+      const outboxParams: unknown[] = [];
+      const outboxValues = published.map((e) => {
+        const n = outboxParams.push(
+          e.globalPosition,
+          topicFor(this.context, streamType),
+          streamId,
+          JSON.stringify(e),
         );
-      }
+        return `($${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
+      });
+      await sql.execute(
+        `INSERT INTO ${this.schema}.outbox (global_position, topic, message_key, envelope) VALUES ${outboxValues.join(', ')}`,
+        outboxParams,
+      );
     }
     return envelopes;
+  }
+
+  private async insertEvents(
+    sql: Sql,
+    streamId: string,
+    expectedVersion: number,
+    envelopes: EventEnvelope[],
+    metadataJson: string,
+  ): Promise<void> {
+    const streamType = envelopes[0]!.streamType;
+    const at = envelopes[0]!.occurredAt;
+    const params: unknown[] = [];
+    const values = envelopes.map((e) => {
+      const base = params.push(e.eventId, streamId, streamType, e.streamPosition, e.type, e.schemaVersion);
+      params.push(JSON.stringify(e.data), metadataJson, at);
+      return `($${base - 5}, $${base - 4}, $${base - 3}, $${base - 2}, $${base - 1}, $${base}, $${base + 1}, $${base + 2}, $${base + 3})`;
+    });
+    let rows: { stream_position: number; global_position: string }[];
+    try {
+      rows = await sql.query<{ stream_position: number; global_position: string }>(
+        `INSERT INTO ${this.schema}.events
+           (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at)
+         VALUES ${values.join(', ')}
+         RETURNING stream_position, global_position::text AS global_position`,
+        params,
+      );
+    } catch (error) {
+      const code =
+        (error as { code?: string; driverError?: { code?: string } }).code ??
+        (error as { driverError?: { code?: string } }).driverError?.code;
+      if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
+      throw error;
+    }
+    const positions = new Map(rows.map((r) => [Number(r.stream_position), r.global_position]));
+    for (const envelope of envelopes) envelope.globalPosition = positions.get(envelope.streamPosition)!;
   }
 }
