@@ -10,6 +10,7 @@ import {
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
 import { agentMachinesMigration } from './agent/agent-machines';
+import { hostCommandsMigration } from './host/host-commands';
 import { sealIdempotencyMigration } from './instances/idempotency';
 import {
   marketMachinesGeolocationMigration,
@@ -43,6 +44,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     syncMaintenanceNoticesMigration,
     agentMachinesMigration,
     marketVolumeOffersMigration,
+    hostCommandsMigration,
   ],
   inlineProjections: [instancesProjection],
   subscribedProjections: [

@@ -10,6 +10,7 @@ import { AgentCopyReactor } from './agent/agent-copy.reactor';
 import { AgentCopyRelay } from './agent/agent-copy.relay';
 import { AgentSessions } from './agent/agent-sessions';
 import { RoutingHostDriver } from './agent/routing-host.driver';
+import { HostCommandDispatcher } from './host/host-command.dispatcher';
 import { HostReporter } from './host/host-reporter';
 import {
   REALISTIC_TIMINGS,
@@ -99,6 +100,8 @@ export class InstanceLifecycleModule {
         RoutingHostDriver,
         // Machines with a connected host agent get its commands; the others stay simulated.
         { provide: HOST_DRIVER, useExisting: RoutingHostDriver },
+        // Delivers host_commands (written with the instance events) to the hosts.
+        HostCommandDispatcher,
         CreateInstanceHandler,
         ChangeInstanceHandler,
         DestroyInstanceHandler,

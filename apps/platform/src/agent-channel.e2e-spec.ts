@@ -80,6 +80,7 @@ describe('the agent channel protocol (embedded)', () => {
   let machineA: number;
   let machineB: number;
   const agents: RawAgent[] = [];
+  let stoppedId = 0;
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
@@ -190,6 +191,7 @@ describe('the agent channel protocol (embedded)', () => {
     const created = await accept(machineA);
     expect(created.status).toBe(200);
     const id = created.body.new_contract as number;
+    stoppedId = id;
     const provision = await agent.next('provision');
     expect(provision.spec).toMatchObject({
       instanceId: id,
@@ -241,7 +243,11 @@ describe('the agent channel protocol (embedded)', () => {
 
     const stopAt = agent.received.length;
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
-    expect(await agent.next('stop', stopAt)).toEqual({ type: 'stop', instanceId: id });
+    expect(await agent.next('stop', stopAt)).toEqual({
+      type: 'stop',
+      instanceId: id,
+      commandId: expect.any(Number),
+    });
     expect((await show(id))?.actual_status).toBe('running'); // until the host says so
 
     // no heartbeat for longer than heartbeatTimeoutMs: unknown, for good
@@ -261,5 +267,14 @@ describe('the agent channel protocol (embedded)', () => {
     expect(created.status).toBe(200);
     const offline = await until(created.body.new_contract as number, 'offline');
     expect(offline.status_msg).toContain('agent is not connected');
+    // Its agent, back, is told the desired state of each live instance (ADR 0012) to reconcile with.
+    const back = await agentFor(machineA);
+    const welcome = await back.next('welcome');
+    expect(welcome.desired).toEqual(
+      expect.arrayContaining([
+        { instanceId: stoppedId, state: 'stopped' },
+        { instanceId: created.body.new_contract as number, state: 'running' },
+      ]),
+    );
   });
 });

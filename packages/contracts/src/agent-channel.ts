@@ -20,6 +20,12 @@ export interface AgentProvisionSpec {
   instanceApiKey: string;
 }
 
+/** An instance's desired state, as the platform's instance stream says. */
+export interface AgentDesiredState {
+  instanceId: number;
+  state: InstanceIntendedStatus;
+}
+
 /** A real transition as the host saw it (the HostReport the instance decider accepts). */
 export interface AgentHostReport {
   actualStatus: Exclude<InstanceActualStatus, null>;
@@ -38,14 +44,23 @@ export type LifecycleToAgent =
       machineId: number;
       heartbeatIntervalMs: number;
       liveInstanceIds: number[];
+      /**
+       * What each live instance should be (from its stream), re-sent at every (re)connect: the agent
+       * starts or stops the containers it has to match (commands still undelivered follow).
+       */
+      desired?: AgentDesiredState[];
     }
   | { type: 'refused'; reason: string }
-  | { type: 'provision'; spec: AgentProvisionSpec }
-  | { type: 'start'; instanceId: number }
-  | { type: 'stop'; instanceId: number; statusMsg?: string }
-  | { type: 'reboot'; instanceId: number }
-  | { type: 'recycle'; instanceId: number }
-  | { type: 'destroy'; instanceId: number }
+  /**
+   * Commands carry the id of their host_commands row (docs/adr/0012-host-commands.md): delivery is at least
+   * once, and the agent ignores a command whose id is not above the last it ran for that instance.
+   */
+  | { type: 'provision'; commandId?: number; spec: AgentProvisionSpec }
+  | { type: 'start'; commandId?: number; instanceId: number }
+  | { type: 'stop'; commandId?: number; instanceId: number; statusMsg?: string }
+  | { type: 'reboot'; commandId?: number; instanceId: number }
+  | { type: 'recycle'; commandId?: number; instanceId: number }
+  | { type: 'destroy'; commandId?: number; instanceId: number }
   | { type: 'logs'; requestId: string; instanceId: number; daemon: boolean }
   /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), answer copy_ready. */
   | { type: 'copy_receive'; jobId: number; instanceId: number; path: string }

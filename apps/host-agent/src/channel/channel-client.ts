@@ -32,6 +32,8 @@ export class ChannelClient {
   private backoffMs = 500;
   private closed = false;
   private readonly outbox: AgentToLifecycle[] = [];
+  /** The last host command id run per instance: a redelivered command (at least once) is skipped. */
+  private readonly lastCommand = new Map<number, number>();
   /** Commands of one instance run one after the other. */
   private readonly queues = new Map<number, Promise<void>>();
   private onWelcome: (() => void) | undefined;
@@ -124,6 +126,7 @@ export class ChannelClient {
 
   private receive(message: LifecycleToAgent): void {
     const driver = this.options.driver;
+    if (this.alreadyRan(message)) return;
     switch (message.type) {
       case 'welcome':
         this.welcomed = true;
@@ -135,6 +138,9 @@ export class ChannelClient {
           .catch((error: unknown) =>
             this.options.log(`cleanup of destroyed instances failed: ${String(error)}`),
           );
+        // The platform's desired state of each live instance: containers are started or stopped to match.
+        for (const { instanceId, state } of message.desired ?? [])
+          this.run(instanceId, 'reconcile', () => driver.converge(instanceId, state));
         for (const queued of this.outbox.splice(0)) this.send(queued);
         this.onWelcome?.();
         return;
@@ -172,6 +178,19 @@ export class ChannelClient {
       default:
         return;
     }
+  }
+
+  /** True for a host command whose id is not above the last one run for its instance (a redelivery). */
+  private alreadyRan(message: LifecycleToAgent): boolean {
+    if (!('commandId' in message) || message.commandId === undefined) return false;
+    const instanceId = message.type === 'provision' ? message.spec.instanceId : message.instanceId;
+    const last = this.lastCommand.get(instanceId) ?? 0;
+    if (message.commandId <= last) {
+      this.options.log(`${message.type} of instance ${instanceId}: command ${message.commandId} already ran`);
+      return true;
+    }
+    this.lastCommand.set(instanceId, message.commandId);
+    return false;
   }
 
   private run(instanceId: number, what: string, work: () => Promise<void>): void {

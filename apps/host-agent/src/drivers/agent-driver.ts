@@ -14,6 +14,12 @@ export interface AgentDriver {
   reboot(instanceId: number): Promise<void>;
   recycle(instanceId: number): Promise<void>;
   destroy(instanceId: number): Promise<void>;
+  /**
+   * Brings an instance the host has to its desired state (sent at every connect, ADR 0012): starts or
+   * stops it, or reports the state it is in when it already matches. Nothing when the host has no
+   * container for it (its provision is still to come).
+   */
+  converge(instanceId: number, desired: 'running' | 'stopped'): Promise<void>;
   /** Removes what the host still runs for instances that are no longer live (destroyed while the agent was away). */
   forgetAllBut(liveInstanceIds: number[]): Promise<void>;
   /** The container's output, or the agent's own lines about this instance (daemon). */

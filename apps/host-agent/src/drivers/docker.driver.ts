@@ -261,6 +261,23 @@ export class DockerDriver implements AgentDriver {
     this.provisioned.delete(instanceId);
   }
 
+  async converge(instanceId: number, desired: 'running' | 'stopped'): Promise<void> {
+    const container = await this.container(instanceId);
+    if (!container) return;
+    const running = await container.inspect().then(
+      (i) => Boolean(i.State?.Running),
+      () => null,
+    );
+    if (running === null) return;
+    if (desired === 'running') {
+      if (running) return this.reportRunning(instanceId);
+      this.log.line(instanceId, 'reconnect: meant to be running, starting it');
+      return this.start(instanceId);
+    }
+    this.log.line(instanceId, `reconnect: meant to be stopped${running ? ', stopping it' : ''}`);
+    return this.stop(instanceId);
+  }
+
   /** Containers of this machine whose instance is gone (and that this agent did not just provision) are removed. */
   async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
     const live = new Set(liveInstanceIds);

@@ -58,6 +58,12 @@ export class SimulatedAgentDriver implements AgentDriver {
     this.specs.delete(instanceId);
   }
 
+  async converge(instanceId: number, desired: 'running' | 'stopped'): Promise<void> {
+    if (!this.specs.has(instanceId)) return;
+    if (desired === 'running') await this.start(instanceId);
+    else await this.stop(instanceId);
+  }
+
   async forgetAllBut(liveInstanceIds: number[]): Promise<void> {
     for (const id of this.specs.keys()) if (!liveInstanceIds.includes(id)) this.specs.delete(id);
   }

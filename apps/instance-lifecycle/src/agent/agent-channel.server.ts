@@ -14,6 +14,7 @@ import {
   type AgentToLifecycle,
   type InstanceActualStatus,
   type LifecycleToAgent,
+  type InstanceIntendedStatus,
   decodeCopyData,
   parseAgentMessage,
   scopeAllows,
@@ -178,8 +179,11 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const pending = this.offlineTimers.get(message.machineId);
     if (pending) clearTimeout(pending);
     this.offlineTimers.delete(message.machineId);
-    const live = await this.runtime.db.query<{ instance_id: number }>(
-      `SELECT instance_id FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`,
+    const live = await this.runtime.db.query<{
+      instance_id: number;
+      intended_status: InstanceIntendedStatus;
+    }>(
+      `SELECT instance_id, intended_status FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`,
       [message.machineId],
     );
     send({
@@ -188,6 +192,8 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       machineId: message.machineId,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       liveInstanceIds: live.map((row) => Number(row.instance_id)),
+      // Re-sent at every (re)connect: the agent reconciles its containers with it (ADR 0012).
+      desired: live.map((row) => ({ instanceId: Number(row.instance_id), state: row.intended_status })),
     });
     this.logger.log(`machine ${message.machineId}: host agent connected (${message.driver} driver)`);
     return session;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiError, type LifecycleToAgent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { HostCommandKind } from '../host/host-commands';
 import type { HostDriver, ProvisionSpec } from '../host/host-driver';
 import { HostReporter } from '../host/host-reporter';
 import { SimulatedHostDriver } from '../host/simulated-host.driver';
@@ -62,6 +63,45 @@ export class RoutingHostDriver implements HostDriver {
 
   destroy(instanceId: number): void {
     this.route(instanceId, () => this.simulated.destroy(instanceId), { type: 'destroy', instanceId }, false);
+  }
+
+  /**
+   * One command of host_commands (HostCommandDispatcher), with its id: an agent remembers the last id it
+   * ran per instance and ignores a redelivery. 'later' when the machine's agent is away (the command waits
+   * for it; after the offline grace it is delivered anyway, which reports the instance offline).
+   */
+  async deliver(
+    command: { commandId: number; instanceId: number; machineId: number; kind: HostCommandKind },
+    detail: { spec?: ProvisionSpec; statusMsg?: string },
+    waitedMs: number,
+  ): Promise<'sent' | 'later'> {
+    const { commandId, instanceId, machineId, kind } = command;
+    this.machineOf.set(instanceId, machineId);
+    if (!(await this.agentServed(machineId))) {
+      this.enqueue(instanceId, () => {
+        if (kind === 'provision') {
+          if (detail.spec) this.simulated.provision(detail.spec);
+        } else if (kind === 'stop') this.simulated.stop(instanceId, detail.statusMsg);
+        else this.simulated[kind](instanceId);
+      });
+      return 'sent';
+    }
+    if (!this.sessions.current(machineId) && waitedMs < this.options.offlineGraceMs) return 'later';
+    let message: LifecycleToAgent;
+    if (kind === 'provision') {
+      if (!detail.spec) return 'sent';
+      const numGpus = (await this.instanceRow(instanceId))?.numGpus ?? 1;
+      message = { type: 'provision', commandId, spec: { ...detail.spec, numGpus } };
+    } else if (kind === 'stop')
+      message = {
+        type: 'stop',
+        commandId,
+        instanceId,
+        ...(detail.statusMsg ? { statusMsg: detail.statusMsg } : {}),
+      };
+    else message = { type: kind, commandId, instanceId };
+    this.enqueue(instanceId, () => this.toAgent(machineId, instanceId, message, kind !== 'destroy'));
+    return 'sent';
   }
 
   async unavailableReason(machineId: number): Promise<string | null> {

@@ -12,7 +12,8 @@ export interface ProvisionSpec {
 }
 
 /**
- * The seam between instance-lifecycle and the hosts. Commands are fire-and-forget: the host reports
+ * The seam between instance-lifecycle and the hosts. Its commands are called only by the
+ * HostCommandDispatcher, from host_commands rows (ADR 0012). Commands are fire-and-forget: the host reports
  * each real transition back (HostReporter -> ReportHostState on the instance stream). The simulated
  * driver comes first; a Docker driver (dockerode, through the host agent) implements the same interface.
  */

@@ -41,6 +41,7 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   ) {}
 
   provision(spec: ProvisionSpec): void {
+    this.cancel(spec.instanceId);
     this.specs.set(spec.instanceId, spec);
     if (spec.config.volume)
       this.daemon(
@@ -57,6 +58,23 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
       this.timings.pullMs + this.timings.bootMs,
       spec.targetState === 'running' ? this.runningReport(spec) : stoppedReport(),
     );
+  }
+
+  /**
+   * After a restart (HostCommandDispatcher): the host's pending transitions are derived from the stored
+   * state, not from timers that died with the process. A provisioning instance is provisioned again, a
+   * loading one finishes booting, and one whose host state differs from its intent is started or stopped.
+   */
+  resume(spec: ProvisionSpec, actual: 'loading' | 'running' | 'stopped' | null): void {
+    const id = spec.instanceId;
+    this.cancel(id);
+    this.specs.set(id, spec);
+    this.daemon(id, `resumed after a restart (${actual ?? 'provisioning'}, meant to be ${spec.targetState})`);
+    if (actual === null) return this.provision(spec);
+    if (spec.targetState === 'running') {
+      if (actual === 'loading') this.after(id, this.timings.bootMs, this.runningReport(spec));
+      else if (actual === 'stopped') this.start(id);
+    } else if (actual !== 'stopped') this.stop(id);
   }
 
   stop(instanceId: number, statusMsg?: string): void {

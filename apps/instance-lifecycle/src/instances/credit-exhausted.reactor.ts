@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventEnvelope, LedgerEvent } from '@rigmarket/contracts';
 import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
-import type { HostDriver } from '../host/host-driver';
 import { SCHEMA } from '../instance-lifecycle.read-models';
-import { HOST_DRIVER, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
+import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instances.handlers';
 
 export const CREDIT_EXHAUSTED_MSG =
@@ -20,10 +19,7 @@ export class CreditExhaustedReactor implements Reactor, OnApplicationBootstrap {
   readonly sources = [{ context: 'marketplace', streamType: 'ledger' }] as const;
   private readonly logger = new Logger('CreditExhaustedReactor');
 
-  constructor(
-    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(HOST_DRIVER) private readonly host: HostDriver,
-  ) {}
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.runtime.startReactors([this], {
@@ -46,13 +42,14 @@ export class CreditExhaustedReactor implements Reactor, OnApplicationBootstrap {
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     for (const { instance_id } of running) {
       const instanceId = Number(instance_id);
-      const result = await runInstanceCommand(
+      // The host's stop goes to host_commands with the intent, carrying why.
+      await runInstanceCommand(
         this.runtime,
         instanceId,
         { type: 'SetIntendedState', requesterId: userId, state: 'stopped' },
         metadata,
+        { stopMsg: CREDIT_EXHAUSTED_MSG },
       );
-      if (result.events.length > 0) this.host.stop(instanceId, CREDIT_EXHAUSTED_MSG);
     }
   }
 }

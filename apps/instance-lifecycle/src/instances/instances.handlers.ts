@@ -10,21 +10,23 @@ import {
 } from '@nestjs/cqrs';
 import {
   ApiError,
+  type EventEnvelope,
   type EventMetadata,
+  type InstanceEvent,
   type InstanceIntendedStatus,
   MONEY_LIMITS,
 } from '@rigmarket/contracts';
-import type { ContextRuntime, HandleOptions } from '@rigmarket/event-sourcing';
+import {
+  type ContextRuntime,
+  type HandleOptions,
+  type Sql,
+  applyProjection,
+} from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
+import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
 import type { HostDriver } from '../host/host-driver';
-import {
-  INSTANCE_VERIFICATION,
-  OUTBID_MSG,
-  SCHEMA,
-  findMachine,
-  findTemplate,
-} from '../instance-lifecycle.read-models';
+import { INSTANCE_VERIFICATION, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
@@ -50,20 +52,66 @@ type InstanceCommandBody = InstanceCommand extends infer C
     : never
   : never;
 
+/**
+ * Runs one command on an instance's stream; the host commands its events call for are written in the
+ * same transaction (host_commands) and delivered after the commit by HostCommandDispatcher.
+ */
 export async function runInstanceCommand(
   runtime: ContextRuntime,
   instanceId: number,
   command: InstanceCommandBody,
   metadata: EventMetadata,
-  options?: HandleOptions,
+  options: HandleOptions & HostCommandOptions = {},
 ) {
-  return runtime.runner.handle(
+  let before: InstanceState = instanceDecider.initialState();
+  let written = 0;
+  const result = await runtime.runner.handle(
     instanceStreamId(instanceId),
     instanceDecider,
-    (state, now) => instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, state),
+    (state, now) => {
+      before = state;
+      return instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, state);
+    },
     metadata,
-    options,
+    {
+      ...options,
+      alsoInTransaction: async (sql, events) => {
+        await options.alsoInTransaction?.(sql, events);
+        written = await writeHostCommands(sql, before, events, options);
+      },
+    },
   );
+  if (written > 0) kickAfterCommit(runtime);
+  return result;
+}
+
+/**
+ * The same, inside a transaction the caller holds (an outbid is decided on the allocation stream and
+ * marked on the instance's in one transaction). A concurrent append to the instance's stream makes the
+ * whole transaction retry (WrongExpectedVersion).
+ */
+export async function runInstanceCommandIn(
+  runtime: ContextRuntime,
+  sql: Sql,
+  instanceId: number,
+  command: InstanceCommandBody,
+  metadata: EventMetadata,
+  now: Date,
+): Promise<EventEnvelope[]> {
+  const streamId = instanceStreamId(instanceId);
+  const history = await runtime.store.readStream(sql, streamId);
+  const before = history.reduce(
+    (s, e) => instanceDecider.evolve(s, { type: e.type, data: e.data } as InstanceEvent),
+    instanceDecider.initialState(),
+  );
+  const events = instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, before);
+  if (events.length === 0) return [];
+  const envelopes = await runtime.store.append(sql, streamId, history.length, events, metadata, now);
+  for (const envelope of envelopes)
+    for (const projection of runtime.definition.inlineProjections)
+      await applyProjection(sql, runtime.schema, projection, envelope);
+  await writeHostCommands(sql, before, envelopes);
+  return envelopes;
 }
 
 /** Offer id = machine_id * 1000 + num_gpus (docs/marketplace.md). */
@@ -162,7 +210,6 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
 
     await allocateGpus(
       this.runtime,
-      this.host,
       { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price },
       metadata,
     );
@@ -191,6 +238,8 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         },
         metadata,
         {
+          // Its provision command (host_commands) carries the key sealed; one waiting for its volume gets it later.
+          ...(waitsForVolume ? {} : { sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId) }),
           // The instance key exists exactly when the instance does.
           alsoInTransaction: async (sql, events) => {
             await sql.execute(
@@ -219,15 +268,6 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       }
       throw error;
     }
-    if (!waitsForVolume)
-      this.host.provision({
-        instanceId,
-        machineId,
-        publicIpaddr: machine.publicIpaddr,
-        config,
-        targetState: request.targetState,
-        instanceApiKey,
-      });
     return { instanceId, instanceApiKey };
   }
 
@@ -321,26 +361,38 @@ async function checkVolume(
   }
 }
 
-/** Allocates on the machine's stream; instances outbid by it are stopped (their hosts are told). */
+/**
+ * Allocates on the machine's stream; instances outbid by it are marked outbid on their own streams in the
+ * same transaction (their stop goes to host_commands with it): a crash never leaves an outbid instance
+ * shown as running while another holds its GPUs.
+ */
 async function allocateGpus(
   runtime: ContextRuntime,
-  host: HostDriver,
   a: { machineId: number; instanceId: number; numGpus: number; machineGpus: number; bid: number | null },
   metadata: EventMetadata,
 ): Promise<void> {
-  const result = await runtime.runner.handle(
+  let marked = 0;
+  await runtime.runner.handle(
     allocationStreamId(a.machineId),
     allocationDecider,
     (state, now) => allocationDecider.decide({ type: 'AllocateGpus', at: now.toISOString(), ...a }, state),
     metadata,
-    { maxAttempts: 100 },
+    {
+      maxAttempts: 100,
+      alsoInTransaction: async (sql, events) => {
+        marked = 0;
+        for (const event of events) {
+          const data = event.data as { instanceId: number; outbid?: boolean };
+          if (event.type !== 'GpusReleased' || !data.outbid) continue;
+          const at = new Date(event.occurredAt);
+          marked += (
+            await runInstanceCommandIn(runtime, sql, data.instanceId, { type: 'MarkOutbid' }, metadata, at)
+          ).length;
+        }
+      },
+    },
   );
-  for (const event of result.events) {
-    const data = event.data as { instanceId: number; outbid?: boolean };
-    if (event.type !== 'GpusReleased' || !data.outbid) continue;
-    const marked = await runInstanceCommand(runtime, data.instanceId, { type: 'MarkOutbid' }, metadata);
-    if (marked.events.length > 0) host.stop(data.instanceId, OUTBID_MSG);
-  }
+  if (marked > 0) kickAfterCommit(runtime);
 }
 
 async function releaseGpus(
@@ -380,10 +432,7 @@ export class ChangeInstanceCommand extends Command<void> {
 
 @CommandHandler(ChangeInstanceCommand)
 export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceCommand> {
-  constructor(
-    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(HOST_DRIVER) private readonly host: HostDriver,
-  ) {}
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async execute({ requesterId, instanceId, changes, metadata }: ChangeInstanceCommand): Promise<void> {
     if (changes.label !== undefined) {
@@ -396,17 +445,13 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
     }
     if (changes.state === 'running') await this.reallocateIfOutbid(requesterId, instanceId, metadata);
     if (changes.state !== undefined) {
-      const result = await runInstanceCommand(
+      // Its host is told through host_commands (an instance waiting for its volume is provisioned later).
+      await runInstanceCommand(
         this.runtime,
         instanceId,
         { type: 'SetIntendedState', requesterId, state: changes.state },
         metadata,
       );
-      // An instance waiting for its volume has no container yet: it is provisioned in the intended state.
-      if (result.events.length > 0 && !isWaitingForVolume(result.state)) {
-        if (changes.state === 'stopped') this.host.stop(instanceId);
-        else this.host.start(instanceId);
-      }
     }
   }
 
@@ -426,7 +471,6 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
       );
     await allocateGpus(
       this.runtime,
-      this.host,
       {
         machineId: state.machineId,
         instanceId,
@@ -453,10 +497,7 @@ export class RestartInstanceCommand extends Command<void> {
 /** Reboot and recycle (docs/client-compat.md 2.5): the host restarts or recreates the container. */
 @CommandHandler(RestartInstanceCommand)
 export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCommand> {
-  constructor(
-    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(HOST_DRIVER) private readonly host: HostDriver,
-  ) {}
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async execute({ requesterId, instanceId, recycle, metadata }: RestartInstanceCommand): Promise<void> {
     await runInstanceCommand(
@@ -465,8 +506,6 @@ export class RestartInstanceHandler implements ICommandHandler<RestartInstanceCo
       { type: 'RestartInstance', requesterId, recycle },
       metadata,
     );
-    if (recycle) this.host.recycle(instanceId);
-    else this.host.reboot(instanceId);
   }
 }
 
@@ -525,10 +564,7 @@ export class DestroyInstanceCommand extends Command<void> {
 /** Idempotent: destroying a destroyed instance of one's own succeeds again (the CLI repeats it). */
 @CommandHandler(DestroyInstanceCommand)
 export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCommand> {
-  constructor(
-    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(HOST_DRIVER) private readonly host: HostDriver,
-  ) {}
+  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async execute({ requesterId, instanceId, metadata }: DestroyInstanceCommand): Promise<void> {
     const result = await runInstanceCommand(
@@ -539,7 +575,6 @@ export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCo
     );
     const state: InstanceState = result.state;
     if (state.status !== 'destroyed') return;
-    this.host.destroy(instanceId);
     await releaseGpus(this.runtime, state.machineId, instanceId, metadata);
   }
 }

@@ -1,14 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type {
-  EventEnvelope,
-  InstanceConfig,
-  InstanceIntendedStatus,
-  VolumeEvent,
-} from '@rigmarket/contracts';
+import type { EventEnvelope, VolumeEvent } from '@rigmarket/contracts';
 import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
-import type { HostDriver } from '../host/host-driver';
-import { type InstanceDetails, SCHEMA, findMachine } from '../instance-lifecycle.read-models';
-import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
+import { SCHEMA } from '../instance-lifecycle.read-models';
+import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instances.handlers';
 import type { PendingKeyBox } from './pending-keys';
 
@@ -17,7 +11,7 @@ import type { PendingKeyBox } from './pending-keys';
  * InstanceVolumeAttached, then the host provisions the container with the volume, as for a linked one;
  * VolumeRefused -> the instance is exited with a status_msg saying why. Idempotent: the decider ignores a
  * repeated answer, and the container is provisioned only while the instance's key waits in
- * pending_provisions (removed once handed to the host).
+ * pending_provisions (moved into its provision command, host_commands, with the attachment).
  */
 const UNSEALABLE =
   'its instance key could not be opened: the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY';
@@ -30,7 +24,6 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(HOST_DRIVER) private readonly host: HostDriver,
     @Inject(PENDING_KEY_BOX) private readonly pendingKeys: PendingKeyBox,
   ) {}
 
@@ -64,13 +57,13 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
         await this.forget(instanceId);
         return;
       }
+      // Its provision command (host_commands) is written with the attachment and takes the waiting key.
       await runInstanceCommand(
         this.runtime,
         instanceId,
         { type: 'AttachVolume', volumeId, ownerId, machineId },
         metadata,
       );
-      await this.provisionWaiting(instanceId);
     } else if (event.type === 'VolumeRefused') {
       await runInstanceCommand(
         this.runtime,
@@ -80,42 +73,6 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
       );
       await this.forget(event.data.instanceId);
     }
-  }
-
-  /** Hands the instance to its host now that its volume is in the config (the row is current: inline projection). */
-  private async provisionWaiting(instanceId: number): Promise<void> {
-    const key = await this.pendingKey(instanceId);
-    if (key === undefined || key === null) return;
-    const rows = await this.runtime.db.query<{
-      machine_id: number;
-      intended_status: InstanceIntendedStatus;
-      actual_status: string | null;
-      destroyed: boolean;
-      details: InstanceDetails | string;
-    }>(
-      `SELECT machine_id, intended_status, actual_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
-      [instanceId],
-    );
-    const row = rows[0];
-    const details = row
-      ? typeof row.details === 'string'
-        ? (JSON.parse(row.details) as InstanceDetails)
-        : row.details
-      : null;
-    const config: InstanceConfig | undefined = details?.config;
-    if (row && !row.destroyed && row.actual_status === null && config?.volume) {
-      const machineId = Number(row.machine_id);
-      const machine = await findMachine(this.runtime.db, machineId);
-      this.host.provision({
-        instanceId,
-        machineId,
-        publicIpaddr: machine?.publicIpaddr ?? null,
-        config,
-        targetState: row.intended_status,
-        instanceApiKey: key,
-      });
-    }
-    await this.forget(instanceId);
   }
 
   /** The waiting instance's key: undefined when none waits (already provisioned), null when it cannot be opened. */

@@ -1,0 +1,207 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { InstanceIntendedStatus } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { isAgentMachine } from '../agent/agent-machines';
+import { RoutingHostDriver } from '../agent/routing-host.driver';
+import { type InstanceDetails, SCHEMA, findMachine } from '../instance-lifecycle.read-models';
+import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
+import type { PendingKeyBox } from '../instances/pending-keys';
+import { type HostCommandRow, registerDispatcherKick, rowOf } from './host-commands';
+import type { ProvisionSpec } from './host-driver';
+import { HostReporter } from './host-reporter';
+import { SimulatedHostDriver } from './simulated-host.driver';
+
+const POLL_MS = 1_000;
+const LEASE_SECONDS = 30;
+const KEEP_DELIVERED = '1 day';
+const UNSEALABLE_MSG =
+  'Provisioning failed: the instance key could not be opened (the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY). Destroy the instance and rent again.';
+
+interface InstanceRow {
+  machine_id: number;
+  actual_status: string | null;
+  intended_status: InstanceIntendedStatus;
+  destroyed: boolean;
+  details: InstanceDetails | string;
+}
+
+/**
+ * Delivers host_commands (docs/adr/0012-host-commands.md): claims undelivered rows in order with a lease,
+ * hands each to the host driver, then marks it delivered. At least once: a process that dies after
+ * handing a command over and before marking it hands it over again after its restart (the agent ignores
+ * a command id it already ran). At start it first resumes the simulated host from the stored state.
+ */
+@Injectable()
+export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('HostCommandDispatcher');
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    private readonly routing: RoutingHostDriver,
+    private readonly simulated: SimulatedHostDriver,
+    private readonly reporter: HostReporter,
+    @Inject(PENDING_KEY_BOX) private readonly keys: PendingKeyBox,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.resumeSimulated().catch((error: unknown) =>
+      this.logger.error(`resuming the simulated host failed: ${String(error)}`),
+    );
+    await this.runtime.db
+      .execute(
+        `DELETE FROM ${SCHEMA}.host_commands WHERE delivered_at < now() - interval '${KEEP_DELIVERED}'`,
+      )
+      .catch(() => undefined);
+    registerDispatcherKick(this.runtime, () => this.kick());
+    this.timer = setInterval(() => this.kick(), POLL_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Delivers what is pending now (and again if more was written meanwhile). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          while (!this.stopped && (await this.deliverBatch()) > 0);
+        } catch (error) {
+          if (!this.stopped) this.logger.error(`delivering host commands failed: ${String(error)}`);
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => (this.running = null));
+  }
+
+  /** Waits until no delivery is running (tests). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async deliverBatch(): Promise<number> {
+    const claimed = await this.runtime.db.query<Parameters<typeof rowOf>[0]>(
+      `UPDATE ${SCHEMA}.host_commands SET claimed_until = now() + interval '${LEASE_SECONDS} seconds'
+        WHERE command_id IN (
+          SELECT command_id FROM ${SCHEMA}.host_commands
+           WHERE delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+           ORDER BY command_id LIMIT 100 FOR UPDATE SKIP LOCKED)
+        RETURNING command_id, instance_id, machine_id, kind, status_msg, instance_key_sealed, created_at`,
+    );
+    const rows = claimed.map(rowOf).sort((a, b) => a.commandId - b.commandId);
+    let delivered = 0;
+    const deferred = new Set<number>();
+    for (const row of rows) {
+      if (this.stopped) break;
+      // A later command of an instance never overtakes an earlier one that waits.
+      const outcome = deferred.has(row.instanceId) ? 'later' : await this.deliver(row);
+      if (outcome === 'later') {
+        deferred.add(row.instanceId);
+        await this.runtime.db.execute(
+          `UPDATE ${SCHEMA}.host_commands SET claimed_until = now() + interval '1 second' WHERE command_id = $1`,
+          [row.commandId],
+        );
+        continue;
+      }
+      await this.runtime.db.execute(
+        `UPDATE ${SCHEMA}.host_commands SET delivered_at = now(), claimed_until = NULL, instance_key_sealed = NULL WHERE command_id = $1`,
+        [row.commandId],
+      );
+      delivered += 1;
+    }
+    return delivered;
+  }
+
+  private async deliver(row: HostCommandRow): Promise<'sent' | 'later'> {
+    const waitedMs = Date.now() - row.createdAt.getTime();
+    if (row.kind !== 'provision')
+      return this.routing.deliver(row, row.statusMsg ? { statusMsg: row.statusMsg } : {}, waitedMs);
+    const instance = await this.instance(row.instanceId);
+    // Destroyed meanwhile, or already reported on by its host (a redelivery): nothing to provision.
+    if (!instance || instance.destroyed || instance.actual_status !== null) return 'sent';
+    const key = row.instanceKeySealed ? this.keys.open(row.instanceKeySealed, row.instanceId) : null;
+    if (key === null && (await isAgentMachine(this.runtime.db, row.machineId))) {
+      await this.reporter.report(row.instanceId, {
+        actualStatus: 'exited',
+        sshHost: null,
+        sshPort: null,
+        ports: {},
+        statusMsg: UNSEALABLE_MSG,
+      });
+      return 'sent';
+    }
+    const spec = await this.spec(row.instanceId, row.machineId, instance, key ?? '');
+    return this.routing.deliver(row, { spec }, waitedMs);
+  }
+
+  /**
+   * The simulated host keeps its transitions in memory: after a restart every live instance of a machine
+   * no agent serves is resumed from its stored state (actual and intended), unless its provision is still
+   * undelivered (the dispatcher provisions it then) or it waits for its volume.
+   */
+  private async resumeSimulated(): Promise<void> {
+    const rows = await this.runtime.db.query<InstanceRow & { instance_id: number }>(
+      `SELECT i.instance_id, i.machine_id, i.actual_status, i.intended_status, i.destroyed, i.details
+         FROM ${SCHEMA}.instances i
+        WHERE NOT i.destroyed
+          AND (i.actual_status IS NULL OR i.actual_status IN ('loading', 'running', 'stopped'))
+          AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.pending_provisions p WHERE p.instance_id = i.instance_id)
+          AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.agent_machines a WHERE a.machine_id = i.machine_id)
+          AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.host_commands c
+                           WHERE c.instance_id = i.instance_id AND c.kind = 'provision' AND c.delivered_at IS NULL)
+        ORDER BY i.instance_id`,
+    );
+    for (const row of rows) {
+      const instanceId = Number(row.instance_id);
+      const spec = await this.spec(instanceId, Number(row.machine_id), row, '');
+      this.simulated.resume(spec, row.actual_status as 'loading' | 'running' | 'stopped' | null);
+    }
+    if (rows.length > 0) this.logger.log(`simulated host resumed ${rows.length} instance(s)`);
+  }
+
+  private async instance(instanceId: number): Promise<InstanceRow | null> {
+    const rows = await this.runtime.db.query<InstanceRow>(
+      `SELECT machine_id, actual_status, intended_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
+      [instanceId],
+    );
+    return rows[0] ?? null;
+  }
+
+  private async spec(
+    instanceId: number,
+    machineId: number,
+    row: InstanceRow,
+    instanceApiKey: string,
+  ): Promise<ProvisionSpec> {
+    const details =
+      typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;
+    const machine = await findMachine(this.runtime.db, machineId);
+    return {
+      instanceId,
+      machineId,
+      publicIpaddr: machine?.publicIpaddr ?? details.publicIpaddr ?? null,
+      config: details.config,
+      targetState: row.intended_status,
+      instanceApiKey,
+    };
+  }
+}

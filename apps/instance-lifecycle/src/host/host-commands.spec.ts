@@ -1,0 +1,106 @@
+import type { InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
+import { OUTBID_MSG } from '../instance-lifecycle.read-models';
+import { type CreateInstanceData, instanceDecider } from '../instances/instance.decider';
+import { hostCommandsFor } from './host-commands';
+
+const AT = '2026-05-01T12:00:00.000Z';
+const config: InstanceConfig = {
+  image: 'busybox',
+  runtype: 'ssh_direct',
+  env: {},
+  disk: 8,
+  onstart: null,
+  argsStr: null,
+  args: null,
+  useJupyterLab: false,
+  jupyterDir: null,
+  pythonUtf8: false,
+  langUtf8: false,
+  imageLogin: null,
+  extraFilters: {},
+  templateHashId: null,
+};
+const data: CreateInstanceData = {
+  instanceId: 7,
+  renter: 2,
+  machineId: 3,
+  hostId: 1,
+  offerId: 3001,
+  numGpus: 1,
+  gpuName: 'RTX 4090',
+  dphTotal: 1,
+  storageDph: 0.1,
+  bidPrice: 1,
+  label: null,
+  targetState: 'running',
+  config,
+  templateId: null,
+};
+const created = (c: InstanceConfig = config): InstanceEvent => ({
+  type: 'InstanceCreated',
+  data: { ...data, config: c, createdAt: AT },
+});
+const fold = (events: InstanceEvent[]) =>
+  events.reduce(instanceDecider.evolve, instanceDecider.initialState());
+const intent = (intendedStatus: 'running' | 'stopped'): InstanceEvent => ({
+  type: 'InstanceIntentChanged',
+  data: { instanceId: 7, intendedStatus, at: AT },
+});
+
+describe('host commands derived from instance events', () => {
+  it('a new instance is provisioned; one waiting for its volume only once the volume is attached', () => {
+    expect(hostCommandsFor(fold([]), [created()])).toEqual([{ kind: 'provision' }]);
+    const waiting = created({ ...config, newVolume: { sizeGb: 10, mountPath: '/data' } } as InstanceConfig);
+    expect(hostCommandsFor(fold([]), [waiting])).toEqual([]);
+    // Its intent changes while it waits reach the host with the provision, not as stop/start.
+    expect(hostCommandsFor(fold([waiting]), [intent('stopped')])).toEqual([]);
+    const attached: InstanceEvent = {
+      type: 'InstanceVolumeAttached',
+      data: { instanceId: 7, volumeId: 9, mountPath: '/data', at: AT },
+    };
+    expect(hostCommandsFor(fold([waiting]), [attached])).toEqual([{ kind: 'provision' }]);
+  });
+
+  it('intents, outbids, restarts and destroys become stop, start, reboot/recycle and destroy, in order', () => {
+    const before = fold([created()]);
+    expect(
+      hostCommandsFor(before, [
+        intent('stopped'),
+        intent('running'),
+        { type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } },
+        { type: 'InstanceOutbid', data: { instanceId: 7, machineId: 3, numGpus: 1, at: AT } },
+        { type: 'InstanceDestroyed', data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 1, at: AT } },
+      ]),
+    ).toEqual([
+      { kind: 'stop' },
+      { kind: 'start' },
+      { kind: 'recycle' },
+      { kind: 'stop', statusMsg: OUTBID_MSG },
+      { kind: 'destroy' },
+    ]);
+  });
+
+  it('a stop the renter did not ask for carries why; host reports and labels command nothing', () => {
+    const before = fold([created()]);
+    expect(hostCommandsFor(before, [intent('stopped')], 'out of credit')).toEqual([
+      { kind: 'stop', statusMsg: 'out of credit' },
+    ]);
+    expect(
+      hostCommandsFor(before, [
+        {
+          type: 'InstanceStateChanged',
+          data: {
+            instanceId: 7,
+            actualStatus: 'running',
+            sshHost: null,
+            sshPort: null,
+            ports: {},
+            statusMsg: null,
+            at: AT,
+          },
+        },
+        { type: 'InstanceLabelled', data: { instanceId: 7, label: 'x', at: AT } },
+      ]),
+    ).toEqual([]);
+  });
+});

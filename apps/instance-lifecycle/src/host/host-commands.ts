@@ -1,0 +1,168 @@
+import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
+import type { ContextRuntime, Migration, Sql } from '@rigmarket/event-sourcing';
+import { OUTBID_MSG, SCHEMA } from '../instance-lifecycle.read-models';
+import { type InstanceState, instanceDecider } from '../instances/instance.decider';
+
+/**
+ * Commands to hosts are derived from the instance stream's events and written to `host_commands` in the
+ * transaction that appends them (docs/adr/0012-host-commands.md). HostCommandDispatcher delivers them
+ * afterwards, in order, at least once; a process that dies in between delivers them after its restart.
+ */
+export type HostCommandKind = 'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy';
+
+export interface HostCommand {
+  kind: HostCommandKind;
+  /** stop: why, when the renter did not ask (outbid, out of credit). */
+  statusMsg?: string;
+}
+
+export interface HostCommandRow {
+  commandId: number;
+  instanceId: number;
+  machineId: number;
+  kind: HostCommandKind;
+  statusMsg: string | null;
+  /** provision only: the instance key sealed (PendingKeyBox), cleared once delivered. */
+  instanceKeySealed: string | null;
+  createdAt: Date;
+}
+
+export const hostCommandsMigration: Migration = {
+  id: 'host-0001-host-commands',
+  async up(sql, s) {
+    await sql.execute(`
+      CREATE TABLE ${s}.host_commands (
+        command_id BIGSERIAL PRIMARY KEY,
+        instance_id INTEGER NOT NULL,
+        machine_id INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        status_msg TEXT,
+        instance_key_sealed TEXT,
+        event_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        claimed_until TIMESTAMPTZ,
+        delivered_at TIMESTAMPTZ
+      )`);
+    await sql.execute(
+      `CREATE INDEX host_commands_pending ON ${s}.host_commands (command_id) WHERE delivered_at IS NULL`,
+    );
+  },
+};
+
+/**
+ * What the host must be told for these new events of one instance, given the state before them. Pure:
+ * the instance stream is the only source of host commands. An instance waiting for its volume has no
+ * container yet: its intent changes reach the host with the provision (in the intended state).
+ */
+export function hostCommandsFor(
+  before: InstanceState,
+  events: readonly InstanceEvent[],
+  stopMsg?: string,
+): HostCommand[] {
+  const commands: HostCommand[] = [];
+  let state = before;
+  for (const event of events) {
+    const waiting = state.status === 'active' && state.pendingVolume !== null;
+    switch (event.type) {
+      case 'InstanceCreated':
+        if (!event.data.config.newVolume) commands.push({ kind: 'provision' });
+        break;
+      case 'InstanceVolumeAttached':
+        commands.push({ kind: 'provision' });
+        break;
+      case 'InstanceIntentChanged':
+        if (!waiting)
+          commands.push(
+            event.data.intendedStatus === 'stopped'
+              ? { kind: 'stop', ...(stopMsg ? { statusMsg: stopMsg } : {}) }
+              : { kind: 'start' },
+          );
+        break;
+      case 'InstanceOutbid':
+        if (!waiting) commands.push({ kind: 'stop', statusMsg: OUTBID_MSG });
+        break;
+      case 'InstanceRestarted':
+        commands.push({ kind: event.data.recycle ? 'recycle' : 'reboot' });
+        break;
+      case 'InstanceDestroyed':
+        commands.push({ kind: 'destroy' });
+        break;
+      default:
+        break;
+    }
+    state = instanceDecider.evolve(state, event);
+  }
+  return commands;
+}
+
+export interface HostCommandOptions {
+  /** The new instance's key (CreateInstance): sealed into its provision command. */
+  sealedInstanceKey?: string;
+  /** The status_msg of a stop the renter did not ask for (e.g. out of credit). */
+  stopMsg?: string;
+}
+
+/** Writes the host commands of new instance events, in the transaction that appends them. */
+export async function writeHostCommands(
+  sql: Sql,
+  before: InstanceState,
+  envelopes: readonly EventEnvelope[],
+  options: HostCommandOptions = {},
+): Promise<number> {
+  const events = envelopes.map((e) => ({ type: e.type, data: e.data }) as InstanceEvent);
+  const after = events.reduce(instanceDecider.evolve, before);
+  if (after.status === 'none') return 0;
+  const commands = hostCommandsFor(before, events, options.stopMsg);
+  const eventId = envelopes[envelopes.length - 1]?.eventId ?? '';
+  for (const command of commands) {
+    if (command.kind === 'provision') {
+      // A waiting instance's key moves from pending_provisions into its provision command.
+      await sql.execute(
+        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, instance_key_sealed, event_id)
+         VALUES ($1, $2, 'provision', COALESCE($3, (SELECT instance_api_key_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1)), $4)`,
+        [after.instanceId, after.machineId, options.sealedInstanceKey ?? null, eventId],
+      );
+      await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [
+        after.instanceId,
+      ]);
+    } else {
+      await sql.execute(
+        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, status_msg, event_id) VALUES ($1, $2, $3, $4, $5)`,
+        [after.instanceId, after.machineId, command.kind, command.statusMsg ?? null, eventId],
+      );
+    }
+  }
+  return commands.length;
+}
+
+/** The dispatcher of a runtime wakes up after a commit that wrote commands (it also polls). */
+const kickers = new WeakMap<ContextRuntime, () => void>();
+
+export function registerDispatcherKick(runtime: ContextRuntime, kick: () => void): void {
+  kickers.set(runtime, kick);
+}
+
+/** Called after a commit that may have written host commands. */
+export function kickAfterCommit(runtime: ContextRuntime): void {
+  kickers.get(runtime)?.();
+}
+
+export function rowOf(r: {
+  command_id: string | number;
+  instance_id: number;
+  machine_id: number;
+  kind: string;
+  status_msg: string | null;
+  instance_key_sealed: string | null;
+  created_at: string | Date;
+}): HostCommandRow {
+  return {
+    commandId: Number(r.command_id),
+    instanceId: Number(r.instance_id),
+    machineId: Number(r.machine_id),
+    kind: r.kind as HostCommandKind,
+    statusMsg: r.status_msg,
+    instanceKeySealed: r.instance_key_sealed,
+    createdAt: new Date(r.created_at),
+  };
+}
