@@ -12,14 +12,21 @@ const short = args.includes('--short');
 const outIndex = args.indexOf('--out');
 const out =
   outIndex >= 0 ? args[outIndex + 1] : short ? null : path.join(__dirname, '..', 'docs', 'benchmarks.md');
-const only = args.filter((a) => !a.startsWith('--') && a !== out);
+const sizesIndex = args.indexOf('--sizes');
+// e.g. --sizes 10000,100000,1000000 for the search case
+const sizesArg = sizesIndex >= 0 ? args[sizesIndex + 1].split(',').map(Number) : undefined;
+const only = args.filter((a, i) => !a.startsWith('--') && a !== out && args[i - 1] !== '--sizes');
 const modes = [
   'embedded',
   ...(process.env.DATABASE_URL && !args.includes('--embedded') ? ['distributed'] : []),
 ];
 
 const CASES = {
+  search: { run: require('./cases/search'), modes },
   append: { run: require('./cases/append'), modes },
+  background: { run: require('./cases/background'), modes: ['embedded'] },
+  rebuild: { run: require('./cases/rebuild'), modes },
+  platform: { run: require('./cases/platform'), modes: ['embedded'] },
 };
 
 async function main() {
@@ -32,7 +39,7 @@ async function main() {
     if (only.length > 0 && !only.includes(name)) continue;
     for (const mode of spec.modes) {
       const t0 = Date.now();
-      const result = await spec.run(mode, { short });
+      const result = await spec.run(mode, { short, sizes: sizesArg });
       const list = Array.isArray(result) ? result : result.rows;
       if (!Array.isArray(result) && result.section) sections.push(result.section);
       rows.push(...list);

@@ -1,0 +1,258 @@
+// The embedded platform as `npm start` runs it (node apps/platform/dist/main.js, PGlite on disk in a fresh
+// folder), measured from outside: start to a served request, RSS and CPU while idle, renting (PUT /asks/) with
+// 16 concurrent renters on distinct offers, polling GET /instances/ with 100 instances, RSS under that load.
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const { stats, timeEach, throughput } = require('../lib');
+
+const ROOT = path.join(__dirname, '..', '..');
+const KEY = 'bench-admin-key-0123456789abcdef';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** RSS (MB) and CPU seconds (user + system) of a process, from /proc. */
+function usage(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticks = os.constants?.CLK_TCK ?? 100;
+  return { rssMb: rss, cpuS: (Number(fields[11]) + Number(fields[12])) / ticks };
+}
+
+async function api(base, method, p, body) {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  return { status: res.status, body: json };
+}
+
+async function until(what, attempt, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await attempt().catch(() => undefined);
+    if (result) return result;
+    if (Date.now() > deadline) throw new Error(`bench platform: ${what} timed out`);
+    await sleep(100);
+  }
+}
+
+async function listMachine(base, n) {
+  const registered = await until('register a machine', async () => {
+    const r = await api(base, 'POST', '/api/v0/machines/', {
+      hostname: `bench-${n}`,
+      gpu_name: 'RTX 4090',
+      num_gpus: 8,
+      gpu_ram: 24564,
+      cuda_max_good: 12.4,
+      driver_version: '550.54.15',
+      compute_cap: 890,
+      cpu_name: 'AMD EPYC 7543',
+      cpu_cores: 32,
+      cpu_ghz: 2.8,
+      cpu_ram: 257000,
+      disk_space: 2000,
+      disk_bw: 3000,
+      disk_name: 'NVMe',
+      inet_up: 900,
+      inet_down: 950,
+      direct_port_count: 200,
+      public_ipaddr: `198.51.100.${n + 20}`,
+      geolocation: 'US',
+      pci_gen: 4,
+      pcie_bw: 24.5,
+    });
+    return r.status < 300 ? r.body : undefined;
+  });
+  const machineId = Number(registered.machine_id);
+  await api(base, 'PUT', '/api/v0/machines/create_asks/', {
+    machine: machineId,
+    price_gpu: 0.4,
+    price_disk: 0.15,
+    price_inetu: 0.01,
+    price_inetd: 0.01,
+    price_min_bid: 0.2,
+    min_chunk: 1,
+    end_date: null,
+    credit_discount_max: 0.4,
+    duration: null,
+    vol_size: null,
+    vol_price: null,
+  });
+  await until(
+    'verify a machine',
+    async () =>
+      (await api(base, 'PUT', `/api/v0/machines/${machineId}/verification/`, { verification: 'verified' }))
+        .status === 200,
+  );
+  return machineId;
+}
+
+module.exports = async function platform(mode, { short }) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-bench-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      KAFKA_BROKERS: '',
+      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
+      RIGMARKET_ADMIN_KEY: KEY,
+      RIGMARKET_DEMO_HOSTS: '0',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const rows = [];
+  try {
+    await until('the first /healthz', async () => (await fetch(`${base}/healthz`)).status === 200, 60_000);
+    const startMs = performance.now() - started;
+    rows.push({
+      case: 'embedded start (node on a built tree) to a served /healthz',
+      mode,
+      p50: startMs,
+      goal: '<= 5,000 ms',
+    });
+    // Idle: no request at all for a while.
+    await sleep(short ? 500 : 3000);
+    const idleFor = short ? 1000 : 10_000;
+    const a = usage(child.pid);
+    await sleep(idleFor);
+    const b = usage(child.pid);
+    rows.push({
+      case: `idle CPU over ${idleFor / 1000} s (pollers and timers)`,
+      mode,
+      ceiling: `${((100 * (b.cpuS - a.cpuS)) / (idleFor / 1000)).toFixed(2)}% of a core; RSS idle ${b.rssMb.toFixed(0)} MB`,
+      goal: '< 1% of a core; RSS <= 200 MB',
+    });
+    // Hosts and credit (the admin rents from its own machines: the renters are concurrent requests).
+    const machines = short ? 2 : 16;
+    const rounds = short ? 1 : 6;
+    const me = await until('the admin user', async () => {
+      const r = await api(base, 'GET', '/api/v0/users/current/');
+      return r.status === 200 ? r.body : undefined;
+    });
+    await until(
+      'credit',
+      async () =>
+        (await api(base, 'POST', '/api/v0/credit/', { user_id: me.id, amount: 100_000, note: 'bench' }))
+          .status < 300,
+    );
+    const machineIds = [];
+    for (let n = 0; n < machines; n += 1) machineIds.push(await listMachine(base, n));
+    const health = () => fetch(`${base}/healthz`).then((r) => r.text());
+    const healthRate = await throughput(health, { concurrency: 16, durationMs: short ? 300 : 3000 });
+    // Wait until instance-lifecycle has every machine (the first accept after a machine change may be 404).
+    const rent = (machineId) =>
+      api(base, 'PUT', `/api/v0/asks/${machineId * 1000 + 1}/`, { image: 'busybox', disk: 10 });
+    const times = [];
+    const created = [];
+    let refused = 0;
+    const t0 = performance.now();
+    for (let round = 0; round < rounds; round += 1) {
+      await Promise.all(
+        machineIds.map(async (machineId) => {
+          for (let attempt = 0; ; attempt += 1) {
+            const s = performance.now();
+            const r = await rent(machineId);
+            if (r.status === 404 && attempt < 100) {
+              await sleep(50);
+              continue;
+            }
+            times.push(performance.now() - s);
+            if (r.status < 300 && r.body.new_contract) created.push({ machineId, id: r.body.new_contract });
+            else {
+              refused += 1;
+              if (refused === 1)
+                process.stderr.write(
+                  `bench platform: a rent refused: ${r.status} ${JSON.stringify(r.body)}\n`,
+                );
+            }
+            return;
+          }
+        }),
+      );
+    }
+    const rentS = (performance.now() - t0) / 1000;
+    const rentStats = stats(times);
+    const distinct = new Set(created.map((c) => c.id)).size;
+    // Every create must hold GPUs of its own: no machine holds more than its 8 GPUs.
+    const perMachine = new Map();
+    for (const c of created) perMachine.set(c.machineId, (perMachine.get(c.machineId) ?? 0) + 1);
+    const over = [...perMachine.values()].filter((n) => n > 8).length + (created.length - distinct);
+    rows.push({
+      case: `rent: ${machines} concurrent renters on distinct offers, ${rounds} rounds`,
+      mode,
+      p50: rentStats.p50,
+      p99: rentStats.p99,
+      perSec: created.length / rentS,
+      ceiling: `/healthz ${Math.round(healthRate.perSec)}/s (16 concurrent); ${created.length} created, ${refused} refused, ${over} double allocations`,
+      ratio: created.length / rentS / healthRate.perSec,
+      goal: '>= 300 creates/s, 0 double allocations',
+    });
+    // Fill up to 100 instances, then poll.
+    const target = short ? 4 : 100;
+    for (let i = 0; created.length < target && i < 200; i += 1) {
+      const r = await rent(machineIds[i % machineIds.length]);
+      if (r.status < 300 && r.body.new_contract) created.push({ id: r.body.new_contract });
+    }
+    const poll = async () => {
+      const r = await api(base, 'GET', '/api/v0/instances/');
+      if (r.status !== 200) throw new Error(`GET /instances/: ${r.status}`);
+      return r.body.instances.length;
+    };
+    const listed = await poll();
+    const pollStats = stats(await timeEach(short ? 5 : 100, poll));
+    const pollRate = await throughput(poll, { concurrency: 8, durationMs: short ? 300 : 3000 });
+    const healthRate8 = await throughput(health, { concurrency: 8, durationMs: short ? 300 : 3000 });
+    rows.push({
+      case: `poll GET /instances/ with ${listed} instances`,
+      mode,
+      p50: pollStats.p50,
+      p99: pollStats.p99,
+      perSec: pollRate.perSec,
+      ceiling: `/healthz ${Math.round(healthRate8.perSec)}/s (8 concurrent)`,
+      ratio: pollRate.perSec / healthRate8.perSec,
+      goal: '>= 0.6',
+    });
+    const loaded = usage(child.pid);
+    rows.push({
+      case: 'RSS under load (after renting and polling)',
+      mode,
+      ceiling: `${loaded.rssMb.toFixed(0)} MB`,
+      goal: '<= 200 MB',
+    });
+    return rows;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        r();
+      }, 15_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        r();
+      });
+    });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+};

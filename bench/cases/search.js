@@ -1,0 +1,111 @@
+// Offer search over HTTP (POST /api/v0/bundles/) at several sizes: the CLI's default query and three filtered
+// ones, p50/p99 each; throughput of the default query with 8 concurrent clients. Ceilings in the same run:
+// GET /healthz on the same server (latency and throughput), and the same SQL sent straight to the database.
+const { createPlatformApp } = require('@rigmarket/http-kit');
+const { InProcessTransport } = require('@rigmarket/messaging');
+const {
+  MarketplaceModule,
+  insertOfferRows,
+  syntheticOfferRows,
+  parseOfferQuery,
+  offerSearchSql,
+} = require('@rigmarket/marketplace-api');
+const { QUERIES } = require('../offer-search');
+const { stats, timeEach, throughput, freshDatabase, ms } = require('../lib');
+
+const SHORT_NAMES = [
+  'CLI default',
+  'CLI defaults only',
+  'bid, filtered, limit 5',
+  'dph<1 cuda>=12.2, by dlperf_usd',
+];
+
+async function explain(db, body) {
+  const { sql, params } = offerSearchSql(parseOfferQuery(body), 'marketplace', Date.now() / 1000, undefined);
+  const rows = await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) ${sql}`, params);
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
+}
+
+module.exports = async function search(mode, { short, sizes }) {
+  const counts = sizes ?? (short ? [500] : [10_000, 100_000]);
+  const rows = [];
+  const explains = [];
+  for (const count of counts) {
+    const { db, drop } = await freshDatabase(mode);
+    const transport = new InProcessTransport();
+    const app = await createPlatformApp({ db, transport, modules: [MarketplaceModule.forRoot()] });
+    try {
+      await app.listen(0, '127.0.0.1');
+      const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+      const offers = syntheticOfferRows(count, 42, Math.floor(Date.now() / 1000));
+      for (let i = 0; i < offers.length; i += 10_000) {
+        await db.transaction((sql) => insertOfferRows(sql, offers.slice(i, i + 10_000)));
+      }
+      await db.execute('ANALYZE marketplace.offers');
+      const rounds = short ? 5 : count >= 100_000 ? 100 : 200;
+      const healthz = () => fetch(`${base}/healthz`).then((r) => r.text());
+      for (let i = 0; i < 20; i += 1) await healthz();
+      const health = stats(await timeEach(rounds, healthz));
+      const durationMs = short ? 300 : 3000;
+      const healthRate = await throughput(healthz, { concurrency: 8, durationMs });
+      let first = true;
+      for (const [index, [name, body]] of Object.entries(QUERIES).entries()) {
+        const post = async () => {
+          const res = await fetch(`${base}/api/v0/bundles/`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
+          await res.json();
+        };
+        for (let i = 0; i < 5; i += 1) await post();
+        const s = stats(await timeEach(rounds, post));
+        const { sql, params } = offerSearchSql(
+          parseOfferQuery(body),
+          'marketplace',
+          Date.now() / 1000,
+          undefined,
+        );
+        const direct = stats(await timeEach(rounds, () => db.query(sql, params)));
+        const row = {
+          case: `search ${count.toLocaleString('en-US')} offers: ${SHORT_NAMES[index]}`,
+          mode,
+          p50: s.p50,
+          p99: s.p99,
+          ceiling: `same SQL direct p50 ${ms(direct.p50)} ms; /healthz p50 ${ms(health.p50)} ms`,
+          ratio: direct.p50 / s.p50,
+          goal: count === 100_000 && first && mode === 'distributed' ? 'p50 <= 5 ms, p99 <= 25 ms' : '',
+        };
+        if (first) {
+          const rate = await throughput(post, { concurrency: 8, durationMs });
+          rows.push(row);
+          rows.push({
+            case: `search ${count.toLocaleString('en-US')} offers: CLI default, 8 concurrent`,
+            mode,
+            p50: rate.p50,
+            p99: rate.p99,
+            perSec: rate.perSec,
+            ceiling: `/healthz ${Math.round(healthRate.perSec)}/s (8 concurrent)`,
+            ratio: rate.perSec / healthRate.perSec,
+            goal: count === 100_000 ? '>= 0.4' : '',
+          });
+          first = false;
+        } else rows.push(row);
+        if (!short && count === Math.max(...counts) && mode === 'distributed') {
+          explains.push(`${SHORT_NAMES[index]}:\n\n\`\`\`\n${await explain(db, body)}\n\`\`\``);
+        }
+      }
+    } finally {
+      await app.close();
+      await transport.close();
+      await db.close();
+      await drop();
+    }
+  }
+  const section =
+    explains.length > 0
+      ? `### EXPLAIN ANALYZE of the four searches over ${Math.max(...counts).toLocaleString('en-US')} offers (PostgreSQL)\n\n${explains.join('\n\n')}`
+      : undefined;
+  return { rows, section };
+};
