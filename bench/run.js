@@ -25,6 +25,7 @@ const CASES = {
   search: { run: require('./cases/search'), modes },
   append: { run: require('./cases/append'), modes },
   background: { run: require('./cases/background'), modes: ['embedded'] },
+  heartbeat: { run: require('./cases/heartbeat'), modes },
   rebuild: { run: require('./cases/rebuild'), modes },
   platform: { run: require('./cases/platform'), modes: ['embedded'] },
 };

@@ -222,13 +222,21 @@ export const machinesProjection: Projection = {
           event.data.verification,
         ]);
         break;
-      case 'MachineHeartbeat':
+      case 'MachineHeartbeat': {
+        // A heartbeat changes the offers only when it moves the reliability (offers show it and their score
+        // uses it): a steady machine's heartbeats no longer rewrite its offer rows every minute.
+        const [before] = await sql.query<{ reliability: number }>(
+          `SELECT reliability FROM ${t} WHERE machine_id = $1 FOR UPDATE`,
+          [event.data.machineId],
+        );
         await sql.execute(`UPDATE ${t} SET reliability = $2, last_heartbeat_at = $3 WHERE machine_id = $1`, [
           event.data.machineId,
           event.data.reliability,
           event.data.at,
         ]);
+        if (before && Number(before.reliability) === event.data.reliability) return;
         break;
+      }
       case 'MachineReliabilityChanged':
         await sql.execute(`UPDATE ${t} SET reliability = $2 WHERE machine_id = $1`, [
           event.data.machineId,
