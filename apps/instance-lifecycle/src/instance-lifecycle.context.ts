@@ -11,6 +11,7 @@ import {
 } from './instance-lifecycle.read-models';
 import { agentMachinesMigration } from './agent/agent-machines';
 import { hostCommandsMigration } from './host/host-commands';
+import { accountCreditMigration, accountCreditProjection } from './instances/account-credit';
 import { sealIdempotencyMigration } from './instances/idempotency';
 import {
   marketMachinesGeolocationMigration,
@@ -45,6 +46,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     agentMachinesMigration,
     marketVolumeOffersMigration,
     hostCommandsMigration,
+    accountCreditMigration,
   ],
   inlineProjections: [instancesProjection],
   subscribedProjections: [
@@ -55,5 +57,6 @@ export const instanceLifecycleContext: ContextDefinition = {
     marketVolumeOffersProjection,
     machineMaintenanceProjection,
     instanceSyncsProjection,
+    accountCreditProjection,
   ],
 };

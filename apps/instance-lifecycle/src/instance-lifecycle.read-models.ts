@@ -262,6 +262,8 @@ export const marketTemplatesProjection: Projection = {
 export const waitingForVolumeMsg = (v: NonNullable<InstanceConfig['newVolume']>): string =>
   `Waiting for the volume: creating ${v.sizeGb} GB from volume offer ${v.volumeOfferId}; the container starts once it exists`;
 
+export const CREDIT_RELEASED_MSG =
+  'Stopped: the account ran out of credit and the GPUs were released. Add credit, then start the instance again (it takes GPUs again if they are free).';
 export const OUTBID_MSG =
   'Outbid: a higher bid or an on-demand rental took the GPUs; raise the bid (bid_price) and start the instance again';
 
@@ -346,7 +348,10 @@ export const instancesProjection: Projection = {
       case 'InstanceOutbid':
         await sql.execute(
           `UPDATE ${table} SET intended_status = 'stopped', details = details || $2::jsonb WHERE instance_id = $1`,
-          [event.data.instanceId, JSON.stringify({ statusMsg: OUTBID_MSG })],
+          [
+            event.data.instanceId,
+            JSON.stringify({ statusMsg: event.data.reason === 'credit' ? CREDIT_RELEASED_MSG : OUTBID_MSG }),
+          ],
         );
         return;
       case 'InstanceBidChanged':

@@ -9,7 +9,7 @@ import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
-import { verifiedUser } from './testing/users';
+import { grantCredit, verifiedUser } from './testing/users';
 import WebSocket from 'ws';
 
 /**
@@ -158,6 +158,7 @@ describe('the agent channel protocol (embedded)', () => {
     await startApp();
     hostKey = await user('host');
     renterKey = await user('renter');
+    await grantCredit(app.getHttpServer(), ADMIN_KEY, renterKey);
     machineA = await machine();
     machineB = await machine();
   }, 120_000);

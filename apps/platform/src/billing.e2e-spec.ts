@@ -17,6 +17,7 @@ import {
 } from '@rigmarket/testing';
 import request from 'supertest';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
+import { verifiedUser } from './testing/users';
 
 /**
  * Billing of instances, as a renter sees it on invoices: compute at dph_total while the instance runs,
@@ -92,6 +93,13 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
         .expect(200)
     ).body.session_key;
     renterId = (await http().get('/api/v0/users/current/').set(as(renterKey)).expect(200)).body.id;
+    // The renter's key reaches marketplace over the transport.
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/users/me/invoices').set(as(renterKey))).status === 200 ? true : undefined,
+      60_000,
+      "the renter's key in marketplace",
+    );
     await eventually(
       async () =>
         (await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined,
@@ -197,6 +205,61 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     expect(earned).toBe(1.375);
   }, 240_000);
 
+  it('releases the GPUs of an account out of credit, refuses its starts, and lets it start again after a grant', async () => {
+    const fourGpuOffer = async () =>
+      (await http().post('/api/v0/bundles/').set(as(renterKey)).send({}).expect(200)).body.offers.some(
+        (o: { machine_id: number; num_gpus: number }) => o.machine_id === machineId && o.num_gpus === 4,
+      ) as boolean;
+    // The instance stopped for credit above gave its GPU back: all 4 of the machine's GPUs are offered again.
+    await eventually(async () => ((await fourGpuOffer()) ? true : undefined), 30_000, 'the GPU released');
+    const [row] = (await http().get('/api/v0/instances/').set(as(renterKey)).expect(200)).body
+      .instances as Array<Record<string, unknown>>;
+    expect(String(row!.status_msg)).toMatch(/ran out of credit and the GPUs were released/);
+    const id = row!.id as number;
+    // At or below $0, it cannot be started: 402 insufficient_credit, and nothing changes.
+    const refused = await http()
+      .put(`/api/v0/instances/${id}/`)
+      .set(as(renterKey))
+      .send({ state: 'running' })
+      .expect(402);
+    expect(refused.body).toMatchObject({ success: false, error: 'insufficient_credit' });
+    expect(refused.body.msg).toMatch(/balance is \$-0\.38/);
+    expect(await fourGpuOffer()).toBe(true);
+    // A grant lifts the balance above zero: it starts, taking a GPU again.
+    await http()
+      .post('/api/v0/credit/')
+      .set(as(ADMIN_KEY))
+      .send({ user_id: renterId, amount: 2 })
+      .expect(200);
+    await eventually(
+      async () =>
+        (await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }))
+          .status === 200
+          ? true
+          : undefined,
+      30_000,
+      'the start accepted once the grant reached instance-lifecycle',
+    );
+    await until(id, 'running');
+    await eventually(async () => ((await fourGpuOffer()) ? undefined : true), 30_000, 'the GPU taken again');
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
+    await until(id, 'stopped');
+  });
+
+  it('refuses every rent of a $0 account, 20 at once: 402 insufficient_credit, no GPU taken', async () => {
+    const broke = await verifiedUser(h.app.getHttpServer(), mailer, 'broke');
+    const offerId = machineId * 1000 + 1;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        http().put(`/api/v0/asks/${offerId}/`).set(as(broke)).send({ image: 'busybox', disk: 10 }),
+      ),
+    );
+    expect(answers.map((a) => [a.status, a.body.error])).toEqual(
+      Array.from({ length: 20 }, () => [402, 'insufficient_credit']),
+    );
+    expect((await http().get('/api/v0/instances/').set(as(broke)).expect(200)).body.instances).toEqual([]);
+  });
+
   it('answers 400 naming the bound for a price, bid, disk or grant beyond it', async () => {
     const refused = async (req: request.Test, field: RegExp) => {
       const res = await req;
@@ -232,7 +295,7 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
       /amount must be a positive amount of at most \$1,000,000/,
     );
     // Nothing of it reached the ledger or the offers.
-    expect((await credit()).credit).toBe(-0.375);
+    expect((await credit()).credit).toBe(1.625);
     const offers = await http().post('/api/v0/bundles/').set(as(renterKey)).send({}).expect(200);
     expect(offers.body.offers.find((o: { id: number }) => o.id === offerId)?.dph_base).toBe(0.9);
   });
@@ -317,7 +380,7 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
         `DELETE FROM marketplace.billing_periods WHERE instance_id IN (900001, 900002)`,
       );
     }
-    expect((await credit()).credit).toBe(-1.105);
+    expect((await credit()).credit).toBe(0.895);
   });
 
   it('balances: for every account, credit granted - charges + earnings = its balance, in both read models', async () => {

@@ -10,6 +10,7 @@ import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmar
 import { Client } from 'pg';
 import request from 'supertest';
 import { removeMachineContainers } from './testing/machine-containers';
+import { grantCredit } from './testing/users';
 
 /**
  * Issue 5's last acceptance, as an operator deploys it: the distributed platform (the four apps as
@@ -118,7 +119,7 @@ describe('the distributed platform behind the edge, a host agent process with Do
       KAFKA_BROKERS: requiredEnv('KAFKA_BROKERS'),
       RIGMARKET_KAFKA_NAMESPACE: `${uniqueName('dist')}.`,
       RIGMARKET_ADMIN_KEY: ADMIN_KEY,
-      // The renter (the admin here) has no credit: no billing run may stop the instance mid-test.
+      // The renter (the admin here) has test credit; billing is off so no run stops the instance mid-test.
       RIGMARKET_BILLING_INTERVAL_MS: '0',
       LOG_LEVEL: 'warn',
     };
@@ -221,6 +222,8 @@ describe('the distributed platform behind the edge, a host agent process with Do
       .set(admin)
       .send({ verification: 'verified' })
       .expect(200);
+    // The admin rents here: renting needs credit.
+    await grantCredit(edge, ADMIN_KEY, ADMIN_KEY);
   }, 300_000);
 
   afterAll(async () => {

@@ -21,7 +21,7 @@ import {
 } from '@rigmarket/testing';
 import request from 'supertest';
 import { removeMachineContainers } from './testing/machine-containers';
-import { verifiedUser } from './testing/users';
+import { grantCredit, verifiedUser } from './testing/users';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 
 /**
@@ -187,6 +187,7 @@ describe.each([
     );
     renterKey = await user('renter');
     hostKey = await user('host');
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
     stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-'));
     const options = {
       apiUrl: h.baseUrl,

@@ -19,7 +19,7 @@ import {
 import request from 'supertest';
 import WebSocket from 'ws';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
-import { verifiedUser } from './testing/users';
+import { grantCredit, verifiedUser } from './testing/users';
 
 /**
  * Renting with volume_info create_new (marketplace creates the volume, then the host gets the instance
@@ -124,6 +124,8 @@ describe.each(BOTH_MODES)('volumes created while renting, and cancel_unavail, %s
     );
     renterKey = await verifiedUser(h.app.getHttpServer(), mailer);
     otherKey = await verifiedUser(h.app.getHttpServer(), mailer);
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, otherKey);
     machineId = await listedMachine();
     // The host lists 100 GB of volume space on its machine.
     await http()

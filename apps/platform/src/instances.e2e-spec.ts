@@ -18,7 +18,7 @@ import {
   uniqueName,
 } from '@rigmarket/testing';
 import request from 'supertest';
-import { verifiedUser } from './testing/users';
+import { grantCredit, verifiedUser } from './testing/users';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
 /**
@@ -57,7 +57,7 @@ async function start(db: Database, transport: Transport, drop: () => Promise<voi
     transport,
     modules: [
       IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-      // Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+      // Renters here have test credit; the billing meter is off (billing.e2e-spec.ts bills), so no run stops an instance mid-test.
       MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
       InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
     ],
@@ -148,6 +148,8 @@ describe.each([
     );
     renterKey = await user();
     otherKey = await user();
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, otherKey);
     const reg = await http().post('/api/v0/machines/').set(as(ADMIN_KEY)).send(HARDWARE).expect(201);
     machineId = reg.body.machine_id;
     await http()

@@ -20,6 +20,7 @@ import {
 import request from 'supertest';
 import { removeMachineContainers } from './testing/machine-containers';
 import { InstanceContainers } from './testing/instance-containers';
+import { grantCredit } from './testing/users';
 
 /**
  * `vastai copy` between instances on two different machines, each served by its own host agent (two state
@@ -122,6 +123,8 @@ describe.each(BOTH_MODES)(
           .send({ machine: agent.machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
           .expect(200);
       }
+      // The admin rents here: renting needs credit.
+      await grantCredit(h.app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
     }, 180_000);
 
     afterAll(async () => {

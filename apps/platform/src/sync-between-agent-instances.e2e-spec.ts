@@ -13,6 +13,7 @@ import request from 'supertest';
 import { removeMachineContainers } from './testing/machine-containers';
 import { createEmbeddedApp } from './platform';
 import { InstanceContainers } from './testing/instance-containers';
+import { grantCredit } from './testing/users';
 
 /**
  * `vastai copy` between two instances of one host agent (one machine): the job is left to the agents
@@ -75,6 +76,8 @@ describe('a remote copy between two instances run by a host agent with the Docke
       .set(admin)
       .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
       .expect(200);
+    // The admin rents here: renting needs credit.
+    await grantCredit(app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
   }, 120_000);
 
   afterAll(async () => {

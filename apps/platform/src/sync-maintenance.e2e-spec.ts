@@ -8,7 +8,7 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SYNC_RUNTIME, SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
-import { verifiedUser } from './testing/users';
+import { grantCredit, verifiedUser } from './testing/users';
 
 /**
  * sync-maintenance over HTTP with the other contexts: maintenance windows (owner only, listed, visible
@@ -165,6 +165,8 @@ describe.each([
     renterKey = await user();
     renterUserId = (await http().get('/api/v0/users/current').set(as(renterKey)).expect(200)).body.id;
     otherKey = await user();
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, otherKey);
     machineId = (await http().post('/api/v0/machines/').set(admin).send(HARDWARE).expect(201)).body
       .machine_id;
     await http()

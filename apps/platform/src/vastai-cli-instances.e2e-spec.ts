@@ -9,8 +9,9 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { grantCredit } from './testing/users';
 
-// Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
+// Renters here have test credit; the billing meter is off (billing.e2e-spec.ts bills), so no run stops an instance mid-test.
 const NO_BILLING_TIMER = { billingIntervalMs: 0 };
 
 const run = promisify(execFile);
@@ -106,6 +107,8 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
       .set(admin)
       .send({ verification: 'verified' })
       .expect(200);
+    // The admin rents here: renting needs credit.
+    await grantCredit(app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
     // instance-lifecycle learns of the machine over the transport: a too-low bid is refused once it has
     await eventually(
       async () =>

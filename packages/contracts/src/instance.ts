@@ -110,10 +110,14 @@ export type InstanceRestarted = DomainEvent<
   { instanceId: number; recycle: boolean; at: string }
 >;
 
-/** An interruptible instance lost its GPUs to a higher bid or an on-demand rental: it is stopped. */
+/**
+ * The instance lost its GPUs and is stopped; starting it takes GPUs again. An interruptible instance to a
+ * higher bid or an on-demand rental (no reason), or any instance of an account that ran out of credit
+ * (reason `credit`, docs/instances.md, Credit).
+ */
 export type InstanceOutbid = DomainEvent<
   'InstanceOutbid',
-  { instanceId: number; machineId: number; numGpus: number; at: string }
+  { instanceId: number; machineId: number; numGpus: number; at: string; reason?: 'credit' }
 >;
 /** The renter changed the bid ($/hour) of an interruptible instance. */
 export type InstanceBidChanged = DomainEvent<

@@ -1,6 +1,6 @@
 import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
 import type { ContextRuntime, Migration, Sql } from '@rigmarket/event-sourcing';
-import { OUTBID_MSG, SCHEMA } from '../instance-lifecycle.read-models';
+import { CREDIT_RELEASED_MSG, OUTBID_MSG, SCHEMA } from '../instance-lifecycle.read-models';
 import { type InstanceState, instanceDecider } from '../instances/instance.decider';
 
 /**
@@ -79,7 +79,11 @@ export function hostCommandsFor(
           );
         break;
       case 'InstanceOutbid':
-        if (!waiting) commands.push({ kind: 'stop', statusMsg: OUTBID_MSG });
+        if (!waiting)
+          commands.push({
+            kind: 'stop',
+            statusMsg: event.data.reason === 'credit' ? CREDIT_RELEASED_MSG : OUTBID_MSG,
+          });
         break;
       case 'InstanceRestarted':
         commands.push({ kind: event.data.recycle ? 'recycle' : 'reboot' });

@@ -1,17 +1,20 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventEnvelope, LedgerEvent } from '@rigmarket/contracts';
 import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../instance-lifecycle.read-models';
+import { CREDIT_RELEASED_MSG, SCHEMA } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
-import { runInstanceCommand } from './instances.handlers';
+import { releaseGpus, runInstanceCommand } from './instances.handlers';
 
-export const CREDIT_EXHAUSTED_MSG =
-  'Stopped: the account ran out of credit. Add credit, then start the instance again.';
+/** The status message of an instance stopped for credit (its GPUs released too). */
+export const CREDIT_EXHAUSTED_MSG = CREDIT_RELEASED_MSG;
 
 /**
  * marketplace's CreditExhausted -> every instance of that account meant to run is stopped (compute
- * billing ends; storage goes on until the renter destroys it or adds credit and starts it again).
- * Runs as a reactor: queued from the delivery, carried out after it (see ReactorWorker).
+ * billing ends; storage goes on until the renter destroys it or adds credit and starts it again), and every
+ * instance of the account, stopped ones too, gives its GPUs back at once (InstanceOutbid with reason
+ * `credit`, GpusReleased): an account without credit holds no GPUs. Starting needs credit again, and takes
+ * GPUs again if free (as after an outbid). Runs as a reactor: queued from the delivery, carried out after it
+ * (see ReactorWorker); a rerun finds nothing left to stop or release.
  */
 @Injectable()
 export class CreditExhaustedReactor implements Reactor, OnApplicationBootstrap {
@@ -50,6 +53,16 @@ export class CreditExhaustedReactor implements Reactor, OnApplicationBootstrap {
         metadata,
         { stopMsg: CREDIT_EXHAUSTED_MSG },
       );
+    }
+    const holding = await this.runtime.db.query<{ instance_id: number; machine_id: number }>(
+      `SELECT instance_id, machine_id FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed ORDER BY instance_id`,
+      [userId],
+    );
+    for (const { instance_id, machine_id } of holding) {
+      const instanceId = Number(instance_id);
+      await runInstanceCommand(this.runtime, instanceId, { type: 'MarkOutbid', reason: 'credit' }, metadata);
+      // Idempotent: releasing what the machine's allocation no longer holds appends nothing.
+      await releaseGpus(this.runtime, Number(machine_id), instanceId, metadata);
     }
   }
 }

@@ -69,7 +69,7 @@ export type InstanceCommand = { at: string } & (
   | { type: 'LabelInstance'; requesterId: number; label: string }
   | { type: 'DestroyInstance'; requesterId: number }
   | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
-  | { type: 'MarkOutbid' }
+  | { type: 'MarkOutbid'; reason?: 'credit' }
   | { type: 'ChangeBid'; requesterId: number; price: number }
   | ({ type: 'ReportHostState' } & HostReport)
   | { type: 'AttachVolume'; volumeId: number; ownerId: number; machineId: number }
@@ -261,6 +261,7 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
             machineId: state.machineId,
             numGpus: state.numGpus,
             at: command.at,
+            ...(command.reason ? { reason: command.reason } : {}),
           },
         },
       ];

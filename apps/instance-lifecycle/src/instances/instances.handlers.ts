@@ -28,6 +28,7 @@ import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../
 import type { HostDriver } from '../host/host-driver';
 import { INSTANCE_VERIFICATION, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
 import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
+import { requirePositiveBalance } from './account-credit';
 import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
 import type { PendingKeyBox } from './pending-keys';
@@ -165,6 +166,8 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       if (prior) return prior;
       await idempotency.forget(renter, idempotencyKey);
     }
+    // Before anything else: an account at or below $0 rents nothing (docs/instances.md, Credit).
+    await requirePositiveBalance(this.runtime.db, renter, 'renting');
     const { machineId, numGpus } = offerParts(offerId);
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus)
@@ -395,7 +398,7 @@ async function allocateGpus(
   if (marked > 0) kickAfterCommit(runtime);
 }
 
-async function releaseGpus(
+export async function releaseGpus(
   runtime: ContextRuntime,
   machineId: number,
   instanceId: number,
@@ -443,7 +446,10 @@ export class ChangeInstanceHandler implements ICommandHandler<ChangeInstanceComm
         metadata,
       );
     }
-    if (changes.state === 'running') await this.reallocateIfOutbid(requesterId, instanceId, metadata);
+    if (changes.state === 'running') {
+      await requirePositiveBalance(this.runtime.db, requesterId, 'starting an instance');
+      await this.reallocateIfOutbid(requesterId, instanceId, metadata);
+    }
     if (changes.state !== undefined) {
       // Its host is told through host_commands (an instance waiting for its volume is provisioned later).
       await runInstanceCommand(

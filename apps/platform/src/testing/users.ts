@@ -33,3 +33,41 @@ export async function verifiedUser(
   }
   return key;
 }
+
+/**
+ * Renting needs credit (docs/instances.md, Credit): the admin grants the account of `userKey` $`amount`,
+ * then this waits until instance-lifecycle knows it (a rent of an offer that does not exist answers
+ * 404 instead of 402 insufficient_credit). `server` is the app's HTTP server or a base URL.
+ */
+export async function grantCredit(
+  server: App | string,
+  adminKey: string,
+  userKey: string,
+  amount = 100,
+): Promise<void> {
+  const http = () => request(server);
+  const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
+  const userId = (await http().get('/api/v0/users/current/').set(auth(userKey)).expect(200)).body
+    .id as number;
+  await eventually(
+    async () =>
+      (
+        await http()
+          .post('/api/v0/credit/')
+          .set(auth(adminKey))
+          .send({ user_id: userId, amount, note: 'test credit' })
+      ).status === 200
+        ? true
+        : undefined,
+    60_000,
+    `$${amount} of credit granted to user ${userId}`,
+  );
+  await eventually(
+    async () => {
+      const res = await http().put('/api/v0/asks/1/').set(auth(userKey)).send({ image: 'busybox' });
+      return res.body.error === 'insufficient_credit' ? undefined : true;
+    },
+    60_000,
+    `user ${userId}'s credit in instance-lifecycle`,
+  );
+}
