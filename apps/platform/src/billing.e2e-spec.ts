@@ -394,10 +394,17 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
       'the ledger balanced',
     ).catch(() => marketplace.db.transaction((sql) => ledgerImbalances(sql)));
     expect(imbalances).toEqual([]);
-    // identity's credit (GET /users/current/) is the ledger's balance, earnings included.
-    const current = await http().get('/api/v0/users/current/').set(as(ADMIN_KEY)).expect(200);
-    const earnings = await http().get('/api/v0/users/me/credit').set(as(ADMIN_KEY)).expect(200);
-    expect(current.body.credit).toBe(earnings.body.credit);
+    // identity's credit (GET /users/current/) is the ledger's balance, earnings included (the host's last
+    // earnings may still be on their way to identity over the transport).
+    const current = await eventually(
+      async () => {
+        const shown = await http().get('/api/v0/users/current/').set(as(ADMIN_KEY)).expect(200);
+        const ledger = await http().get('/api/v0/users/me/credit').set(as(ADMIN_KEY)).expect(200);
+        return shown.body.credit === ledger.body.credit ? shown : undefined;
+      },
+      30_000,
+      "identity's credit equal to the ledger's balance",
+    );
     expect(current.body.credit).toBeGreaterThan(0);
   });
 

@@ -47,7 +47,9 @@ export const INSUFFICIENT_CREDIT = 'insufficient_credit';
 
 /** The account's balance as instance-lifecycle knows it, in micros (0 for an account the ledger never saw). */
 export async function accountBalanceMicros(db: Queryable, userId: number): Promise<number> {
-  const rows = await db.query<{ balance: string }>(`SELECT balance FROM ${TABLE} WHERE user_id = $1`, [userId]);
+  const rows = await db.query<{ balance: string }>(`SELECT balance FROM ${TABLE} WHERE user_id = $1`, [
+    userId,
+  ]);
   return rows[0] ? decimalToMicros(rows[0].balance) : 0;
 }
 
