@@ -53,10 +53,21 @@ async function main(): Promise<void> {
   if (generatedKey)
     process.stdout.write(`\nRigmarket admin API key (shown once, keep it safe): ${generatedKey}\n\n`);
   if (demo && adminKey) {
+    // A stop asked while the demo is seeded (its requests then fail) is a stop, not a failed start.
+    let stopping = false;
+    const onSignal = () => (stopping = true);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
     const machines = await seedDemoHosts(
       `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
       adminKey,
-    );
+    ).catch((error: unknown) => {
+      if (stopping) return null;
+      throw error;
+    });
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    if (machines === null) return;
     process.stdout.write(
       `Demo: simulated hosts listed as machines ${machines.join(', ')}; the admin account has $${DEMO_CREDIT} of credit. ` +
         `Try: VAST_URL=http://${host}:${port} vastai --api-key <admin key> search offers\n`,
