@@ -9,5 +9,5 @@ export * from './reactors';
 export * from './outbox-relay';
 export * from './command-runner';
 export * from './context-runtime';
-export { closePglite } from './pglite-pool';
+export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
 export * from './nest';

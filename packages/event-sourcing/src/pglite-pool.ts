@@ -36,6 +36,7 @@ export async function closePglite(dataDir: string): Promise<void> {
   const instance = instances.get(dataDir);
   if (!instance) return;
   instances.delete(dataDir);
+  faulted.delete(dataDir);
   await (await instance).close();
 }
 
@@ -70,8 +71,40 @@ function commandOf(sql: string): string {
  */
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * A WebAssembly trap inside PGlite (out-of-bounds access, `unreachable`: e.g. a stack overflow in its jsonb
+ * parser) leaves the engine's memory in an unknown state: every later query fails or returns garbage. Such a
+ * process cannot serve any more; it must end so that a supervisor restarts it. The process entry
+ * (servePlatform) registers a handler that exits; without one (tests) the fault only fails every later query.
+ */
+export class DatabaseFaultError extends Error {
+  constructor(readonly fault: unknown) {
+    super(`The embedded database engine faulted (${String(fault)}); the process must restart`);
+    this.name = 'DatabaseFaultError';
+  }
+}
+
+const faultHandlers = new Set<(error: DatabaseFaultError) => void>();
+const faulted = new Map<string, DatabaseFaultError>();
+
+/** Calls `handler` when an embedded database engine faults (see DatabaseFaultError). Returns an unsubscribe. */
+export function onDatabaseFault(handler: (error: DatabaseFaultError) => void): () => void {
+  faultHandlers.add(handler);
+  return () => faultHandlers.delete(handler);
+}
+
+function isWasmTrap(error: unknown): boolean {
+  return (
+    (error instanceof Error && error.name === 'RuntimeError') ||
+    (error instanceof Error && /^RuntimeError: /.test(error.message))
+  );
+}
+
 class PgliteClient extends EventEmitter {
-  constructor(private readonly db: PGlite) {
+  constructor(
+    private readonly db: PGlite,
+    private readonly dataDir: string,
+  ) {
     super();
   }
   async query(
@@ -80,6 +113,22 @@ class PgliteClient extends EventEmitter {
   ): Promise<PgLikeResult> {
     // Each query starts on a fresh event-loop turn (see yieldToEventLoop).
     await yieldToEventLoop();
+    const fault = faulted.get(this.dataDir);
+    if (fault) throw fault;
+    try {
+      return await this.run(sql, params);
+    } catch (error) {
+      if (!isWasmTrap(error)) throw error;
+      const fatal = new DatabaseFaultError(error);
+      faulted.set(this.dataDir, fatal);
+      for (const handler of faultHandlers) handler(fatal);
+      throw fatal;
+    }
+  }
+  private async run(
+    sql: string,
+    params?: unknown[] | ((err: unknown, res: unknown) => void),
+  ): Promise<PgLikeResult> {
     const values = Array.isArray(params) ? params : undefined;
     if (values && values.length > 0) {
       const result = await this.db.query(sql, values);
@@ -122,7 +171,7 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
           await yieldToEventLoop();
           const db = await pgliteInstance(dataDir);
           let released = false;
-          callback(null, new PgliteClient(db), () => {
+          callback(null, new PgliteClient(db, dataDir), () => {
             if (!released) {
               released = true;
               release();

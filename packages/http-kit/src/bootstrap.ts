@@ -5,6 +5,7 @@ import { Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   Database,
+  onDatabaseFault,
   PlatformInfraModule,
   type RuntimeInfra,
   type Transport,
@@ -69,9 +70,16 @@ export const DRAIN_GRACE_MS = 3_000;
  *    the agent channel.
  * 3. The transport closes (Kafka consumers leave their groups), then the database (pool or PGlite).
  * Then the process exits 0 and logs `stopped on SIGTERM in N ms`; a step that fails or hangs past the
- * deadline exits 1 with an error naming it.
+ * deadline exits 1 with an error naming it. No other signal is handled: a fatal fault (SIGSEGV, SIGBUS) ends
+ * the process, and a fault of the embedded database engine (DatabaseFaultError) exits it with status 70.
  */
 export async function servePlatform(options: ServeOptions): Promise<INestApplication> {
+  // A process whose embedded database faulted cannot serve again: it ends (status 70) for its supervisor
+  // to restart it, instead of answering every request with an error (or never, see configureHttpApp).
+  onDatabaseFault((fault) => {
+    process.stderr.write(`${JSON.stringify({ level: 60, msg: fault.message })}\n`);
+    process.exit(70);
+  });
   const app = await createPlatformApp(options);
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;

@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ApiError, ErrorCodes, type ErrorBody } from '@rigmarket/contracts';
 import type { Request, Response } from 'express';
+import { MAX_BODY_BYTES } from './input-limits';
 
 const STATUS_CODES: Record<number, string> = {
   400: ErrorCodes.badRequest,
@@ -15,6 +16,30 @@ const STATUS_CODES: Record<number, string> = {
   429: 'rate_limited',
   503: ErrorCodes.serviceUnavailable,
 };
+
+/**
+ * PostgreSQL error codes that only a caller's value can cause (a string with NUL or bad encoding, a number
+ * past its column, text that is not a number, a value too large for an index): 400, never 500.
+ */
+export const INPUT_SQLSTATES: Readonly<Record<string, string>> = {
+  '22P05': 'a string contains a character the database cannot store',
+  '22021': 'a string is not valid UTF-8',
+  '22003': 'a number is out of range',
+  '22P02': 'a value has the wrong format',
+  '22001': 'a string is too long',
+  '22007': 'a date or time has the wrong format',
+  '22008': 'a date or time is out of range',
+  '2201B': 'a regular expression is invalid',
+  '22025': 'a string has an invalid escape',
+  '54000': 'a value is too large or too deeply nested',
+  '54001': 'a value is too deeply nested',
+};
+
+function sqlState(exception: unknown): string | undefined {
+  const error = exception as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = error?.driverError?.code ?? error?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
 
 /** Turns any failure into the API's Error object `{success: false, error, msg}` with a fitting status. */
 export function toErrorResponse(exception: unknown, request?: Request): { status: number; body: ErrorBody } {
@@ -43,6 +68,17 @@ export function toErrorResponse(exception: unknown, request?: Request): { status
       body: { success: false, error: STATUS_CODES[status] ?? `http_${status}`, msg: message },
     };
   }
+  const state = sqlState(exception);
+  if (state && INPUT_SQLSTATES[state]) {
+    return {
+      status: 400,
+      body: {
+        success: false,
+        error: ErrorCodes.badRequest,
+        msg: `Invalid request: ${INPUT_SQLSTATES[state]}`,
+      },
+    };
+  }
   const bodyParserError = exception as { type?: string; status?: number; message?: string };
   if (bodyParserError?.type === 'entity.parse.failed') {
     return {
@@ -57,7 +93,11 @@ export function toErrorResponse(exception: unknown, request?: Request): { status
   if (bodyParserError?.type === 'entity.too.large') {
     return {
       status: 413,
-      body: { success: false, error: 'payload_too_large', msg: 'Request body is too large' },
+      body: {
+        success: false,
+        error: 'payload_too_large',
+        msg: `Request body is larger than ${MAX_BODY_BYTES} bytes`,
+      },
     };
   }
   if (

@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { json, type NextFunction, type Request, type Response } from 'express';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
+import { InputLimitsPipe, MAX_BODY_BYTES, verifyJsonBody } from './input-limits';
 import { exactJsonContentType } from './json-content-type';
 import { apiValidationPipe } from './validation';
 
@@ -38,17 +39,22 @@ export function loggerModule() {
   });
 }
 
-/** The HTTP conventions every app shares: JSON bodies, Error objects, validation, exact Content-Type. */
+/**
+ * The HTTP conventions every app shares: JSON bodies within the request limits (input-limits.ts), Error
+ * objects, validation, exact Content-Type. No signal handlers here: servePlatform handles SIGTERM and SIGINT
+ * (and runs Nest's shutdown hooks through app.close()). Nothing may listen for SIGSEGV, SIGBUS, SIGILL or
+ * SIGFPE: a listener turns a fatal fault (V8's WebAssembly trap handler uses SIGSEGV) into an endless loop
+ * instead of an error or a crash that a supervisor restarts.
+ */
 export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   app.use(exactJsonContentType);
-  app.use(json({ limit: '2mb' }));
+  app.use(json({ limit: MAX_BODY_BYTES, verify: verifyJsonBody }));
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (!error) return next();
     const { status, body } = toErrorResponse(error);
     res.status(status).type('application/json').send(JSON.stringify(body));
   });
   app.useGlobalFilters(new ErrorEnvelopeFilter());
-  app.useGlobalPipes(apiValidationPipe());
-  app.enableShutdownHooks();
+  app.useGlobalPipes(new InputLimitsPipe(), apiValidationPipe());
 }

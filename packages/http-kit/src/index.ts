@@ -8,3 +8,4 @@ export * from './http-app';
 export * from './health';
 export * from './bootstrap';
 export * from './context-module';
+export * from './input-limits';

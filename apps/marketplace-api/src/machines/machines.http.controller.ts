@@ -26,7 +26,7 @@ import {
   RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import {
   GpuNamesQuery,
   ListMachineCommand,
@@ -38,28 +38,31 @@ import {
   UnlistMachineCommand,
 } from './machines.handlers';
 
-/** What a host agent reports when it registers a machine. RAM in MB, disk in GB, bandwidth in Mb/s. */
+/**
+ * What a host agent reports when it registers a machine. RAM in MB, disk in GB, bandwidth in Mb/s. Every number
+ * has a range that fits its column (docs/api.md "Limits").
+ */
 export class RegisterMachineRequest {
   @IsString() gpu_name: string;
-  @IsInt() @Min(1) num_gpus: number;
-  @IsNumber() @Min(0) gpu_ram: number;
-  @IsNumber() cuda_max_good: number;
+  @IsInt() @Min(1) @Max(1024) num_gpus: number;
+  @IsNumber() @Min(0) @Max(1e9) gpu_ram: number;
+  @IsNumber() @Min(0) @Max(1000) cuda_max_good: number;
   @IsString() driver_version: string;
-  @IsOptional() @IsNumber() compute_cap?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(100_000) compute_cap?: number;
   @IsOptional() @IsString() cpu_name?: string;
-  @IsInt() @Min(1) cpu_cores: number;
-  @IsOptional() @IsNumber() cpu_ghz?: number;
-  @IsNumber() @Min(0) cpu_ram: number;
-  @IsNumber() @Min(0) disk_space: number;
-  @IsOptional() @IsNumber() disk_bw?: number;
+  @IsInt() @Min(1) @Max(1_000_000) cpu_cores: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1000) cpu_ghz?: number;
+  @IsNumber() @Min(0) @Max(1e12) cpu_ram: number;
+  @IsNumber() @Min(0) @Max(1e9) disk_space: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1e9) disk_bw?: number;
   @IsOptional() @IsString() disk_name?: string;
-  @IsNumber() @Min(0) inet_up: number;
-  @IsNumber() @Min(0) inet_down: number;
-  @IsOptional() @IsInt() @Min(0) direct_port_count?: number;
+  @IsNumber() @Min(0) @Max(1e9) inet_up: number;
+  @IsNumber() @Min(0) @Max(1e9) inet_down: number;
+  @IsOptional() @IsInt() @Min(0) @Max(65_535) direct_port_count?: number;
   @IsOptional() @IsString() public_ipaddr?: string;
   @IsOptional() @IsString() geolocation?: string;
-  @IsOptional() @IsNumber() pci_gen?: number;
-  @IsOptional() @IsNumber() pcie_bw?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(100) pci_gen?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1e9) pcie_bw?: number;
   @IsOptional() @IsString() hostname?: string;
   @IsOptional() @IsIn([0, 1]) hosting_type?: number;
   @IsOptional() @IsBoolean() vms_enabled?: boolean;
