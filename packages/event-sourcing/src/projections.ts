@@ -68,6 +68,21 @@ export async function applyProjection(
   return 'applied';
 }
 
+async function saveStreamPositions(
+  sql: Sql,
+  schema: string,
+  projection: string,
+  positions: ReadonlyArray<[string, number]>,
+): Promise<void> {
+  if (positions.length === 0) return;
+  await sql.execute(
+    `INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position)
+     SELECT $1, s.stream_id, s.position FROM unnest($2::text[], $3::int[]) AS s (stream_id, position)
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
+    [projection, positions.map((p) => p[0]), positions.map((p) => p[1])],
+  );
+}
+
 /** Subscribes a projection of another context's events to the transport. */
 export function projectionSubscription(
   db: Database,
@@ -135,12 +150,27 @@ export async function replayProjection(sql: Sql, schema: string, projection: Pro
     const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
     const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
     let after = '0';
+    // The positions were just deleted, so they are kept here and written once per batch (one multi-row
+    // upsert) instead of a SELECT ... FOR UPDATE and an upsert around every event.
+    const positions = new Map<string, number>();
     for (;;) {
       const batch = await store.readAll(sql, after, 500, streamTypes);
       if (batch.length === 0) break;
+      const touched = new Set<string>();
       for (const event of batch) {
-        if ((await applyProjection(sql, schema, projection, event)) === 'applied') applied += 1;
+        if (!isSource(projection, event) || event.streamPosition <= (positions.get(event.streamId) ?? 0))
+          continue;
+        await projection.apply(sql, upcast(event));
+        positions.set(event.streamId, event.streamPosition);
+        touched.add(event.streamId);
+        applied += 1;
       }
+      await saveStreamPositions(
+        sql,
+        schema,
+        projection.name,
+        [...touched].map((id) => [id, positions.get(id)!]),
+      );
       after = batch[batch.length - 1]!.globalPosition;
     }
     await sql.execute(
