@@ -1,6 +1,8 @@
 import { chmod, mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ApiError } from '@rigmarket/contracts';
+import { RE2JS } from 're2js';
 
 /** Where uploaded logs live until fetched from result_url: a local directory or an S3 bucket. */
 export interface LogStore {
@@ -71,18 +73,66 @@ export class DirectoryLogStore implements LogStore {
   }
 }
 
-/** tail (string or number) and a grep-style filter (a regular expression, else a plain substring). */
-export function selectLines(lines: readonly string[], tail: number | null, filter: string | null): string[] {
-  let selected = [...lines];
-  if (filter) {
-    let test: (line: string) => boolean;
-    try {
-      const re = new RegExp(filter);
-      test = (line) => re.test(line);
-    } catch {
-      test = (line) => line.includes(filter);
-    }
-    selected = selected.filter(test);
+/** Log filtering is bounded (docs/instances.md "Logs"): the filter's length, the bytes scanned, the time. */
+export const LOG_FILTER_MAX_LENGTH = 1024;
+/** Only the newest lines up to this many bytes (UTF-16 code units) are scanned by a filter. */
+export const LOG_SCAN_MAX_BYTES = 16 * 1024 * 1024;
+/** A filter works in slices of this many milliseconds, giving the event loop a turn between them. */
+export const LOG_SCAN_SLICE_MS = 10;
+/** A filter that has not finished after this long stops: the lines matched so far (the newest) are kept. */
+export const LOG_SCAN_BUDGET_MS = 2_000;
+
+export interface LogSelectionLimits {
+  maxScanBytes?: number;
+  sliceMs?: number;
+  budgetMs?: number;
+}
+
+/** A grep-style test: RE2 syntax, matched in linear time (re2js: no backtracking, so no ReDoS); else a substring. */
+export function lineMatcher(filter: string): (line: string) => boolean {
+  if (filter.length > LOG_FILTER_MAX_LENGTH)
+    throw ApiError.badRequest(`filter is longer than ${LOG_FILTER_MAX_LENGTH} characters`);
+  try {
+    const re = RE2JS.compile(filter);
+    return (line) => re.matcher(line).find();
+  } catch {
+    // Not RE2 syntax (an unbalanced parenthesis, a back-reference): the CLI's users mean the text itself.
+    return (line) => line.includes(filter);
   }
-  return tail === null ? selected : selected.slice(Math.max(0, selected.length - tail));
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * tail (string or number) and a grep-style filter, applied to the newest lines first: a filter scans at most
+ * LOG_SCAN_MAX_BYTES, in slices of LOG_SCAN_SLICE_MS with the event loop served between them, and stops after
+ * LOG_SCAN_BUDGET_MS; with a tail it stops as soon as it has the tail's lines.
+ */
+export async function selectLines(
+  lines: readonly string[],
+  tail: number | null,
+  filter: string | null,
+  limits: LogSelectionLimits = {},
+): Promise<string[]> {
+  if (!filter) return tail === null ? [...lines] : lines.slice(Math.max(0, lines.length - tail));
+  const test = lineMatcher(filter);
+  const maxScanBytes = limits.maxScanBytes ?? LOG_SCAN_MAX_BYTES;
+  const sliceMs = limits.sliceMs ?? LOG_SCAN_SLICE_MS;
+  const deadline = Date.now() + (limits.budgetMs ?? LOG_SCAN_BUDGET_MS);
+  const want = tail ?? Number.POSITIVE_INFINITY;
+  const selected: string[] = [];
+  let scanned = 0;
+  let sliceEnd = Date.now() + sliceMs;
+  for (let i = lines.length - 1; i >= 0 && selected.length < want; i--) {
+    const line = lines[i] ?? '';
+    scanned += line.length + 1;
+    if (scanned > maxScanBytes) break;
+    if (test(line)) selected.push(line);
+    if (Date.now() >= sliceEnd) {
+      if (Date.now() >= deadline) break;
+      await nextTurn();
+      sliceEnd = Date.now() + sliceMs;
+    }
+  }
+  return selected.reverse();
 }

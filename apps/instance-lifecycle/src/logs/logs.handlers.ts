@@ -43,7 +43,7 @@ export class RequestLogsHandler implements ICommandHandler<RequestLogsCommand> {
     if (!rows[0]) throw new ApiError(404, 'invalid_id', 'invalid instance id');
     if (Number(rows[0].owner_id) !== requesterId)
       throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
-    const lines = selectLines(await this.host.logs(instanceId, daemon), tail, filter);
+    const lines = await selectLines(await this.host.logs(instanceId, daemon), tail, filter);
     const file = `${randomBytes(16).toString('hex')}.log`;
     await this.store.put(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');
     return { file };
