@@ -44,6 +44,9 @@ async function main(): Promise<void> {
     ),
     db,
     transport,
+    // Every command hands its events to the relays as it commits (in-process transport): polling is only the
+    // fallback, and at the default 250 ms the four contexts' relays were most of an idle server's CPU.
+    relay: { pollIntervalMs: 1_000 },
     port,
     host,
   });
