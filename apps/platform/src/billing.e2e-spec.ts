@@ -171,7 +171,7 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'running' }).expect(200);
     await until(id, 'running');
     clock.advance(HOUR);
-    // The disk was billed up to the start; compute runs from the host's loading report.
+    // The disk was billed up to the start; compute runs from the host's running report.
     expect(await bill(['gpu'])).toEqual([
       expect.objectContaining({ instanceId: id, kind: 'gpu', amountMicros: 910_000 }),
     ]);

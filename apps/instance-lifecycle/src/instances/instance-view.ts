@@ -34,7 +34,7 @@ const DEAD_MESSAGES: Record<string, string> = {
     'The host is disconnected; the instance will not reach running again. Destroy it and rent another offer.',
 };
 
-/** Billing per state (the decider's rule): compute while provisioning/running, storage only when stopped or dead. */
+/** Billing per state (the decider's rule): compute while meant to run and running, storage otherwise. */
 export function billingFor(
   actual: InstanceActualStatus,
   intended: InstanceIntendedStatus,

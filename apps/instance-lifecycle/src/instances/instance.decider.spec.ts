@@ -52,7 +52,7 @@ const billing = (kind: 'compute' | 'storage' | 'none', ratePerHour: number): Ins
   data: { instanceId: 7, renter: 2, hostId: 1, machineId: 3, billing: kind, ratePerHour, at: AT },
 });
 /** What creation appends: the instance, billed for compute from now on. */
-const opened: InstanceEvent[] = [created, billing('compute', 2)];
+const opened: InstanceEvent[] = [created, billing('storage', 0.5)];
 const destroyed: InstanceEvent = {
   type: 'InstanceDestroyed',
   data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 4, at: AT },
@@ -104,6 +104,8 @@ describe('instance decider', () => {
             at: AT,
           },
         },
+        // Compute is billed from the host's running report: an instance that never ran pays its disk only.
+        billing('compute', 2),
       ]);
     spec
       .given([...opened, state('loading')])
@@ -112,7 +114,7 @@ describe('instance decider', () => {
   });
 
   it('stops (compute billing ends, storage goes on) and starts again by intent; the same intent twice changes nothing', () => {
-    const running = [...opened, state('loading'), state('running')];
+    const running = [...opened, state('loading'), state('running'), billing('compute', 2)];
     const stop: InstanceEvent = {
       type: 'InstanceIntentChanged',
       data: { instanceId: 7, intendedStatus: 'stopped', at: AT },
@@ -130,7 +132,7 @@ describe('instance decider', () => {
       .given([...stopped, state('stopped')])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'running' })
       .then([state('running')]);
-    // Compute billing resumes when the host really loads or runs it again, not at the request.
+    // Compute billing resumes when the host really runs it again, not at the request nor while it loads.
     const start: InstanceEvent = {
       type: 'InstanceIntentChanged',
       data: { instanceId: 7, intendedStatus: 'running', at: AT },
@@ -142,12 +144,16 @@ describe('instance decider', () => {
     spec
       .given([...stopped, state('stopped'), start])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'loading' })
-      .then([state('loading'), billing('compute', 2)]);
+      .then([state('loading')]);
+    spec
+      .given([...stopped, state('stopped'), start, state('loading')])
+      .when({ type: 'ReportHostState', at: AT, actualStatus: 'running' })
+      .then([state('running'), billing('compute', 2)]);
   });
 
   it('bills storage only once the container exits, and nothing once destroyed', () => {
     spec
-      .given([...opened, state('running')])
+      .given([...opened, state('running'), billing('compute', 2)])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'exited' })
       .then([state('exited'), billing('storage', 0.5)]);
     spec
@@ -169,7 +175,7 @@ describe('instance decider', () => {
 
   it('reboots and recycles a running instance only', () => {
     spec
-      .given([...opened, state('running')])
+      .given([...opened, state('running'), billing('compute', 2)])
       .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: true })
       .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } }]);
     spec
@@ -280,7 +286,7 @@ describe('instance decider', () => {
       type: 'InstanceCreated',
       data: { ...data, config: { ...config, newVolume }, createdAt: AT },
     };
-    const opening = [waiting, billing('compute', 2)];
+    const opening = [waiting, billing('storage', 0.5)];
     const attached: InstanceEvent = {
       type: 'InstanceVolumeAttached',
       data: { instanceId: 7, volumeId: 55, mountPath: '/data', at: AT },
@@ -321,14 +327,11 @@ describe('instance decider', () => {
           at: AT,
         },
       };
-      spec
-        .given(opening)
-        .when({ type: 'FailVolume', at: AT, reason: 'no space' })
-        .then([exited, billing('storage', 0.5)]);
+      spec.given(opening).when({ type: 'FailVolume', at: AT, reason: 'no space' }).then([exited]);
       expect(volumeFailedMsg('no space')).toContain('could not be created (no space)');
       // Repeated, or too late (attached, destroyed), it changes nothing; a late volume does not revive it.
       spec
-        .given([...opening, exited, billing('storage', 0.5)])
+        .given([...opening, exited])
         .when({ type: 'FailVolume', at: AT, reason: 'no space' })
         .thenNothingHappened();
       spec
@@ -336,7 +339,7 @@ describe('instance decider', () => {
         .when({ type: 'FailVolume', at: AT, reason: 'no space' })
         .thenNothingHappened();
       spec
-        .given([...opening, exited, billing('storage', 0.5)])
+        .given([...opening, exited])
         .when(attach)
         .thenNothingHappened();
       spec.given([waiting, destroyed]).when(attach).thenNothingHappened();
@@ -359,7 +362,7 @@ describe('instance decider', () => {
         .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
         .thenThrows(InstanceErrors.waitingForVolume);
       spec
-        .given([...opening, attached, state('running')])
+        .given([...opening, attached, state('running'), billing('compute', 2)])
         .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
         .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: false, at: AT } }]);
     });

@@ -156,16 +156,18 @@ function owned(state: InstanceState, requesterId: number) {
   return state;
 }
 
-/** Billing per state (documented in docs/instances.md): compute while meant to run and provisioning/loading/running. */
+/**
+ * Billing per state (documented in docs/instances.md): compute while meant to run and running, as the host
+ * reported it; storage in every other state (provisioning, loading, stopped, dead) until destroyed. An
+ * instance that never ran (stuck provisioning, failed pull, destroyed while loading) is never billed compute.
+ */
 export function billingClassOf(
   actual: InstanceActualStatus,
   intended: InstanceIntendedStatus,
   destroyed: boolean,
 ): InstanceBillingClass {
   if (destroyed) return 'none';
-  return intended === 'running' && (actual === null || actual === 'loading' || actual === 'running')
-    ? 'compute'
-    : 'storage';
+  return intended === 'running' && actual === 'running' ? 'compute' : 'storage';
 }
 
 /** The decision, followed by an InstanceBillingChanged whenever it changes what the instance costs. */

@@ -1,0 +1,118 @@
+import type { AddressInfo } from 'node:net';
+import type {
+  AgentHostReport,
+  AgentProvisionSpec,
+  AgentToLifecycle,
+  LifecycleToAgent,
+} from '@rigmarket/contracts';
+import { eventually } from '@rigmarket/testing';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { DaemonLog } from '../drivers/agent-driver';
+import { SimulatedAgentDriver } from '../drivers/simulated.driver';
+import { ChannelClient } from './channel-client';
+
+/**
+ * The agent's side of ADR 0012 over a real socket: a host command delivered twice (at least once) runs
+ * once, and the welcome's desired states bring the host's instances to them.
+ */
+const spec = (instanceId: number): AgentProvisionSpec => ({
+  instanceId,
+  machineId: 9,
+  publicIpaddr: null,
+  numGpus: 1,
+  targetState: 'running',
+  instanceApiKey: 'k',
+  config: {
+    image: 'busybox',
+    runtype: 'ssh_direct',
+    env: {},
+    disk: 8,
+    onstart: null,
+    argsStr: null,
+    args: null,
+    useJupyterLab: false,
+    jupyterDir: null,
+    pythonUtf8: false,
+    langUtf8: false,
+    imageLogin: null,
+    extraFilters: {},
+    templateHashId: null,
+  },
+});
+
+describe('host agent channel client: at-least-once commands and desired state', () => {
+  let server: WebSocketServer;
+  let socket: WebSocket | undefined;
+  let client: ChannelClient;
+  const received: AgentToLifecycle[] = [];
+  const daemonLog = new DaemonLog();
+  const driver = new SimulatedAgentDriver({ sshHost: 'h', daemonLog, bootMs: 20 });
+  const reports = (id: number) =>
+    received
+      .filter(
+        (m): m is Extract<AgentToLifecycle, { type: 'report' }> => m.type === 'report' && m.instanceId === id,
+      )
+      .map((m) => m.report.actualStatus);
+  const down = (message: LifecycleToAgent) => socket!.send(JSON.stringify(message));
+  const welcome = (
+    desired: Array<{ instanceId: number; state: 'running' | 'stopped' }>,
+  ): LifecycleToAgent => ({
+    type: 'welcome',
+    version: 1,
+    machineId: 9,
+    heartbeatIntervalMs: 60_000,
+    liveInstanceIds: desired.map((d) => d.instanceId),
+    desired,
+  });
+
+  beforeAll(async () => {
+    server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    server.on('connection', (ws) => {
+      socket = ws;
+      ws.on('message', (data) => {
+        const message = JSON.parse(data.toString()) as AgentToLifecycle;
+        received.push(message);
+        if (message.type === 'hello') ws.send(JSON.stringify(welcome([])));
+      });
+    });
+    await new Promise((resolve) => server.once('listening', resolve));
+    await driver.watch((instanceId, report: AgentHostReport) => client.report(instanceId, report));
+    client = new ChannelClient({
+      channelUrl: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: 'key',
+      machineId: 9,
+      driver,
+      log: () => undefined,
+    });
+    await client.open();
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await driver.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('runs a redelivered command once, and skips an older command id of the same instance', async () => {
+    down({ type: 'provision', commandId: 5, spec: spec(1) });
+    down({ type: 'provision', commandId: 5, spec: spec(1) });
+    await eventually(async () => (reports(1).includes('running') ? true : undefined), 5_000, 'running');
+    down({ type: 'stop', commandId: 4, instanceId: 1 });
+    down({ type: 'stop', commandId: 6, instanceId: 1 });
+    down({ type: 'stop', commandId: 6, instanceId: 1 });
+    await eventually(async () => (reports(1).includes('stopped') ? true : undefined), 5_000, 'stopped');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(daemonLog.of(1).filter((l) => l.includes('simulated provision')).length).toBe(1);
+    expect(reports(1)).toEqual(['loading', 'running', 'stopped']);
+  });
+
+  it('on a (re)connect, brings each instance to the desired state the welcome names', async () => {
+    const before = reports(1).length;
+    down(welcome([{ instanceId: 1, state: 'running' }]));
+    await eventually(
+      async () => (reports(1).slice(before).includes('running') ? true : undefined),
+      5_000,
+      'running again from the desired state',
+    );
+  });
+});
