@@ -181,6 +181,11 @@ describe('crash recovery: kill -9 at random points of a rent/stop/start/destroy 
       30_000,
       'the demo offers',
     );
+    await eventually(
+      async () => (Number((await call('GET', '/users/current/')).body.credit) > 0 ? true : undefined),
+      30_000,
+      'the demo credit',
+    );
     const machines = [...new Set(offers.map((o) => Math.floor(o.id / 1000)))];
     expect(machines.length).toBeGreaterThan(0);
     const oneGpu = machines.map((m) => m * 1000 + 1);
@@ -192,7 +197,7 @@ describe('crash recovery: kill -9 at random points of a rent/stop/start/destroy 
       const before = ops.filter((o) => o.acked).length;
       await eventually(
         async () => (ops.filter((o) => o.acked).length >= before + 4 ? true : undefined),
-        30_000,
+        45_000,
         `writes acknowledged before kill ${kill + 1} (answers so far ${JSON.stringify(Object.fromEntries(answers))})`,
       );
       await new Promise((r) => setTimeout(r, Math.random() * 2_000));
