@@ -1,20 +1,19 @@
 import 'reflect-metadata';
 import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
-import {
-  Database,
-  EventStore,
-  coreMigrations,
-  rebuildProjection,
-  runMigrations,
-} from '@rigmarket/event-sourcing';
+import { Database, EventStore, coreMigrations, runMigrations } from '@rigmarket/event-sourcing';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 import { ALL_CONTEXTS } from './platform';
+import { rebuildAll, verify } from './verify';
 
 const USAGE = `Rigmarket operator tool
 
   rigmarket projections                      list every read model and the streams that feed it
   rigmarket rebuild <context> <projection>   drop a read model and replay it from the event store
-  rigmarket rebuild --all                    rebuild every read model of every context
+  rigmarket rebuild --all                    rebuild every read model of every context (each one reported;
+                                             exits 1 if any failed, after trying all of them)
+  rigmarket verify                           replay every read model in a rolled-back transaction and diff
+                                             it with the live one (printing the differing rows), then run
+                                             the invariant checks (ledger balances); exits 1 on any difference
   rigmarket history <context> <stream-id>    print a stream's full history (e.g. identity api_key-7)
   rigmarket migrate                          apply pending migrations of every context
   rigmarket wait-running <instance-id> [--timeout-s 600] [--interval-s 10]
@@ -78,13 +77,13 @@ async function main(argv: string[]): Promise<number> {
                 if (!p) throw new Error(`Unknown projection ${args[1] ?? '(none)'} in ${c.context}`);
                 return [{ c, p }];
               })();
-        for (const { c, p } of targets) {
-          const started = Date.now();
-          process.stdout.write(`rebuilding ${c.context}/${p.name} ... `);
-          const applied = await rebuildProjection(db, CONTEXT_SCHEMAS[c.context], p);
-          process.stdout.write(`${applied} events applied in ${Date.now() - started} ms\n`);
-        }
-        return 0;
+        const failed = await rebuildAll(db, targets, (line) => process.stdout.write(`${line}\n`));
+        return failed ? 1 : 0;
+      }
+      case 'verify': {
+        const report = await verify(db, ALL_CONTEXTS, (line) => process.stdout.write(`${line}\n`));
+        process.stdout.write(report.ok ? 'verify: ok\n' : 'verify: DIFFERENCES FOUND\n');
+        return report.ok ? 0 : 1;
       }
       case 'history': {
         const context = contextOf(args[0]).context as ContextName;

@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { INestApplication } from '@nestjs/common';
+import { Database } from '@rigmarket/event-sourcing';
+import { InProcessTransport } from '@rigmarket/messaging';
+import { createTestDatabase } from '@rigmarket/testing';
+import request from 'supertest';
+import { createEmbeddedApp } from './platform';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(__dirname, '..', 'dist', 'cli.js');
+const ADMIN_KEY = 'verify-admin-key';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `rigmarket verify` and `rigmarket rebuild --all` on a platform's PostgreSQL database. */
+describe('rigmarket verify and rebuild --all', () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let db: Database;
+  const cli = (...args: string[]): Promise<Run> =>
+    execFileAsync(process.execPath, [CLI, ...args], {
+      env: { ...process.env, DATABASE_URL: database.url },
+    }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: Run) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await Database.connect({ kind: 'postgres', url: database.url });
+    const app: INestApplication = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY },
+      marketplace: { billingIntervalMs: 0 },
+    });
+    await app.init();
+    // more events than the admin's bootstrap: a second API key
+    await request(app.getHttpServer())
+      .post('/api/v0/auth/apikeys/')
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({ name: 'second' })
+      .expect((r) => expect(r.status).toBeLessThan(300));
+    await app.close();
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+
+  it('verify exits 0 on a platform whose read models equal their events', async () => {
+    const run = await cli('verify');
+    expect(run.stdout).toContain('identity/users: equal');
+    expect(run.stdout).toContain('check ledger balances: ok');
+    expect(run.stdout).toContain('verify: ok');
+    expect(run.code).toBe(0);
+  }, 60_000);
+
+  it('verify exits 1 and prints the row of a planted difference, leaving the live table as it was', async () => {
+    await db.execute(`UPDATE identity.users SET full_name = 'planted-difference' WHERE user_id = 1`);
+    const run = await cli('verify');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('identity/users: DIFFERS in 1 table(s)');
+    expect(run.stdout).toMatch(/identity\.users live only: +\{.*"planted-difference"/);
+    expect(run.stdout).toMatch(/identity\.users rebuilt only: +\{"user_id":1,/);
+    expect(run.stdout).toContain('verify: DIFFERENCES FOUND');
+    const [row] = await db.query<{ full_name: string }>(
+      `SELECT full_name FROM identity.users WHERE user_id = 1`,
+    );
+    expect(row?.full_name).toBe('planted-difference');
+  }, 60_000);
+
+  it('rebuild --all repairs it; a failing projection is reported, the others still rebuilt, exit 1', async () => {
+    const repaired = await cli('rebuild', '--all');
+    expect(repaired.code).toBe(0);
+    expect(repaired.stdout).toMatch(/rebuilt identity\/users: \d+ events applied/);
+    expect((await cli('verify')).code).toBe(0);
+
+    await db.execute(`ALTER TABLE identity.users RENAME TO users_gone`);
+    try {
+      const run = await cli('rebuild', '--all');
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/FAILED identity\/users: .*users/);
+      // the projections after it were still rebuilt
+      expect(run.stdout).toMatch(/rebuilt sync\/known_instances: \d+ events applied/);
+      expect(run.stdout).toMatch(/\d+ of \d+ rebuilt, 1 failed/);
+    } finally {
+      await db.execute(`ALTER TABLE identity.users_gone RENAME TO users`);
+    }
+  }, 60_000);
+});
