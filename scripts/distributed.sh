@@ -10,6 +10,13 @@ bash scripts/infra.sh up
 . .infra/env
 npx turbo run build --output-logs=errors-only
 mkdir -p .infra/logs
+# marketplace-api seals templates' registry passwords and instance-lifecycle opens them: one key for both
+# (docs/operations.md); kept owner-only under .infra/ when the environment gives none.
+if [ -z "${RIGMARKET_REGISTRY_KEY:-}" ]; then
+  [ -s .infra/registry.key ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >.infra/registry.key)
+  RIGMARKET_REGISTRY_KEY=$(cat .infra/registry.key)
+  export RIGMARKET_REGISTRY_KEY
+fi
 pids=()
 start_app() { # name port
   echo "starting $1 on 127.0.0.1:$2 (log .infra/logs/$1.log)"

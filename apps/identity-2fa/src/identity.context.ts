@@ -1,5 +1,5 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   userCreditExactMigration,
   userCreditMigration,
@@ -8,6 +8,7 @@ import {
 import { tfaProjection, tfaReadModelsMigration } from './tfa/tfa.read-models';
 import {
   SCHEMA,
+  apiKeyExpiryMigration,
   apiKeysProjection,
   identityReadModelsMigration,
   teamRolesProjection,
@@ -20,9 +21,11 @@ export const identityContext: ContextDefinition = {
   migrations: [
     identityReadModelsMigration,
     authKeysMigration(),
+    authKeysExpiryMigration(),
     tfaReadModelsMigration,
     userCreditMigration,
     userCreditExactMigration,
+    apiKeyExpiryMigration,
   ],
   inlineProjections: [
     usersProjection,

@@ -224,9 +224,11 @@ describe.each(BOTH_MODES)('identity over HTTP, %s', (_label, mode) => {
       expect(login.body.session_key).toMatch(/^[0-9a-f]{64}$/);
       const me = await http().get('/api/v0/users/current/').set(as(login.body.session_key)).expect(200);
       expect(me.body).toMatchObject({ email, email_verified: true, id: registered.body.user.id });
-      // one user never sees another's keys
+      // one user never sees another's keys: only this login's session is listed
       const keys = await http().get('/api/v0/auth/apikeys/').set(as(login.body.session_key)).expect(200);
-      expect(keys.body.apikeys).toEqual([]);
+      expect(keys.body.apikeys).toEqual([
+        expect.objectContaining({ key_type: 'session', user_id: registered.body.user.id }),
+      ]);
       await http().delete('/api/v0/auth/apikeys/1/').set(as(login.body.session_key)).send({}).expect(403);
     });
 

@@ -29,11 +29,20 @@ import { UsersController } from './users/users.http.controller';
 import {
   GetUserHandler,
   LoginHandler,
+  LogoutHandler,
+  ChangePasswordHandler,
   RegisterUserHandler,
   VerifyEmailHandler,
 } from './users/users.handlers';
 
-const userHandlers = [RegisterUserHandler, VerifyEmailHandler, LoginHandler, GetUserHandler];
+const userHandlers = [
+  RegisterUserHandler,
+  VerifyEmailHandler,
+  LoginHandler,
+  LogoutHandler,
+  ChangePasswordHandler,
+  GetUserHandler,
+];
 const apiKeyHandlers = [
   CreateApiKeyHandler,
   DeleteApiKeyHandler,

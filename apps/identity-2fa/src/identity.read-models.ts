@@ -107,6 +107,14 @@ export const usersProjection: Projection = {
   },
 };
 
+/** Sessions expire (ApiKeyCreated.expiresAt); the key list shows when. */
+export const apiKeyExpiryMigration: Migration = {
+  id: 'sessions-0001-api-key-expiry',
+  async up(sql, s) {
+    await sql.execute(`ALTER TABLE ${s}.api_keys ADD COLUMN expires_at TIMESTAMPTZ`);
+  },
+};
+
 export const apiKeysProjection: Projection = {
   name: 'api_keys',
   version: 1,
@@ -117,7 +125,7 @@ export const apiKeysProjection: Projection = {
     switch (event.type) {
       case 'ApiKeyCreated':
         await sql.execute(
-          `INSERT INTO ${SCHEMA}.api_keys (key_id, user_id, name, permissions, kind, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+          `INSERT INTO ${SCHEMA}.api_keys (key_id, user_id, name, permissions, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
           [
             event.data.keyId,
             event.data.userId,
@@ -125,6 +133,7 @@ export const apiKeysProjection: Projection = {
             JSON.stringify(event.data.permissions),
             event.data.kind,
             event.data.createdAt,
+            event.data.expiresAt ?? null,
           ],
         );
         return;

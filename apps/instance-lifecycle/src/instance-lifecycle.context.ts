@@ -1,5 +1,5 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
   createIdempotencyMigration,
@@ -19,6 +19,7 @@ import {
   marketVolumeOffersProjection,
   marketVolumesMigration,
   marketVolumesProjection,
+  pendingProvisionLoginMigration,
 } from './instances/market-volumes.read-model';
 import {
   instanceSyncsProjection,
@@ -36,6 +37,7 @@ export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
   migrations: [
     authKeysMigration(),
+    authKeysExpiryMigration(),
     instanceReadModelsMigration,
     createIdempotencyMigration,
     sealIdempotencyMigration,
@@ -47,6 +49,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     marketVolumeOffersMigration,
     hostCommandsMigration,
     accountCreditMigration,
+    pendingProvisionLoginMigration,
   ],
   inlineProjections: [instancesProjection],
   subscribedProjections: [

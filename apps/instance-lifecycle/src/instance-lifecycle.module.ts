@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { RegistryLoginBox } from '@rigmarket/contracts';
 import { contextModule } from '@rigmarket/http-kit';
 import {
   AGENT_CHANNEL_OPTIONS,
@@ -23,6 +24,7 @@ import {
   INSTANCE_RUNTIME,
   LOG_STORE,
   PENDING_KEY_BOX,
+  REGISTRY_LOGIN_BOX,
   SIMULATED_HOST_TIMINGS,
 } from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
@@ -61,6 +63,8 @@ export interface InstanceLifecycleOptions {
   agentChannel?: Partial<AgentChannelOptions>;
   /** 32 bytes (hex or base64) sealing the keys of instances waiting for their volume (default RIGMARKET_INSTANCE_SEAL_KEY). */
   sealKey?: string;
+  /** 32 bytes (hex or base64) opening templates' registry passwords, as marketplace's (default RIGMARKET_REGISTRY_KEY). */
+  registryKey?: string;
 }
 
 @Module({})
@@ -88,6 +92,11 @@ export class InstanceLifecycleModule {
         HostReporter,
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
+        {
+          provide: REGISTRY_LOGIN_BOX,
+          useFactory: () =>
+            RegistryLoginBox.fromConfig(options.registryKey ?? process.env.RIGMARKET_REGISTRY_KEY),
+        },
         {
           provide: PENDING_KEY_BOX,
           useFactory: () =>

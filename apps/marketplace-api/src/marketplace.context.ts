@@ -1,5 +1,5 @@
 import type { ContextDefinition, Migration } from '@rigmarket/event-sourcing';
-import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
   adminUsersProjection,
@@ -49,6 +49,7 @@ export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
   migrations: [
     authKeysMigration(),
+    authKeysExpiryMigration(),
     machinesReadModel,
     marketplaceReadModelsMigration,
     volumesReadModelsMigration,

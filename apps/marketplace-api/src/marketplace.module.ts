@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { RegistryLoginBox } from '@rigmarket/contracts';
 import { contextModule } from '@rigmarket/http-kit';
 import { MachinesController } from './machines/machines.http.controller';
 import {
@@ -17,7 +18,7 @@ import {
   ReliabilitySweep,
 } from './machines/reliability-sweep';
 import { marketplaceContext } from './marketplace.context';
-import { MARKETPLACE_RUNTIME } from './marketplace.tokens';
+import { MARKETPLACE_RUNTIME, REGISTRY_LOGIN_BOX } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
 import { LedgerController } from './ledger/ledger.http.controller';
@@ -58,6 +59,8 @@ export interface MarketplaceOptions {
   billingIntervalMs?: number;
   /** How often silent machines' reliability is recomputed (ms; 0 = only when asked). */
   reliabilitySweepMs?: number;
+  /** 32 bytes (hex or base64) sealing templates' registry passwords; shared with instance-lifecycle (default RIGMARKET_REGISTRY_KEY). */
+  registryKey?: string;
 }
 
 /** An interval: the option, else the environment variable, else the default. */
@@ -83,6 +86,11 @@ export class MarketplaceModule {
         LedgerController,
       ],
       providers: [
+        {
+          provide: REGISTRY_LOGIN_BOX,
+          useFactory: () =>
+            RegistryLoginBox.fromConfig(options.registryKey ?? process.env.RIGMARKET_REGISTRY_KEY),
+        },
         ...machineHandlers,
         SearchOffersHandler,
         CreateTemplateHandler,

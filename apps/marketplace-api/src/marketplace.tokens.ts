@@ -1,1 +1,2 @@
 export const MARKETPLACE_RUNTIME = Symbol('MARKETPLACE_RUNTIME');
+export const REGISTRY_LOGIN_BOX = Symbol('REGISTRY_LOGIN_BOX');

@@ -17,6 +17,7 @@ describe("embedded mode's secrets", () => {
     expect(first.tfaKey).toMatch(/^[0-9a-f]{64}$/);
     expect(first.instanceSealKey).toMatch(/^[0-9a-f]{64}$/);
     expect(first.instanceSealKey).not.toBe(first.tfaKey);
+    expect(first.registryKey).toMatch(/^[0-9a-f]{64}$/);
     const file = join(root, 'data.secrets.json');
     expect(secretsFilePath(dir, {})).toBe(file);
     expect(readFileSync(file, 'utf8')).toContain(first.tfaKey);
@@ -29,9 +30,9 @@ describe("embedded mode's secrets", () => {
     mkdirSync(dir);
     const old = { tfaKey: 'cd'.repeat(32), instanceSealKey: 'ef'.repeat(32) };
     writeFileSync(join(dir, 'rigmarket-secrets.json'), JSON.stringify(old));
-    expect(embeddedSecrets(dir, {})).toEqual(old);
+    expect(embeddedSecrets(dir, {})).toMatchObject(old);
     expect(existsSync(join(dir, 'rigmarket-secrets.json'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(root, 'data.secrets.json'), 'utf8'))).toEqual(old);
+    expect(JSON.parse(readFileSync(join(root, 'data.secrets.json'), 'utf8'))).toMatchObject(old);
   });
 
   it('takes RIGMARKET_SECRETS_FILE, but never one inside the data folder', () => {

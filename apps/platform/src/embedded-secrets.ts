@@ -18,6 +18,8 @@ interface EmbeddedSecrets {
   tfaKey: string;
   /** Seals the keys of instances waiting for their volume (instance-lifecycle). */
   instanceSealKey: string;
+  /** Seals templates' registry passwords (marketplace; instance-lifecycle opens them). */
+  registryKey: string;
 }
 
 /**
@@ -47,7 +49,7 @@ function moveFile(from: string, to: string): void {
  * secrets sealed under a per-process random key could not be opened after `npm start` again, and every
  * user with TOTP would be locked out. Created once (mode 0600) at secretsFilePath(); a file left inside
  * the data folder by an older version is moved there. A key given in the environment (RIGMARKET_TFA_KEY,
- * RIGMARKET_INSTANCE_SEAL_KEY) wins and is never written.
+ * RIGMARKET_INSTANCE_SEAL_KEY, RIGMARKET_REGISTRY_KEY) wins and is never written.
  */
 export function embeddedSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.env): EmbeddedSecrets {
   const path = secretsFilePath(dataDir, env);
@@ -61,10 +63,11 @@ export function embeddedSecrets(dataDir: string, env: NodeJS.ProcessEnv = proces
   if (existsSync(legacy) && !existsSync(path)) moveFile(legacy, path);
   let stored: Partial<EmbeddedSecrets> = {};
   if (existsSync(path)) stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<EmbeddedSecrets>;
-  if (!stored.tfaKey || !stored.instanceSealKey) {
+  if (!stored.tfaKey || !stored.instanceSealKey || !stored.registryKey) {
     stored = {
       tfaKey: randomBytes(32).toString('hex'),
       instanceSealKey: randomBytes(32).toString('hex'),
+      registryKey: randomBytes(32).toString('hex'),
       ...stored,
     };
     writeFileSync(path, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
@@ -73,5 +76,6 @@ export function embeddedSecrets(dataDir: string, env: NodeJS.ProcessEnv = proces
   return {
     tfaKey: env.RIGMARKET_TFA_KEY || stored.tfaKey!,
     instanceSealKey: env.RIGMARKET_INSTANCE_SEAL_KEY || stored.instanceSealKey!,
+    registryKey: env.RIGMARKET_REGISTRY_KEY || stored.registryKey!,
   };
 }

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const adminKey = process.env.RIGMARKET_ADMIN_KEY || generatedKey;
   const db = await Database.connect({ kind: 'pglite', dataDir });
   // After the database: PGlite creates its cluster in an empty folder only.
-  const { tfaKey, instanceSealKey } = embeddedSecrets(dataDir);
+  const { tfaKey, instanceSealKey, registryKey } = embeddedSecrets(dataDir);
   const transport = new InProcessTransport();
   const port = Number(process.env.PORT ?? 8080);
   const host = process.env.HOST ?? '127.0.0.1';
@@ -33,9 +33,10 @@ async function main(): Promise<void> {
     modules: allContextModules(
       { adminKey, adminEmail: process.env.RIGMARKET_ADMIN_EMAIL, tfaKey },
       {},
-      {},
+      { registryKey },
       {
         sealKey: instanceSealKey,
+        registryKey,
         // Owner-only, under the data folder (RIGMARKET_LOG_DIR elsewhere); S3 when RIGMARKET_LOG_S3_BUCKET is set.
         ...(process.env.RIGMARKET_LOG_DIR || process.env.RIGMARKET_LOG_S3_BUCKET
           ? {}

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { DynamicModule, INestApplication } from '@nestjs/common';
 import { IdentityModule, type IdentityModuleOptions, identityContext } from '@rigmarket/identity-2fa';
 import {
@@ -33,11 +34,16 @@ export function allContextModules(
   marketplace: MarketplaceOptions = {},
   instances: InstanceLifecycleOptions = {},
 ): DynamicModule[] {
+  // marketplace seals templates' registry passwords, instance-lifecycle opens them: one key for both.
+  const registryKey =
+    marketplace.registryKey ??
+    instances.registryKey ??
+    (process.env.RIGMARKET_REGISTRY_KEY || randomBytes(32).toString('hex'));
   return [
     IdentityModule.forRoot(identity),
     SyncMaintenanceModule.forRoot(sync),
-    MarketplaceModule.forRoot(marketplace),
-    InstanceLifecycleModule.forRoot(instances),
+    MarketplaceModule.forRoot({ ...marketplace, registryKey }),
+    InstanceLifecycleModule.forRoot({ ...instances, registryKey }),
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
   agentMachinesMigration,
@@ -20,7 +20,12 @@ export { SCHEMA };
  */
 export const syncMaintenanceContext: ContextDefinition = {
   context: 'sync',
-  migrations: [authKeysMigration(), syncReadModelsMigration, agentMachinesMigration],
+  migrations: [
+    authKeysMigration(),
+    authKeysExpiryMigration(),
+    syncReadModelsMigration,
+    agentMachinesMigration,
+  ],
   inlineProjections: [maintenanceWindowsProjection, syncJobsProjection],
   subscribedProjections: [
     authKeysProjection(SCHEMA),

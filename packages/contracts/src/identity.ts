@@ -19,6 +19,8 @@ export type ApiKeyCreated = DomainEvent<
     permissions: KeyScope;
     kind: ApiKeyKind;
     createdAt: string;
+    /** Sessions from a login: when the key stops authenticating (absent: never). */
+    expiresAt?: string;
   }
 >;
 export type ApiKeyReset = DomainEvent<'ApiKeyReset', { keyId: number; keyHash: string; resetAt: string }>;

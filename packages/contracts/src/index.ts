@@ -11,3 +11,4 @@ export * from './money';
 export * from './ledger-upcasters';
 export * from './agent-channel';
 export * from './host-agent-events';
+export * from './registry-login';

@@ -22,6 +22,16 @@ export function authKeysMigration(): Migration {
   };
 }
 
+/** Session keys expire: the expiry from ApiKeyCreated.expiresAt (null: never). */
+export function authKeysExpiryMigration(): Migration {
+  return {
+    id: 'auth-0002-api-key-expiry',
+    async up(sql, s) {
+      await sql.execute(`ALTER TABLE ${s}.auth_api_keys ADD COLUMN expires_at TIMESTAMPTZ`);
+    },
+  };
+}
+
 export function authKeysProjection(schema: string): Projection {
   const table = `${schema}.auth_api_keys`;
   return {
@@ -34,7 +44,7 @@ export function authKeysProjection(schema: string): Projection {
       switch (event.type) {
         case 'ApiKeyCreated':
           await sql.execute(
-            `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind) VALUES ($1, $2, $3, $4, $5)
+            `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (key_id) DO NOTHING`,
             [
               event.data.keyId,
@@ -42,6 +52,7 @@ export function authKeysProjection(schema: string): Projection {
               event.data.keyHash,
               JSON.stringify(event.data.permissions),
               event.data.kind,
+              event.data.expiresAt ?? null,
             ],
           );
           return;

@@ -31,6 +31,8 @@ export class AuthKeyLookup {
   constructor(
     private readonly db: Sql,
     private readonly schema: string,
+    /** The context's clock (sessions expire by it, as they were issued by it). */
+    private readonly now: () => Date = () => new Date(),
   ) {}
 
   async find(value: string): Promise<AuthenticatedKey | null> {
@@ -42,8 +44,9 @@ export class AuthKeyLookup {
       permissions: unknown;
       key_hash: string;
     }>(
-      `SELECT key_id, user_id, kind, permissions, key_hash FROM ${this.schema}.auth_api_keys WHERE key_hash = $1 AND NOT revoked`,
-      [hash],
+      `SELECT key_id, user_id, kind, permissions, key_hash FROM ${this.schema}.auth_api_keys
+       WHERE key_hash = $1 AND NOT revoked AND (expires_at IS NULL OR expires_at > $2)`,
+      [hash, this.now().toISOString()],
     );
     const row = rows[0];
     // The index found the row by hash; compare again in constant time so no secret-dependent branch

@@ -39,7 +39,8 @@ export function contextModule(spec: ContextModuleSpec): DynamicModule {
       {
         provide: AUTH_KEY_LOOKUP,
         inject: [spec.runtimeToken],
-        useFactory: (runtime: ContextRuntime) => new AuthKeyLookup(runtime.db, runtime.schema),
+        useFactory: (runtime: ContextRuntime) =>
+          new AuthKeyLookup(runtime.db, runtime.schema, () => runtime.runner.clock.now()),
       },
       ...(spec.providers ?? []),
     ],

@@ -14,6 +14,8 @@ export type ApiKeyCommand =
       permissions: KeyScope;
       kind: ApiKeyKind;
       now: string;
+      /** Sessions: when the key stops authenticating. */
+      expiresAt?: string;
     }
   | { type: 'ResetApiKey'; requesterUserId: number; newKeyHash: string; now: string }
   | { type: 'DeleteApiKey'; requesterUserId: number; now: string };
@@ -66,6 +68,7 @@ export function decide(command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[
             permissions: command.permissions,
             kind: command.kind,
             createdAt: command.now,
+            ...(command.expiresAt ? { expiresAt: command.expiresAt } : {}),
           },
         },
       ];

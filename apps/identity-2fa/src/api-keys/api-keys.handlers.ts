@@ -34,6 +34,8 @@ export interface ApiKeyView {
   team_name: null;
   created_at: number;
   reset_at: number | null;
+  /** Sessions: when the key stops authenticating (epoch seconds); null for API keys. */
+  expires_at: number | null;
 }
 
 interface ApiKeyRow {
@@ -44,6 +46,7 @@ interface ApiKeyRow {
   kind: string;
   created_at: string | Date;
   reset_at: string | Date | null;
+  expires_at?: string | Date | null;
 }
 
 function toView(row: ApiKeyRow): ApiKeyView {
@@ -61,6 +64,7 @@ function toView(row: ApiKeyRow): ApiKeyView {
     team_name: null,
     created_at: new Date(row.created_at).getTime() / 1000,
     reset_at: row.reset_at ? new Date(row.reset_at).getTime() / 1000 : null,
+    expires_at: row.expires_at ? new Date(row.expires_at).getTime() / 1000 : null,
   };
 }
 
@@ -201,8 +205,10 @@ export class ListApiKeysHandler implements IQueryHandler<ListApiKeysQuery> {
 
   async execute(query: ListApiKeysQuery): Promise<ApiKeyView[]> {
     const rows = await this.runtime.db.query<ApiKeyRow>(
-      `SELECT * FROM ${SCHEMA}.api_keys WHERE user_id = $1 AND deleted_at IS NULL AND kind = 'api' ORDER BY key_id`,
-      [query.userId],
+      // API keys and the live sessions of password logins (key_type "session"); instance keys are not listed.
+      `SELECT * FROM ${SCHEMA}.api_keys WHERE user_id = $1 AND deleted_at IS NULL
+         AND (kind = 'api' OR (kind = 'session' AND (expires_at IS NULL OR expires_at > $2))) ORDER BY key_id`,
+      [query.userId, this.runtime.runner.clock.now().toISOString()],
     );
     return rows.map(toView);
   }

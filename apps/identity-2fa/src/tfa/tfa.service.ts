@@ -4,7 +4,7 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
 import { SCHEMA } from '../identity.read-models';
-import { IDENTITY_RUNTIME } from '../identity.tokens';
+import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions, sessionExpiry } from '../identity.tokens';
 import { MAILER, type Mailer } from '../mailer';
 import { newKeyValue } from '../secrets';
 import { type UserView, findUser, toUserView } from '../users/users.handlers';
@@ -67,6 +67,7 @@ export class TfaService {
     @Inject(MAILER) private readonly mailer: Mailer,
     @Inject(SMS_SENDER) private readonly sms: SmsSender,
     @Inject(TFA_SECRET_BOX) private readonly box: SecretBox,
+    @Inject(IDENTITY_OPTIONS) private readonly options: IdentityOptions,
   ) {}
 
   private now(): Date {
@@ -450,6 +451,7 @@ export class TfaService {
             permissions: caller.scope,
             kind: 'session',
             now: now.toISOString(),
+            expiresAt: sessionExpiry(now, this.options),
           },
           current,
         ),

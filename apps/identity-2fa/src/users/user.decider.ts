@@ -28,7 +28,9 @@ export type UserCommand =
       now: string;
     }
   | { type: 'VerifyEmail'; tokenHash: string; now: string }
-  | { type: 'RecordLogin'; passwordMatches: boolean; sessionKeyId: number; now: string };
+  | { type: 'RecordLogin'; passwordMatches: boolean; sessionKeyId: number; now: string }
+  /** The new hash is computed (scrypt, random salt) before the decider runs; the old password checked too. */
+  | { type: 'ChangePassword'; oldPasswordMatches: boolean; passwordHash: string };
 
 export const UserErrors = {
   exists: 'user_exists',
@@ -137,6 +139,15 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
           type: 'UserLoggedIn',
           data: { userId: state.userId, sessionKeyId: command.sessionKeyId, at: command.now },
         },
+      ];
+    }
+    case 'ChangePassword': {
+      if (state.status !== 'registered') throw ApiError.notFound('No such user', UserErrors.notFound);
+      if (!state.passwordHash || !command.oldPasswordMatches) {
+        throw new ApiError(403, UserErrors.invalidCredentials, 'The current password is not correct');
+      }
+      return [
+        { type: 'UserPasswordSet', data: { userId: state.userId, passwordHash: command.passwordHash } },
       ];
     }
   }

@@ -11,7 +11,7 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
-import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from '../identity.tokens';
+import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions, sessionExpiry } from '../identity.tokens';
 import { SCHEMA } from '../identity.read-models';
 import { MAILER, type Mailer } from '../mailer';
 import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from '../secrets';
@@ -209,7 +209,10 @@ export class LoginCommand extends Command<LoginResult> {
  */
 @CommandHandler(LoginCommand)
 export class LoginHandler implements ICommandHandler<LoginCommand> {
-  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+  constructor(
+    @Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(IDENTITY_OPTIONS) private readonly options: IdentityOptions,
+  ) {}
 
   async execute(command: LoginCommand): Promise<LoginResult> {
     const row = await findUser(this.runtime, 'lower(email) = lower($1) OR username = $1', command.login);
@@ -268,12 +271,107 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
             permissions: null,
             kind: 'session',
             now: now.toISOString(),
+            expiresAt: sessionExpiry(now, this.options),
           },
           current,
         ),
       command.metadata,
     );
     return { user: toUserView(row!), sessionKey, tfaSecret: null };
+  }
+}
+
+/** Ends sessions: ApiKeyDeleted for each (the keys stop authenticating in every app). */
+async function revokeSessions(
+  runtime: ContextRuntime,
+  userId: number,
+  keyIds: readonly number[],
+  metadata: EventMetadata,
+): Promise<void> {
+  for (const keyId of keyIds) {
+    await runtime.runner.handle(
+      apiKeyStreamId(keyId),
+      apiKeyDecider,
+      (current, now) =>
+        apiKeyDecider.decide(
+          { type: 'DeleteApiKey', requesterUserId: userId, now: now.toISOString() },
+          current,
+        ),
+      metadata,
+    );
+  }
+}
+
+export class LogoutCommand extends Command<{ revoked: number }> {
+  constructor(
+    readonly userId: number,
+    readonly keyId: number,
+    readonly keyKind: string,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+/** POST /api/v0/users/logout/: the calling session ends (an API key is deleted through the key routes instead). */
+@CommandHandler(LogoutCommand)
+export class LogoutHandler implements ICommandHandler<LogoutCommand> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(command: LogoutCommand): Promise<{ revoked: number }> {
+    if (command.keyKind !== 'session') {
+      throw new ApiError(
+        400,
+        'not_a_session',
+        'This key is not a login session: delete an API key with DELETE /api/v0/auth/apikeys/{id}/',
+      );
+    }
+    await revokeSessions(this.runtime, command.userId, [command.keyId], command.metadata);
+    return { revoked: 1 };
+  }
+}
+
+export class ChangePasswordCommand extends Command<{ revoked: number }> {
+  constructor(
+    readonly userId: number,
+    readonly oldPassword: string,
+    readonly newPassword: string,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+/** PUT /api/v0/users/password/: checks the current password, sets the new one, and ends every session of the account. */
+@CommandHandler(ChangePasswordCommand)
+export class ChangePasswordHandler implements ICommandHandler<ChangePasswordCommand> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(command: ChangePasswordCommand): Promise<{ revoked: number }> {
+    const streamId = userStreamId(command.userId);
+    const { state } = await this.runtime.runner.load(streamId, userDecider);
+    const oldPasswordMatches = await verifyPassword(
+      command.oldPassword,
+      state.status === 'registered' ? state.passwordHash : null,
+    );
+    const passwordHash = await hashPassword(command.newPassword);
+    await this.runtime.runner.handle(
+      streamId,
+      userDecider,
+      (current) => userDecider.decide({ type: 'ChangePassword', oldPasswordMatches, passwordHash }, current),
+      command.metadata,
+    );
+    const sessions = await this.runtime.db.query<{ key_id: number }>(
+      `SELECT key_id FROM ${SCHEMA}.api_keys WHERE user_id = $1 AND kind = 'session' AND deleted_at IS NULL ORDER BY key_id`,
+      [command.userId],
+    );
+    await revokeSessions(
+      this.runtime,
+      command.userId,
+      sessions.map((row) => Number(row.key_id)),
+      command.metadata,
+    );
+    return { revoked: sessions.length };
   }
 }
 

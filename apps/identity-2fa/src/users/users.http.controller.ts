@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { EventMetadata } from '@rigmarket/contracts';
 import {
@@ -10,7 +10,14 @@ import {
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { IsEmail, IsOptional, IsString, Length, MaxLength, MinLength } from 'class-validator';
-import { GetUserQuery, LoginCommand, RegisterUserCommand, VerifyEmailCommand } from './users.handlers';
+import {
+  ChangePasswordCommand,
+  GetUserQuery,
+  LoginCommand,
+  LogoutCommand,
+  RegisterUserCommand,
+  VerifyEmailCommand,
+} from './users.handlers';
 
 export class RegisterRequest {
   @IsEmail({}, { message: 'email must be a valid e-mail address' })
@@ -57,6 +64,17 @@ export class LoginRequest {
   @IsString()
   @MaxLength(200)
   password: string;
+}
+
+export class ChangePasswordRequest {
+  @IsString()
+  @MaxLength(200)
+  old_password: string;
+
+  @IsString()
+  @MinLength(8, { message: 'new_password must be at least 8 characters long' })
+  @MaxLength(200)
+  new_password: string;
 }
 
 @Controller('api/v0/users')
@@ -110,6 +128,34 @@ export class UsersController {
       };
     }
     return { ...result.user, success: true, session_key: result.sessionKey };
+  }
+
+  /** Ends the calling session (a key from POST users/login/ or the 2FA login). */
+  @Post('logout')
+  @HttpCode(200)
+  async logout(@Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+    await this.commands.execute(
+      new LogoutCommand(principal.userId, principal.keyId, principal.kind, metadata),
+    );
+    return { success: true, msg: 'Logged out: this session key no longer works.' };
+  }
+
+  /** Sets a new password after checking the current one, and ends every session of the account. */
+  @Put('password')
+  @RequirePermission('user_write')
+  async changePassword(
+    @Principal() principal: AuthenticatedKey,
+    @Body() body: ChangePasswordRequest,
+    @RequestMetadata() metadata: EventMetadata,
+  ) {
+    const { revoked } = await this.commands.execute(
+      new ChangePasswordCommand(principal.userId, body.old_password, body.new_password, metadata),
+    );
+    return {
+      success: true,
+      revoked_sessions: revoked,
+      msg: 'Password changed; every login session of the account was ended (API keys keep working).',
+    };
   }
 
   @Get('current')

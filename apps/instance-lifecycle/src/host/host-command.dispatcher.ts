@@ -105,7 +105,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
           SELECT command_id FROM ${SCHEMA}.host_commands
            WHERE delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
            ORDER BY command_id LIMIT 100 FOR UPDATE SKIP LOCKED)
-        RETURNING command_id, instance_id, machine_id, kind, status_msg, instance_key_sealed, created_at`,
+        RETURNING command_id, instance_id, machine_id, kind, status_msg, instance_key_sealed, image_login_sealed, created_at`,
     );
     const rows = claimed.map(rowOf).sort((a, b) => a.commandId - b.commandId);
     let delivered = 0;
@@ -123,7 +123,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
         continue;
       }
       await this.runtime.db.execute(
-        `UPDATE ${SCHEMA}.host_commands SET delivered_at = now(), claimed_until = NULL, instance_key_sealed = NULL WHERE command_id = $1`,
+        `UPDATE ${SCHEMA}.host_commands SET delivered_at = now(), claimed_until = NULL, instance_key_sealed = NULL, image_login_sealed = NULL WHERE command_id = $1`,
         [row.commandId],
       );
       delivered += 1;
@@ -150,6 +150,11 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       return 'sent';
     }
     const spec = await this.spec(row.instanceId, row.machineId, instance, key ?? '');
+    // The registry login travels in this command only (sealed until now; never in an event or the read model).
+    const imageLogin = row.imageLoginSealed
+      ? this.keys.openLogin(row.imageLoginSealed, row.instanceId)
+      : null;
+    if (imageLogin !== null) spec.config = { ...spec.config, imageLogin };
     return this.routing.deliver(row, { spec }, waitedMs);
   }
 

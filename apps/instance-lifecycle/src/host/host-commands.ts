@@ -24,6 +24,8 @@ export interface HostCommandRow {
   statusMsg: string | null;
   /** provision only: the instance key sealed (PendingKeyBox), cleared once delivered. */
   instanceKeySealed: string | null;
+  /** provision only: the registry login sealed (PendingKeyBox.sealLogin), cleared once delivered. */
+  imageLoginSealed: string | null;
   createdAt: Date;
 }
 
@@ -102,6 +104,8 @@ export function hostCommandsFor(
 export interface HostCommandOptions {
   /** The new instance's key (CreateInstance): sealed into its provision command. */
   sealedInstanceKey?: string;
+  /** The new instance's registry login (CreateInstance), sealed: never in an event. */
+  sealedImageLogin?: string;
   /** The status_msg of a stop the renter did not ask for (e.g. out of credit). */
   stopMsg?: string;
 }
@@ -120,11 +124,19 @@ export async function writeHostCommands(
   const eventId = envelopes[envelopes.length - 1]?.eventId ?? '';
   for (const command of commands) {
     if (command.kind === 'provision') {
-      // A waiting instance's key moves from pending_provisions into its provision command.
+      // A waiting instance's key and registry login move from pending_provisions into its provision command.
       await sql.execute(
-        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, instance_key_sealed, event_id)
-         VALUES ($1, $2, 'provision', COALESCE($3, (SELECT instance_api_key_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1)), $4)`,
-        [after.instanceId, after.machineId, options.sealedInstanceKey ?? null, eventId],
+        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, instance_key_sealed, image_login_sealed, event_id)
+         VALUES ($1, $2, 'provision',
+                 COALESCE($3, (SELECT instance_api_key_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1)),
+                 COALESCE($5, (SELECT image_login_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1)), $4)`,
+        [
+          after.instanceId,
+          after.machineId,
+          options.sealedInstanceKey ?? null,
+          eventId,
+          options.sealedImageLogin ?? null,
+        ],
       );
       await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [
         after.instanceId,
@@ -158,6 +170,7 @@ export function rowOf(r: {
   kind: string;
   status_msg: string | null;
   instance_key_sealed: string | null;
+  image_login_sealed?: string | null;
   created_at: string | Date;
 }): HostCommandRow {
   return {
@@ -167,6 +180,7 @@ export function rowOf(r: {
     kind: r.kind as HostCommandKind,
     statusMsg: r.status_msg,
     instanceKeySealed: r.instance_key_sealed,
+    imageLoginSealed: r.image_login_sealed ?? null,
     createdAt: new Date(r.created_at),
   };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Inject } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import {
   Command,
   CommandHandler,
@@ -12,9 +12,13 @@ import {
   ApiError,
   type EventEnvelope,
   type EventMetadata,
+  type InstanceConfig,
   type InstanceEvent,
   type InstanceIntendedStatus,
   MONEY_LIMITS,
+  type RegistryLoginBox,
+  type TemplateContent,
+  templateLoginScope,
 } from '@rigmarket/contracts';
 import {
   type ContextRuntime,
@@ -27,7 +31,12 @@ import { allocationDecider, allocationStreamId } from '../allocation/allocation.
 import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
 import type { HostDriver } from '../host/host-driver';
 import { INSTANCE_VERIFICATION, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
-import { HOST_DRIVER, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
+import {
+  HOST_DRIVER,
+  INSTANCE_RUNTIME,
+  PENDING_KEY_BOX,
+  REGISTRY_LOGIN_BOX,
+} from '../instance-lifecycle.tokens';
 import { requirePositiveBalance } from './account-credit';
 import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
@@ -146,10 +155,12 @@ export class CreateInstanceCommand extends Command<CreatedInstance> {
  */
 @CommandHandler(CreateInstanceCommand)
 export class CreateInstanceHandler implements ICommandHandler<CreateInstanceCommand> {
+  private readonly logger = new Logger('instance-lifecycle');
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(HOST_DRIVER) private readonly host: HostDriver,
     @Inject(PENDING_KEY_BOX) private readonly pendingKeys: PendingKeyBox,
+    @Inject(REGISTRY_LOGIN_BOX) private readonly registryLogins: RegistryLoginBox,
   ) {}
 
   async execute({
@@ -189,10 +200,13 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       const found = await findTemplate(this.runtime.db, request.templateHashId);
       if (!found || (found.content.private && found.creatorId !== renter))
         throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
-      template = { ...found.content, hashId: found.hashId };
+      template = { ...found.content, ...this.templateLogin(found, renter), hashId: found.hashId };
       templateId = found.templateId;
     }
-    const config = instanceConfig(request, template);
+    // The registry login goes to the host with the provision command only (sealed in host_commands until
+    // delivered): the InstanceCreated event (outbox, Kafka), the read model and every API response carry none.
+    const { imageLogin, ...publicConfig } = instanceConfig(request, template);
+    const config: InstanceConfig = { ...publicConfig, imageLogin: null };
     if (!(config.disk > 0 && config.disk <= MONEY_LIMITS.diskGb))
       throw ApiError.badRequest(
         `disk must be a positive number of GB, at most ${MONEY_LIMITS.diskGb.toLocaleString('en-US')} (the template's recommended_disk_space is ${config.disk})`,
@@ -242,7 +256,13 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         metadata,
         {
           // Its provision command (host_commands) carries the key sealed; one waiting for its volume gets it later.
-          ...(waitsForVolume ? {} : { sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId) }),
+          ...(waitsForVolume
+            ? {}
+            : {
+                sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId),
+                sealedImageLogin:
+                  imageLogin === null ? undefined : this.pendingKeys.sealLogin(imageLogin, instanceId),
+              }),
           // The instance key exists exactly when the instance does.
           alsoInTransaction: async (sql, events) => {
             await sql.execute(
@@ -253,8 +273,12 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
             // Sealed (PendingKeyBox): the key is never stored in the clear.
             if (waitsForVolume) {
               await sql.execute(
-                `INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed) VALUES ($1, $2)`,
-                [instanceId, this.pendingKeys.seal(instanceApiKey, instanceId)],
+                `INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed, image_login_sealed) VALUES ($1, $2, $3)`,
+                [
+                  instanceId,
+                  this.pendingKeys.seal(instanceApiKey, instanceId),
+                  imageLogin === null ? null : this.pendingKeys.sealLogin(imageLogin, instanceId),
+                ],
               );
             }
             if (idempotencyKey === null) return;
@@ -272,6 +296,34 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       throw error;
     }
     return { instanceId, instanceApiKey };
+  }
+
+  /**
+   * A template's registry credentials serve its creator's own instances only (docs/marketplace.md,
+   * "Registry credentials"): another renter of a public template gets none of them, and brings their own
+   * image_login when the image needs one.
+   */
+  private templateLogin(
+    found: { templateId: number; creatorId: number; content: TemplateContent },
+    renter: number,
+  ): Pick<TemplateContent, 'docker_login_user' | 'docker_login_pass' | 'docker_login_repo'> {
+    const none = { docker_login_user: '', docker_login_pass: '', docker_login_repo: '' };
+    if (found.creatorId !== renter || !found.content.docker_login_user) return none;
+    const pass = this.registryLogins.open(
+      found.content.docker_login_pass,
+      templateLoginScope(found.templateId),
+    );
+    if (pass === null) {
+      this.logger.warn(
+        `template ${found.templateId}: its registry password does not open with this RIGMARKET_REGISTRY_KEY; the image is pulled without it`,
+      );
+      return none;
+    }
+    return {
+      docker_login_user: found.content.docker_login_user,
+      docker_login_pass: pass,
+      docker_login_repo: found.content.docker_login_repo,
+    };
   }
 
   /** cancel_unavail: fail at once, before anything is allocated, when the instance could not start right now. */

@@ -58,6 +58,18 @@ export const marketVolumeOffersMigration: Migration = {
   },
 };
 
+/**
+ * An instance's registry login, sealed like its key (PendingKeyBox), waiting in pending_provisions (for
+ * its volume) and in its provision command until delivered: the host needs it, no event carries it.
+ */
+export const pendingProvisionLoginMigration: Migration = {
+  id: 'registry-0001-pending-provision-login',
+  async up(sql, s) {
+    await sql.execute(`ALTER TABLE ${s}.pending_provisions ADD COLUMN image_login_sealed TEXT`);
+    await sql.execute(`ALTER TABLE ${s}.host_commands ADD COLUMN image_login_sealed TEXT`);
+  },
+};
+
 /** Upserts only: machine and volume events arrive on two topics in any order, and the sums commute. */
 export const marketVolumeOffersProjection: Projection = {
   name: 'market_volume_offers',

@@ -26,10 +26,21 @@ export class PendingKeyBox {
     return new PendingKeyBox(key);
   }
 
-  private keyFor(instanceId: number): Buffer {
-    return Buffer.from(
-      hkdfSync('sha256', this.secret, `rigmarket-pending-key:${instanceId}`, 'instance-api-key', 32),
-    );
+  private keyFor(instanceId: number, purpose = 'instance-api-key'): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.secret, `rigmarket-pending-key:${instanceId}`, purpose, 32));
+  }
+
+  /** The instance's registry login (`-u .. -p .. registry`), sealed under its own derived key. */
+  sealLogin(imageLogin: string, instanceId: number): string {
+    return sealWith(this.keyFor(instanceId, 'registry-login'), imageLogin);
+  }
+
+  openLogin(sealed: string, instanceId: number): string | null {
+    try {
+      return openWith(this.keyFor(instanceId, 'registry-login'), sealed);
+    } catch {
+      return null;
+    }
   }
 
   seal(instanceApiKey: string, instanceId: number): string {

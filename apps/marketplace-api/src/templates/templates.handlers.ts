@@ -7,10 +7,16 @@ import {
   Query,
   QueryHandler,
 } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type TemplateContent } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  RegistryLoginBox,
+  type TemplateContent,
+  templateLoginScope,
+} from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
-import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { MARKETPLACE_RUNTIME, REGISTRY_LOGIN_BOX } from '../marketplace.tokens';
 import { type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
 import { COUNT_CREATED, RECENT_CREATE_DATE, TEMPLATE_USAGE_JOIN } from './template-usage.read-model';
 import {
@@ -49,14 +55,17 @@ export type TemplateView = TemplateContent & {
   default_tag: string;
 };
 
-function toView(row: TemplateRow, viewerId: number): TemplateView {
+function toView(row: TemplateRow, viewerId: number, logins: RegistryLoginBox): TemplateView {
   const content =
     typeof row.content === 'string' ? (JSON.parse(row.content) as TemplateContent) : row.content;
   const creatorId = Number(row.creator_id);
   return {
     ...content,
-    // Registry credentials are shown to the template's creator only.
-    docker_login_pass: creatorId === viewerId ? content.docker_login_pass : '',
+    // Registry credentials are stored sealed and shown, opened, to the template's creator only.
+    docker_login_pass:
+      creatorId === viewerId
+        ? (logins.open(content.docker_login_pass, templateLoginScope(Number(row.template_id))) ?? '')
+        : '',
     id: Number(row.template_id),
     hash_id: row.hash_id,
     creator_id: creatorId,
@@ -87,13 +96,18 @@ async function runTemplateCommand(
   return result.state;
 }
 
-async function viewOf(runtime: ContextRuntime, templateId: number, viewerId: number): Promise<TemplateView> {
+async function viewOf(
+  runtime: ContextRuntime,
+  logins: RegistryLoginBox,
+  templateId: number,
+  viewerId: number,
+): Promise<TemplateView> {
   const rows = await runtime.db.query<TemplateRow>(
     `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE t.template_id = $1`,
     [templateId],
   );
   if (!rows[0]) throw ApiError.notFound('No such template', TemplateErrors.notFound);
-  return toView(rows[0], viewerId);
+  return toView(rows[0], viewerId, logins);
 }
 
 /** A hash_id (or numeric id) the caller may see -> its template id. */
@@ -122,16 +136,24 @@ export class CreateTemplateCommand extends Command<TemplateView> {
 
 @CommandHandler(CreateTemplateCommand)
 export class CreateTemplateHandler implements ICommandHandler<CreateTemplateCommand> {
-  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  constructor(
+    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
+  ) {}
   async execute(command: CreateTemplateCommand): Promise<TemplateView> {
     const templateId = await this.runtime.nextId('template_ids');
+    // Sealed before the event: the password is never in the event store, the outbox or Kafka in the clear.
+    const content = {
+      ...command.content,
+      docker_login_pass: this.logins.seal(command.content.docker_login_pass, templateLoginScope(templateId)),
+    };
     await runTemplateCommand(
       this.runtime,
       templateId,
-      { type: 'CreateTemplate', templateId, creatorId: command.creatorId, content: command.content },
+      { type: 'CreateTemplate', templateId, creatorId: command.creatorId, content },
       command.metadata,
     );
-    return viewOf(this.runtime, templateId, command.creatorId);
+    return viewOf(this.runtime, this.logins, templateId, command.creatorId);
   }
 }
 
@@ -148,16 +170,29 @@ export class EditTemplateCommand extends Command<TemplateView> {
 
 @CommandHandler(EditTemplateCommand)
 export class EditTemplateHandler implements ICommandHandler<EditTemplateCommand> {
-  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  constructor(
+    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
+  ) {}
   async execute(command: EditTemplateCommand): Promise<TemplateView> {
     const templateId = await resolveTemplateId(this.runtime, { hashId: command.hashId });
+    const changes =
+      command.changes.docker_login_pass === undefined
+        ? command.changes
+        : {
+            ...command.changes,
+            docker_login_pass: this.logins.seal(
+              command.changes.docker_login_pass,
+              templateLoginScope(templateId),
+            ),
+          };
     await runTemplateCommand(
       this.runtime,
       templateId,
-      { type: 'EditTemplate', requesterId: command.requesterId, changes: command.changes },
+      { type: 'EditTemplate', requesterId: command.requesterId, changes },
       command.metadata,
     );
-    return viewOf(this.runtime, templateId, command.requesterId);
+    return viewOf(this.runtime, this.logins, templateId, command.requesterId);
   }
 }
 
@@ -237,7 +272,10 @@ export class SearchTemplatesQuery extends Query<TemplateView[]> {
 
 @QueryHandler(SearchTemplatesQuery)
 export class SearchTemplatesHandler implements IQueryHandler<SearchTemplatesQuery> {
-  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  constructor(
+    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
+  ) {}
   async execute(query: SearchTemplatesQuery): Promise<TemplateView[]> {
     const params: unknown[] = [query.viewerId];
     const param = (value: unknown) => {
@@ -252,6 +290,6 @@ export class SearchTemplatesHandler implements IQueryHandler<SearchTemplatesQuer
       `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE ${terms.join(' AND ')} ORDER BY t.template_id LIMIT ${TEMPLATE_SEARCH_LIMIT}`,
       params,
     );
-    return rows.map((row) => toView(row, query.viewerId));
+    return rows.map((row) => toView(row, query.viewerId, this.logins));
   }
 }
