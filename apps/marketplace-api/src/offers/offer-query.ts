@@ -347,7 +347,8 @@ export function offerSearchSql(
       const spec = OFFER_FIELDS[o.field]!;
       return `${spec.sql(ctx)}${spec.kind === 'string' ? ' COLLATE "C"' : ''} ${o.direction.toUpperCase()} NULLS LAST`;
     }),
-    'id ASC',
+    // The table's id: a bare `id` would name the output column (id::float8), which no index orders.
+    'offers.id ASC',
   ];
   const sql = `SELECT ${offerOutputColumns(query, ctx)} FROM ${schema}.offers
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
