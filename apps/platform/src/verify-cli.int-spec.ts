@@ -75,6 +75,19 @@ describe('rigmarket verify and rebuild --all', () => {
     expect(row?.full_name).toBe('planted-difference');
   }, 60_000);
 
+  it('verify exits 1 on a ledger that does not balance, naming the account and each sum', async () => {
+    // What the float user_credit projection left: a credit of $0.06 the ledger never recorded.
+    await db.execute(`INSERT INTO identity.user_credit (user_id, credit) VALUES (1, 0.06)`);
+    try {
+      const run = await cli('verify');
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('check ledger balances: 1 problem(s)');
+      expect(run.stdout).toMatch(/ {2}\{"userId":1,"granted":"0\.000000",.*"userCredit":"0\.060000"\}/);
+    } finally {
+      await db.execute(`DELETE FROM identity.user_credit WHERE user_id = 1`);
+    }
+  }, 60_000);
+
   it('rebuild --all repairs it; a failing projection is reported, the others still rebuilt, exit 1', async () => {
     const repaired = await cli('rebuild', '--all');
     expect(repaired.code).toBe(0);
