@@ -45,18 +45,17 @@ export async function applyProjection(
   checkpoint?: { source: string; position: string },
 ): Promise<ApplyOutcome> {
   if (!isSource(projection, raw)) return 'not-a-source';
-  const rows = await sql.query<{ position: number }>(
-    `SELECT position FROM ${schema}.projection_stream_positions WHERE projection = $1 AND stream_id = $2 FOR UPDATE`,
-    [projection.name, raw.streamId],
-  );
-  const last = rows[0] ? Number(rows[0].position) : 0;
-  if (raw.streamPosition <= last) return 'duplicate';
-  await projection.apply(sql, upcast(raw));
-  await sql.execute(
-    `INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position) VALUES ($1, $2, $3)
-     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
+  // One round trip claims the position: the upsert moves it forward (and locks the row, serialising
+  // concurrent appliers of the same stream) or changes nothing for an event already applied. If apply then
+  // fails, the transaction rolls the position back with everything else.
+  const claimed = await sql.query<{ position: number }>(
+    `INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position) VALUES ($1, $2, $3)
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position WHERE p.position < EXCLUDED.position
+     RETURNING p.position`,
     [projection.name, raw.streamId, raw.streamPosition],
   );
+  if (claimed.length === 0) return 'duplicate';
+  await projection.apply(sql, upcast(raw));
   if (checkpoint) {
     await sql.execute(
       `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
