@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from '@rigmarket/event-sourcing';
+import { ledgerImbalances } from '@rigmarket/marketplace-api';
 import { eventually } from '@rigmarket/testing';
 
 /**
@@ -273,6 +274,8 @@ describe('crash recovery: kill -9 at random points of a rent/stop/start/destroy 
       const events = await db.query<{ n: string }>(
         `SELECT count(*)::text AS n FROM instance_lifecycle.events`,
       );
+      // The ledger balances across the kills: granted - charged + earned = every account's balance.
+      const imbalances = await db.transaction((sql) => ledgerImbalances(sql));
       process.stdout.write(
         `crash-recovery: ${KILLS} kills, ${ids.length} instances, ${acked} acknowledged writes (${unacked} in flight at a kill), ` +
           `${lost} lost, ${doubled[0]!.n} doubled, ${computeNeverRan.length} instances charged compute without running, ` +
@@ -283,6 +286,7 @@ describe('crash recovery: kill -9 at random points of a rent/stop/start/destroy 
       expect(lostWrites).toEqual([]);
       expect(Number(doubled[0]!.n)).toBe(0);
       expect(computeNeverRan).toEqual([]);
+      expect(imbalances).toEqual([]);
     } finally {
       await db.close();
     }
