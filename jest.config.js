@@ -15,7 +15,7 @@ const base = {
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }] },
   moduleNameMapper,
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
-  setupFiles: ['reflect-metadata'],
+  setupFiles: ['reflect-metadata', '<rootDir>/jest.env.js'],
 };
 module.exports = {
   testTimeout: 120000,

@@ -1,6 +1,7 @@
 // How long after DELETE /auth/apikeys/{id} answers does another app process refuse the key?
 // Distributed mode: identity-2fa in this process, marketplace-api as its own process, PostgreSQL + Kafka.
 // Run: bash scripts/infra.sh up && . .infra/env && npm run build && node bench/key-revocation.js [rounds]
+require('./no-rate-limits');
 require('reflect-metadata');
 const { spawn } = require('node:child_process');
 const { join } = require('node:path');

@@ -2,6 +2,7 @@
 // HTTP (POST /api/v0/bundles/), p50/p95 per query.
 // Run: bash scripts/infra.sh up && . .infra/env && npm run build && node bench/offer-search.js [rounds] [--embedded]
 // Without DATABASE_URL (or with --embedded) it runs on PGlite in memory (embedded mode).
+require('./no-rate-limits');
 require('reflect-metadata');
 const { Client } = require('pg');
 const { Database, runMigrations, eventStoreMigration } = require('@rigmarket/event-sourcing');

@@ -2,6 +2,7 @@
 // docs/benchmarks.md) or `node bench/run.js --short` (tiny sizes, a few seconds, writes nothing unless --out:
 // CI runs it only to check that the suite works; its figures mean nothing).
 // Distributed cases need DATABASE_URL (PostgreSQL); without it only the embedded ones run.
+require('./no-rate-limits');
 require('reflect-metadata');
 const fs = require('node:fs');
 const path = require('node:path');

@@ -25,6 +25,12 @@ import {
   ListTeamRolesHandler,
   UpdateTeamRoleHandler,
 } from './team-roles/team-roles.handlers';
+import {
+  LOGIN_THROTTLE,
+  type LoginLockout,
+  LoginThrottle,
+  loginLockoutFromEnv,
+} from './users/login-throttle';
 import { UsersController } from './users/users.http.controller';
 import {
   GetUserHandler,
@@ -71,6 +77,8 @@ export interface IdentityModuleOptions extends IdentityOptions {
   twilio?: TwilioConfig;
   /** RIGMARKET_TFA_KEY: 32 bytes, hex or base64, encrypting TOTP secrets at rest. */
   tfaKey?: string;
+  /** Password login lockout (RIGMARKET_LOGIN_MAX_FAILURES, RIGMARKET_LOGIN_LOCKOUT_S otherwise). */
+  loginLockout?: LoginLockout;
 }
 
 export function chooseMailer(options: IdentityModuleOptions): Mailer {
@@ -97,6 +105,10 @@ export class IdentityModule {
       providers: [
         { provide: IDENTITY_OPTIONS, useValue: options },
         { provide: MAILER, useFactory: () => chooseMailer(options) },
+        {
+          provide: LOGIN_THROTTLE,
+          useFactory: () => new LoginThrottle(options.loginLockout ?? loginLockoutFromEnv()),
+        },
         { provide: SMS_SENDER, useFactory: () => chooseSms(options) },
         {
           provide: TFA_SECRET_BOX,

@@ -128,6 +128,8 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const { status, body } = toErrorResponse(exception, request);
     if (status >= 500) this.logger.error({ err: exception, path: request.path }, 'request failed');
     if (response.headersSent) return;
+    // A refusal that says when to come back (429 lockouts, rate limits) says it in Retry-After too.
+    if (typeof body.retry_after === 'number') response.setHeader('Retry-After', String(body.retry_after));
     response.status(status).type('application/json').send(JSON.stringify(body));
   }
 }

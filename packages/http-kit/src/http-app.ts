@@ -6,6 +6,7 @@ import { Logger, LoggerModule } from 'nestjs-pino';
 import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
 import { InputLimitsPipe, MAX_BODY_BYTES, verifyJsonBody } from './input-limits';
 import { exactJsonContentType } from './json-content-type';
+import { rateLimitMiddleware } from './rate-limit';
 import { apiValidationPipe } from './validation';
 
 /** Drops secrets that may travel in a URL (older clients send `?api_key=`). */
@@ -48,6 +49,8 @@ export function loggerModule() {
  */
 export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
+  // Before any parsing: a refused request costs a counter lookup only.
+  app.use(rateLimitMiddleware());
   app.use(exactJsonContentType);
   app.use(json({ limit: MAX_BODY_BYTES, verify: verifyJsonBody }));
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {

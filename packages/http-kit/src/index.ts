@@ -9,3 +9,4 @@ export * from './health';
 export * from './bootstrap';
 export * from './context-module';
 export * from './input-limits';
+export * from './rate-limit';

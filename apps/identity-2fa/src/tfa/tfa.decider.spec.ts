@@ -156,7 +156,36 @@ describe('2FA decider', () => {
         sessionKeyId: 9,
         now: T0,
       })
-      .thenThrows('invalid_backup_code');
+      .then([
+        {
+          type: 'TfaVerificationFailed',
+          data: { userId, lockKey: 'backup', failCount: 1, lockedUntil: null, at: T0 },
+        },
+      ]);
+  });
+
+  it('backup codes count failures and lock like a method (tfa_locked with retry_after)', () => {
+    const failure = (n: number, lockedUntil: string | null) => ({
+      type: 'TfaVerificationFailed' as const,
+      data: { userId, lockKey: 'backup' as const, failCount: n, lockedUntil, at: T0 },
+    });
+    const wrong = {
+      type: 'CompleteLogin' as const,
+      userId,
+      proof: { kind: 'backup' as const, codeHash: h('f') },
+      sessionKeyId: 9,
+      now: T0,
+    };
+    const earlier = Array.from({ length: TFA_LIMITS.maxFailures - 1 }, (_, i) => failure(i + 1, null));
+    spec
+      .given([totpAdded, codes, ...earlier])
+      .when(wrong)
+      .then([failure(TFA_LIMITS.maxFailures, at(TFA_LIMITS.lockoutMs))]);
+    // Locked: even the right code is refused until the lock runs out.
+    spec
+      .given([totpAdded, codes, ...earlier, failure(TFA_LIMITS.maxFailures, at(TFA_LIMITS.lockoutMs))])
+      .when({ ...wrong, proof: { kind: 'backup', codeHash: h('a') } })
+      .thenThrows('tfa_locked');
   });
 
   it('an e-mail challenge expires after 10 minutes', () => {

@@ -355,7 +355,7 @@ export function isLocked(lock: Lock, now: string): boolean {
   return lock.lockedUntil !== null && ms(lock.lockedUntil) > ms(now);
 }
 
-export function lockedError(lock: Lock): ApiError {
+export function lockedError(lock: Lock, now: string): ApiError {
   return new ApiError(
     429,
     'tfa_locked',
@@ -363,6 +363,9 @@ export function lockedError(lock: Lock): ApiError {
     {
       fail_count: lock.failCount,
       locked_until: epochSeconds(lock.lockedUntil),
+      // Sent as the Retry-After header too (ErrorEnvelopeFilter).
+      retry_after:
+        lock.lockedUntil === null ? 1 : Math.max(1, Math.ceil((ms(lock.lockedUntil) - ms(now)) / 1000)),
     },
   );
 }
@@ -370,6 +373,11 @@ export function lockedError(lock: Lock): ApiError {
 /** The error a recorded failure answers (the failing attempt's event is stored first). */
 export function failureError(event: TfaEvent): ApiError | null {
   if (event.type !== 'TfaVerificationFailed') return null;
+  if (event.data.lockKey === 'backup')
+    return new ApiError(401, 'invalid_backup_code', 'The backup code is invalid or has been used', {
+      fail_count: event.data.failCount,
+      locked_until: epochSeconds(event.data.lockedUntil),
+    });
   return new ApiError(400, '2fa_verification_failed', 'The 2FA code is not valid', {
     fail_count: event.data.failCount,
     locked_until: epochSeconds(event.data.lockedUntil),
@@ -424,11 +432,36 @@ export function verify(
 ): Verified {
   switch (proof.kind) {
     case 'backup': {
+      // Backup codes count failures and lock like a method (lock key "backup").
+      const lock = currentLock(state, 'backup', now);
+      if (isLocked(lock, now)) throw lockedError(lock, now);
       const index = state.backup.findIndex((b) => !b.used && sameHash(b.hash, proof.codeHash));
       if (index < 0)
-        throw new ApiError(401, 'invalid_backup_code', 'The backup code is invalid or has been used');
+        return {
+          events: fail(state, 'backup', lock, now),
+          ok: false,
+          methodId: null,
+          challenge: null,
+          via: 'backup_code',
+        };
       return {
-        events: [{ type: 'TfaBackupCodeUsed', data: { userId: state.userId, index, at: now } }],
+        events: [
+          { type: 'TfaBackupCodeUsed', data: { userId: state.userId, index, at: now } },
+          ...(lock.failCount > 0
+            ? [
+                {
+                  type: 'TfaVerificationSucceeded' as const,
+                  data: {
+                    userId: state.userId,
+                    lockKey: 'backup' as const,
+                    secretHash: null,
+                    totpStep: null,
+                    at: now,
+                  },
+                },
+              ]
+            : []),
+        ],
         ok: true,
         methodId: null,
         challenge: null,
@@ -438,7 +471,7 @@ export function verify(
     case 'totp': {
       const method = totpMethod(state, proof.methodId);
       const lock = currentLock(state, method.id, now);
-      if (isLocked(lock, now)) throw lockedError(lock);
+      if (isLocked(lock, now)) throw lockedError(lock, now);
       const step = proof.matches[method.id] ?? null;
       // A code accepted once is refused for the rest of its step (and older steps).
       if (step === null || step <= method.lastStep) {
@@ -491,7 +524,7 @@ export function verify(
         throw new ApiError(400, 'challenge_not_found', `No ${proof.channel} challenge matches this secret`);
       const key: LockKey = challenge.methodId ?? challenge.channel;
       const lock = currentLock(state, key, now);
-      if (isLocked(lock, now)) throw lockedError(lock);
+      if (isLocked(lock, now)) throw lockedError(lock, now);
       if (!challenge.codeHash || !sameHash(challenge.codeHash, proof.codeHash)) {
         return {
           events: fail(state, key, lock, now),
@@ -724,6 +757,7 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
     case 'StartAuthorization': {
       if (command.backupCodeHash !== null) {
         const verified = verify(state, { kind: 'backup', codeHash: command.backupCodeHash }, now, []);
+        if (!verified.ok) return verified.events;
         return [
           ...verified.events,
           {
@@ -880,7 +914,7 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
         if (state.methods.some((m) => m.method === 'totp'))
           throw new ApiError(400, 'duplicate_tfa_method', 'A TOTP method is already configured');
         const lock = currentLock(state, 'totp-setup', now);
-        if (isLocked(lock, now)) throw lockedError(lock);
+        if (isLocked(lock, now)) throw lockedError(lock, now);
         if (command.totpStep === null) return fail(state, 'totp-setup', lock, now);
       } else {
         if (!command.smsProof) throw new ApiError(400, 'missing_params', 'code and secret are required');

@@ -407,7 +407,14 @@ function suite(mode: 'embedded' | 'distributed') {
       .set(as(user.key))
       .send({ backup_code: backup })
       .expect(401);
-    expect(reused.body).toEqual({ success: false, error: 'invalid_backup_code', msg: expect.any(String) });
+    // A failure counts (backup codes lock like a method after TFA_LIMITS.maxFailures).
+    expect(reused.body).toEqual({
+      success: false,
+      error: 'invalid_backup_code',
+      msg: expect.any(String),
+      fail_count: 1,
+      locked_until: null,
+    });
 
     // Remove the (last) method: 2FA off, backup codes gone.
     h.clock.advance(30_000);
@@ -621,7 +628,9 @@ function suite(mode: 'embedded' | 'distributed') {
         msg: expect.any(String),
         fail_count: 5,
         locked_until: lockedUntil,
+        retry_after: 15 * 60,
       });
+      expect(locked.headers['retry-after']).toBe(String(15 * 60));
       const status = await http().get('/api/v0/tfa/status/').set(as(user.key)).expect(200);
       expect(status.body.methods[0]).toMatchObject({ fail_count: 5, locked_until: lockedUntil });
       // Not account-wide: e-mail codes still work (authorize by e-mail).
@@ -1233,9 +1242,11 @@ function suite(mode: 'embedded' | 'distributed') {
         success: false,
         error: 'tfa_locked',
         msg: expect.any(String),
+        retry_after: 15 * 60,
         fail_count: 5,
         locked_until: h.tfa.nowEpoch() + 15 * 60 - 0,
       });
+      expect(res.headers['retry-after']).toBe(String(15 * 60));
     });
 
     it('service_unavailable: the store fails during the authorization check', async () => {

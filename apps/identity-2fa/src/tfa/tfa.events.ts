@@ -8,7 +8,8 @@ export type TfaChannel = 'sms' | 'email' | 'totp';
 export type TfaPurpose = 'login' | 'authorize' | 'setup' | 'verify';
 export type MethodType = 'sms' | 'totp';
 /** A method id, or the e-mail channel (which is never stored as a method but is locked like one). */
-export type LockKey = number | 'email' | 'sms' | 'totp-setup';
+/** A method's id, a channel, TOTP setup, or the account's backup codes. */
+export type LockKey = number | 'email' | 'sms' | 'totp-setup' | 'backup';
 
 export type TfaChallengeIssued = DomainEvent<
   'TfaChallengeIssued',

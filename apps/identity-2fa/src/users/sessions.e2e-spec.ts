@@ -29,7 +29,9 @@ describe('login sessions (embedded)', () => {
       .session_key as string;
 
   beforeAll(async () => {
-    h = await startPlatform('embedded', [IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer })]);
+    h = await startPlatform('embedded', [
+      IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer, loginLockout: { maxFailures: 3, lockoutS: 2 } }),
+    ]);
     runtime = h.app.get<ContextRuntime>(IDENTITY_RUNTIME, { strict: false });
   });
   afterAll(async () => {
@@ -92,6 +94,25 @@ describe('login sessions (embedded)', () => {
     await http().post('/api/v0/users/login/').send({ username: email, password: PASSWORD }).expect(401);
     const fresh = await login(email, 'a new long password');
     await http().get('/api/v0/users/current/').set(as(fresh)).expect(200);
+  });
+
+  it('locks password login after repeated failures (429 login_locked with Retry-After), that account only', async () => {
+    const email = await register();
+    const other = await register();
+    for (let i = 0; i < 3; i++)
+      await http()
+        .post('/api/v0/users/login/')
+        .send({ username: email, password: 'wrong password' })
+        .expect(401);
+    const locked = await http()
+      .post('/api/v0/users/login/')
+      .send({ username: email.toUpperCase(), password: PASSWORD })
+      .expect(429);
+    expect(locked.body).toMatchObject({ success: false, error: 'login_locked', retry_after: 2 });
+    expect(locked.headers['retry-after']).toBe('2');
+    await login(other);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await login(email);
   });
 
   it('rebuilds the key read models from the events to the same rows', async () => {

@@ -18,6 +18,7 @@ import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from 
 import { newTfaSecret } from '../tfa/tfa.crypto';
 import { tfaDecider, tfaStreamId } from '../tfa/tfa.decider';
 import { TFA_STATUS_SQL } from '../tfa/tfa.read-models';
+import { LOGIN_THROTTLE, type LoginThrottle } from './login-throttle';
 import { USER_CREDIT_SQL } from './user-credit.read-model';
 import { userDecider, userStreamId } from './user.decider';
 
@@ -212,9 +213,12 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
   constructor(
     @Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(IDENTITY_OPTIONS) private readonly options: IdentityOptions,
+    @Inject(LOGIN_THROTTLE) private readonly throttle: LoginThrottle,
   ) {}
 
   async execute(command: LoginCommand): Promise<LoginResult> {
+    // A locked login is refused before any password work.
+    await this.throttle.check(command.login);
     const row = await findUser(this.runtime, 'lower(email) = lower($1) OR username = $1', command.login);
     const streamId = userStreamId(row ? Number(row.user_id) : 0);
     const { state } = await this.runtime.runner.load(streamId, userDecider);
@@ -243,19 +247,26 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
           ),
         command.metadata,
       );
+      await this.throttle.succeeded(command.login);
       return { user: toUserView(row), sessionKey: null, tfaSecret };
     }
     const sessionKeyId = await this.runtime.nextId('api_key_ids');
-    await this.runtime.runner.handle(
-      streamId,
-      userDecider,
-      (current, now) =>
-        userDecider.decide(
-          { type: 'RecordLogin', passwordMatches, sessionKeyId, now: now.toISOString() },
-          current,
-        ),
-      command.metadata,
-    );
+    await this.runtime.runner
+      .handle(
+        streamId,
+        userDecider,
+        (current, now) =>
+          userDecider.decide(
+            { type: 'RecordLogin', passwordMatches, sessionKeyId, now: now.toISOString() },
+            current,
+          ),
+        command.metadata,
+      )
+      .catch(async (error: unknown) => {
+        if (!passwordMatches) await this.throttle.failed(command.login);
+        throw error;
+      });
+    await this.throttle.succeeded(command.login);
     const sessionKey = newKeyValue();
     await this.runtime.runner.handle(
       apiKeyStreamId(sessionKeyId),

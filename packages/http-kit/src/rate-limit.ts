@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { bearerValue } from './bearer.guard';
+
+/** `points` requests per `durationS` seconds. */
+export interface RateLimitRule {
+  points: number;
+  durationS: number;
+}
+
+export interface RateLimitConfig {
+  /** Every request, per client address (RIGMARKET_RATE_LIMIT). */
+  perAddress: RateLimitRule;
+  /** Every request with a bearer, per key (RIGMARKET_RATE_LIMIT_KEY). */
+  perKey: RateLimitRule;
+  /** Login, registration, e-mail verification, 2FA and key creation, per address (RIGMARKET_RATE_LIMIT_STRICT). */
+  strict: RateLimitRule;
+  /** Peers whose X-Forwarded-For names the client (RIGMARKET_TRUSTED_PROXIES; the nginx edge). */
+  trustedProxies: string[];
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
+  perAddress: { points: 1200, durationS: 60 },
+  perKey: { points: 1200, durationS: 60 },
+  strict: { points: 30, durationS: 60 },
+  trustedProxies: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
+};
+
+function rule(value: string | undefined, fallback: RateLimitRule): RateLimitRule {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*s?\s*$/.exec(value ?? '');
+  if (!match) return fallback;
+  return { points: Number(match[1]), durationS: Math.max(1, Number(match[2])) };
+}
+
+/** `<points>/<seconds>` each, e.g. RIGMARKET_RATE_LIMIT=1200/60; `0/60` turns that limit off. */
+export function rateLimitConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimitConfig {
+  return {
+    perAddress: rule(env.RIGMARKET_RATE_LIMIT, DEFAULT_RATE_LIMITS.perAddress),
+    perKey: rule(env.RIGMARKET_RATE_LIMIT_KEY, DEFAULT_RATE_LIMITS.perKey),
+    strict: rule(env.RIGMARKET_RATE_LIMIT_STRICT, DEFAULT_RATE_LIMITS.strict),
+    trustedProxies: env.RIGMARKET_TRUSTED_PROXIES
+      ? env.RIGMARKET_TRUSTED_PROXIES.split(',').map((p) => p.trim())
+      : DEFAULT_RATE_LIMITS.trustedProxies,
+  };
+}
+
+/** Routes an attacker would hammer: password and code guessing, sign-ups, key minting. */
+export function isStrictRoute(method: string, path: string): boolean {
+  const p = path.replace(/\/+$/, '');
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
+  return (
+    (method === 'POST' && p === '/api/v0/users') ||
+    /^\/api\/v0\/users\/(login|verify_email|password)$/.test(p) ||
+    p.startsWith('/api/v0/tfa') ||
+    (method === 'POST' && p === '/api/v0/auth/apikeys')
+  );
+}
+
+/** The client: the socket's peer, or, behind a trusted proxy, the last address that proxy added. */
+export function clientAddress(request: Request, trustedProxies: readonly string[]): string {
+  const peer = request.socket.remoteAddress ?? 'unknown';
+  const forwarded = request.headers['x-forwarded-for'];
+  if (typeof forwarded === 'string' && trustedProxies.includes(peer)) {
+    const hops = forwarded
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
+    if (hops.length > 0) return hops[hops.length - 1]!;
+  }
+  return peer;
+}
+
+interface Bucket {
+  name: 'address' | 'key' | 'strict';
+  rule: RateLimitRule;
+  limiter: RateLimiterMemory;
+}
+
+/**
+ * Rate limiting at the edge of every app (rate-limiter-flexible, in memory per process): per client
+ * address, per bearer key, and stricter on login, registration, 2FA and key creation. Each answer carries
+ * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers); a refusal is 429 `rate_limited`
+ * with `Retry-After`. /healthz and /readyz are not limited. docs/operations.md, "Rate limits".
+ */
+export function rateLimitMiddleware(config: RateLimitConfig = rateLimitConfigFromEnv()) {
+  const bucket = (name: Bucket['name'], r: RateLimitRule): Bucket | null =>
+    r.points > 0
+      ? {
+          name,
+          rule: r,
+          limiter: new RateLimiterMemory({ keyPrefix: name, points: r.points, duration: r.durationS }),
+        }
+      : null;
+  const address = bucket('address', config.perAddress);
+  const key = bucket('key', config.perKey);
+  const strict = bucket('strict', config.strict);
+
+  return async (request: Request, response: Response, next: NextFunction): Promise<void> => {
+    if (/^\/(healthz|readyz)\/?$/.test(request.path)) return next();
+    const client = clientAddress(request, config.trustedProxies);
+    const bearer = bearerValue(request);
+    const applied: Array<[Bucket, string]> = [];
+    if (address) applied.push([address, client]);
+    if (key && bearer) applied.push([key, createHash('sha256').update(bearer).digest('hex')]);
+    if (strict && isStrictRoute(request.method, request.path)) applied.push([strict, client]);
+    if (applied.length === 0) return next();
+    response.setHeader(
+      'RateLimit-Policy',
+      applied.map(([b]) => `"${b.name}";q=${b.rule.points};w=${b.rule.durationS}`).join(', '),
+    );
+    let tightest: { bucket: Bucket; res: RateLimiterRes } | null = null;
+    for (const [b, id] of applied) {
+      try {
+        const res = await b.limiter.consume(id);
+        if (!tightest || res.remainingPoints < tightest.res.remainingPoints) tightest = { bucket: b, res };
+      } catch (error) {
+        if (!(error instanceof RateLimiterRes)) return next(error);
+        const retryAfter = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+        response.setHeader('RateLimit', `"${b.name}";r=0;t=${retryAfter}`);
+        response.setHeader('Retry-After', String(retryAfter));
+        response
+          .status(429)
+          .type('application/json')
+          .send(
+            JSON.stringify({
+              success: false,
+              error: 'rate_limited',
+              msg: `Too many requests (${b.rule.points} per ${b.rule.durationS} s per ${b.name}); retry in ${retryAfter} s`,
+              retry_after: retryAfter,
+            }),
+          );
+        return;
+      }
+    }
+    if (tightest)
+      response.setHeader(
+        'RateLimit',
+        `"${tightest.bucket.name}";r=${tightest.res.remainingPoints};t=${Math.max(1, Math.ceil(tightest.res.msBeforeNext / 1000))}`,
+      );
+    next();
+  };
+}
