@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -139,7 +140,7 @@ describe('SIGTERM stops a process within 10 s, exit code 0', () => {
         async () => (/Demo: simulated hosts listed/.test(started.output()) ? true : undefined),
         60_000,
         'the embedded platform up with its demo hosts',
-      );
+      ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${tail(started.output())}`)));
       const { result, ms } = await sigtermUnderLoad(started, port);
       if (result === 'timeout' || result.code !== 0) process.stderr.write(tail(started.output()));
       expect({ result, within10s: ms < 10_000 }).toEqual({
@@ -161,6 +162,8 @@ describe('SIGTERM stops a process within 10 s, exit code 0', () => {
       KAFKA_BROKERS: requiredEnv('KAFKA_BROKERS'),
       RIGMARKET_KAFKA_NAMESPACE: `${uniqueName('shutdown')}.`,
       RIGMARKET_BILLING_INTERVAL_MS: '100',
+      // production mode wants its keys given (docs/operations.md)
+      RIGMARKET_REGISTRY_KEY: randomBytes(32).toString('hex'),
     });
     running.push(started.child);
     try {
@@ -169,7 +172,7 @@ describe('SIGTERM stops a process within 10 s, exit code 0', () => {
           /listening|Nest application successfully started/i.test(started.output()) ? true : undefined,
         60_000,
         'marketplace-api up',
-      );
+      ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${tail(started.output())}`)));
       const { result, ms } = await sigtermUnderLoad(started, port);
       if (result === 'timeout' || result.code !== 0) process.stderr.write(tail(started.output()));
       expect({ result, within10s: ms < 10_000 }).toEqual({
