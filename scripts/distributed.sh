@@ -17,6 +17,8 @@ if [ -z "${RIGMARKET_REGISTRY_KEY:-}" ]; then
   RIGMARKET_REGISTRY_KEY=$(cat .infra/registry.key)
   export RIGMARKET_REGISTRY_KEY
 fi
+# Rate-limit counters shared by all four apps (docs/operations.md, Rate limits).
+export RIGMARKET_RATE_LIMIT_STORE=${RIGMARKET_RATE_LIMIT_STORE:-postgres}
 pids=()
 start_app() { # name port
   echo "starting $1 on 127.0.0.1:$2 (log .infra/logs/$1.log)"

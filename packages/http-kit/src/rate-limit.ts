@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { Logger } from '@nestjs/common';
+import { Pool } from 'pg';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
 import { bearerValue } from './bearer.guard';
 
 /** `points` requests per `durationS` seconds. */
@@ -18,6 +25,11 @@ export interface RateLimitConfig {
   strict: RateLimitRule;
   /** Peers whose X-Forwarded-For names the client (RIGMARKET_TRUSTED_PROXIES; the nginx edge). */
   trustedProxies: string[];
+  /**
+   * Shared counters: every process of every app counts in one PostgreSQL table (RIGMARKET_RATE_LIMIT_STORE=
+   * postgres with DATABASE_URL); otherwise each process counts in memory.
+   */
+  postgres?: { url: string; tableName?: string };
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
@@ -42,6 +54,9 @@ export function rateLimitConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Ra
     trustedProxies: env.RIGMARKET_TRUSTED_PROXIES
       ? env.RIGMARKET_TRUSTED_PROXIES.split(',').map((p) => p.trim())
       : DEFAULT_RATE_LIMITS.trustedProxies,
+    ...(env.RIGMARKET_RATE_LIMIT_STORE === 'postgres' && env.DATABASE_URL
+      ? { postgres: { url: env.DATABASE_URL } }
+      : {}),
   };
 }
 
@@ -74,7 +89,7 @@ export function clientAddress(request: Request, trustedProxies: readonly string[
 interface Bucket {
   name: 'address' | 'key' | 'strict';
   rule: RateLimitRule;
-  limiter: RateLimiterMemory;
+  limiter: RateLimiterAbstract;
 }
 
 /**
@@ -84,14 +99,33 @@ interface Bucket {
  * with `Retry-After`. /healthz and /readyz are not limited. docs/operations.md, "Rate limits".
  */
 export function rateLimitMiddleware(config: RateLimitConfig = rateLimitConfigFromEnv()) {
-  const bucket = (name: Bucket['name'], r: RateLimitRule): Bucket | null =>
-    r.points > 0
-      ? {
-          name,
-          rule: r,
-          limiter: new RateLimiterMemory({ keyPrefix: name, points: r.points, duration: r.durationS }),
-        }
-      : null;
+  const logger = new Logger('rate-limit');
+  const pool = config.postgres
+    ? new Pool({ connectionString: config.postgres.url, max: 2, application_name: 'rigmarket-rate-limit' })
+    : null;
+  pool?.on('error', (error) => logger.warn(`rate-limit store: ${error.message}`));
+  const bucket = (name: Bucket['name'], r: RateLimitRule): Bucket | null => {
+    if (r.points <= 0) return null;
+    const options = { keyPrefix: name, points: r.points, duration: r.durationS };
+    // While the shared store cannot answer, each process falls back to its own memory counters.
+    const memory = new RateLimiterMemory(options);
+    const limiter = pool
+      ? new RateLimiterPostgres(
+          {
+            ...options,
+            storeClient: pool,
+            storeType: 'pool',
+            tableName: config.postgres?.tableName ?? 'rigmarket_rate_limits',
+            clearExpiredByTimeout: true,
+            insuranceLimiter: memory,
+          },
+          (error?: Error) => {
+            if (error) logger.warn(`rate-limit store: ${error.message}`);
+          },
+        )
+      : memory;
+    return { name, rule: r, limiter };
+  };
   const address = bucket('address', config.perAddress);
   const key = bucket('key', config.perKey);
   const strict = bucket('strict', config.strict);
@@ -115,7 +149,11 @@ export function rateLimitMiddleware(config: RateLimitConfig = rateLimitConfigFro
         const res = await b.limiter.consume(id);
         if (!tightest || res.remainingPoints < tightest.res.remainingPoints) tightest = { bucket: b, res };
       } catch (error) {
-        if (!(error instanceof RateLimiterRes)) return next(error);
+        if (!(error instanceof RateLimiterRes)) {
+          // A store failure never refuses a request.
+          logger.warn(`rate-limit store: ${error instanceof Error ? error.message : String(error)}`);
+          continue;
+        }
         const retryAfter = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
         response.setHeader('RateLimit', `"${b.name}";r=0;t=${retryAfter}`);
         response.setHeader('Retry-After', String(retryAfter));
