@@ -1,4 +1,4 @@
-import { ApiError, type TemplateContent } from '@rigmarket/contracts';
+import { ApiError, MONEY_LIMITS, type TemplateContent } from '@rigmarket/contracts';
 
 /**
  * Request bodies -> TemplateContent (docs/client-compat.md 2.11): docker_login_* absent is an empty string
@@ -98,6 +98,10 @@ function validate(content: Partial<TemplateContent>): void {
     throw ApiError.badRequest('image must not be empty');
   if (content.onstart && content.onstart.length > MAX_ONSTART)
     throw ApiError.badRequest(`onstart is longer than ${MAX_ONSTART} characters`);
+  if (content.recommended_disk_space !== undefined && content.recommended_disk_space > MONEY_LIMITS.diskGb)
+    throw ApiError.badRequest(
+      `recommended_disk_space must be at most ${MONEY_LIMITS.diskGb.toLocaleString('en-US')} GB (got ${content.recommended_disk_space})`,
+    );
 }
 
 /** The given, non-null fields of a body. */

@@ -92,6 +92,18 @@ describe('template request bodies', () => {
     ).toEqual({ desc: 'd', ssh_direct: false });
   });
 
+  it('bounds recommended_disk_space at 100,000 GB (docs/api.md, Limits)', () => {
+    expect(
+      templateContentForCreate({ name: 'x', image: 'y', recommended_disk_space: 100_000 }),
+    ).toMatchObject({
+      recommended_disk_space: 100_000,
+    });
+    expect(() => templateContentForCreate({ name: 'x', image: 'y', recommended_disk_space: 1e308 })).toThrow(
+      'recommended_disk_space must be at most 100,000 GB',
+    );
+    expect(() => templateChanges({ recommended_disk_space: '100001' })).toThrow('at most 100,000 GB');
+  });
+
   it('requires name and image', () => {
     expect(() => templateContentForCreate({ image: 'x' })).toThrow('name is required');
     expect(() => templateContentForCreate({ name: 'x' })).toThrow('image is required');
