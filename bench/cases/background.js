@@ -24,7 +24,7 @@ module.exports = async function background(mode, { short }) {
   } finally {
     await db.close();
   }
-  const histories = short ? [100, 400] : [2000, 8000];
+  const histories = short ? [200] : [2000, 8000];
   const results = [];
   for (const history of histories) results.push(await ledgerFold(history, short ? 5 : 20));
   for (const r of results) {
