@@ -7,6 +7,7 @@ require('reflect-metadata');
 const { Client } = require('pg');
 const { Database, runMigrations, eventStoreMigration } = require('@rigmarket/event-sourcing');
 const { createPlatformApp } = require('@rigmarket/http-kit');
+const { IdentityModule } = require('@rigmarket/identity-2fa');
 const { InProcessTransport } = require('@rigmarket/messaging');
 const {
   MarketplaceModule,
@@ -14,6 +15,22 @@ const {
   insertOfferRows,
   syntheticOfferRows,
 } = require('@rigmarket/marketplace-api');
+
+const BENCH_KEY = 'bench-search-admin-key-0123456789';
+
+/** Waits until the admin key has reached the marketplace's key projection (asynchronous, in-process). */
+async function keyReady(base) {
+  for (let i = 0; i < 300; i += 1) {
+    const res = await fetch(`${base}/api/v0/bundles/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${BENCH_KEY}`, 'Content-Type': 'application/json' },
+      body: '{"limit":1}',
+    });
+    if (res.status === 200) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the bench key never reached the marketplace');
+}
 
 const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200);
 const EMBEDDED = process.argv.includes('--embedded') || !process.env.DATABASE_URL;
@@ -91,9 +108,15 @@ async function main() {
   }
   process.env.LOG_LEVEL = 'silent';
   const transport = new InProcessTransport();
-  const app = await createPlatformApp({ db, transport, modules: [MarketplaceModule.forRoot()] });
+  // Search needs a key, as every endpoint: identity's admin key, projected into the marketplace.
+  const app = await createPlatformApp({
+    db,
+    transport,
+    modules: [IdentityModule.forRoot({ adminKey: BENCH_KEY }), MarketplaceModule.forRoot()],
+  });
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+  await keyReady(base);
   const loadStart = Date.now();
   const rows = syntheticOfferRows(COUNT, 42, Math.floor(Date.now() / 1000));
   await db.transaction((sql) => insertOfferRows(sql, rows));
@@ -107,7 +130,7 @@ async function main() {
     const post = async () => {
       const res = await fetch(`${base}/api/v0/bundles/`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { Authorization: `Bearer ${BENCH_KEY}`, 'Content-Type': 'application/json' },
         body: JSON.stringify(body),
       });
       if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);

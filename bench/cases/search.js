@@ -2,6 +2,7 @@
 // ones, p50/p99 each; throughput of the default query with 8 concurrent clients. Ceilings in the same run:
 // GET /healthz on the same server (latency and throughput), and the same SQL sent straight to the database.
 const { createPlatformApp } = require('@rigmarket/http-kit');
+const { IdentityModule } = require('@rigmarket/identity-2fa');
 const { InProcessTransport } = require('@rigmarket/messaging');
 const {
   MarketplaceModule,
@@ -12,6 +13,22 @@ const {
 } = require('@rigmarket/marketplace-api');
 const { QUERIES } = require('../offer-search');
 const { stats, timeEach, throughput, freshDatabase, ms } = require('../lib');
+
+const BENCH_KEY = 'bench-search-admin-key-0123456789';
+
+/** Waits until the admin key has reached the marketplace's key projection (asynchronous, in-process). */
+async function keyReady(base) {
+  for (let i = 0; i < 300; i += 1) {
+    const res = await fetch(`${base}/api/v0/bundles/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${BENCH_KEY}`, 'Content-Type': 'application/json' },
+      body: '{"limit":1}',
+    });
+    if (res.status === 200) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the bench key never reached the marketplace');
+}
 
 const SHORT_NAMES = [
   'CLI default',
@@ -33,10 +50,16 @@ module.exports = async function search(mode, { short, sizes }) {
   for (const count of counts) {
     const { db, drop } = await freshDatabase(mode);
     const transport = new InProcessTransport();
-    const app = await createPlatformApp({ db, transport, modules: [MarketplaceModule.forRoot()] });
+    // Search needs a key, as every endpoint: identity's admin key, projected into the marketplace.
+    const app = await createPlatformApp({
+      db,
+      transport,
+      modules: [IdentityModule.forRoot({ adminKey: BENCH_KEY }), MarketplaceModule.forRoot()],
+    });
     try {
       await app.listen(0, '127.0.0.1');
       const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+      await keyReady(base);
       const offers = syntheticOfferRows(count, 42, Math.floor(Date.now() / 1000));
       for (let i = 0; i < offers.length; i += 10_000) {
         await db.transaction((sql) => insertOfferRows(sql, offers.slice(i, i + 10_000)));
@@ -53,7 +76,7 @@ module.exports = async function search(mode, { short, sizes }) {
         const post = async () => {
           const res = await fetch(`${base}/api/v0/bundles/`, {
             method: 'POST',
-            headers: { 'Content-Type': 'application/json' },
+            headers: { Authorization: `Bearer ${BENCH_KEY}`, 'Content-Type': 'application/json' },
             body: JSON.stringify(body),
           });
           if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);

@@ -66,6 +66,7 @@ describe.each(BOTH_MODES)('volumes created while renting, and cancel_unavail, %s
   const volumeOffer = async () => {
     const res = await http()
       .post('/api/v0/volumes/search/')
+      .set(as(renterKey))
       .send({ machine_id: { eq: machineId } })
       .expect(200);
     return res.body.offers[0] as { id: number; disk_space: number } | undefined;

@@ -402,6 +402,29 @@ describe.each([
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
+  it('advertises no SSH for an args instance (args has no SSH nor Jupyter), and does for ssh', async () => {
+    const args = await accept(machineId * 1000 + 1, {
+      image: 'busybox',
+      runtype: 'args',
+      args_str: 'sleep 1',
+    });
+    expect(args.status).toBe(200);
+    const argsId = args.body.new_contract as number;
+    expect(await until(argsId, 'running')).toMatchObject({
+      image_runtype: 'args',
+      ssh_host: null,
+      ssh_port: null,
+    });
+    const ssh = await accept(machineId * 1000 + 1, { image: 'busybox', runtype: 'ssh' });
+    const sshId = ssh.body.new_contract as number;
+    expect(await until(sshId, 'running')).toMatchObject({
+      ssh_host: expect.any(String),
+      ssh_port: expect.any(Number),
+    });
+    for (const id of [argsId, sshId])
+      await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
   it('uploads logs with tail and filter to a result_url served without auth', async () => {
     const created = await accept(machineId * 1000 + 1, {
       image: 'busybox',
@@ -785,6 +808,7 @@ describe.each([
       async () => {
         const found = await http()
           .post('/api/v0/bundles/')
+          .set(as(renterKey))
           .send({ machine_id: { eq: bidMachine } })
           .expect(200);
         return found.body.offers.length === 0 ? true : undefined;
@@ -811,6 +835,7 @@ describe.each([
       async () => {
         const found = await http()
           .post('/api/v0/bundles/')
+          .set(as(renterKey))
           .send({ machine_id: { eq: bidMachine } })
           .expect(200);
         return found.body.offers.some((o: { num_gpus: number }) => o.num_gpus === 2) ? true : undefined;

@@ -139,7 +139,9 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         .expect(200);
       expect(listed.body).toMatchObject({ success: true });
       // unverified machines are not in the CLI's default search
-      expect((await http().post('/api/v0/bundles/').send(CLI_SEARCH).expect(200)).body.offers).toEqual([]);
+      expect(
+        (await http().post('/api/v0/bundles/').set(as(renterKey)).send(CLI_SEARCH).expect(200)).body.offers,
+      ).toEqual([]);
       await http()
         .put(`/api/v0/machines/${machineId}/verification/`)
         .set(as(renterKey))
@@ -243,6 +245,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
     it('orders, limits, prices bids at min_bid, and answers PUT /search/asks/ the same', async () => {
       const byPrice = await http()
         .post('/api/v0/bundles/')
+        .set(as(renterKey))
         .send({
           gpu_name: { eq: 'RTX_4090' },
           order: [['dph', 'asc']],
@@ -254,6 +257,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       expect(byPrice.body.offers.map((o: { num_gpus: number }) => o.num_gpus)).toEqual([1, 2]);
       const bid = await http()
         .post('/api/v0/bundles/')
+        .set(as(renterKey))
         .send({
           machine_id: { eq: String(machineId) },
           num_gpus: { eq: 1 },
@@ -265,14 +269,65 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       expect(bid.body.offers[0].is_bid).toBe(true);
       const asks = await http()
         .put('/api/v0/search/asks/')
+        .set(as(renterKey))
         .send({ select_cols: ['*'], q: CLI_SEARCH })
         .expect(200);
       expect(asks.body.offers).toHaveLength(2);
     });
 
+    it('searches only with a valid key: none, a wrong one, a deleted one or a reset one gets 401', async () => {
+      const searches = [
+        { method: 'post', path: '/api/v0/bundles/', body: CLI_SEARCH },
+        { method: 'put', path: '/api/v0/search/asks/', body: { select_cols: ['*'], q: CLI_SEARCH } },
+        { method: 'post', path: '/api/v0/volumes/search/', body: {} },
+      ] as const;
+      const status = async (key: string | undefined) => {
+        const codes: number[] = [];
+        for (const { method, path, body } of searches) {
+          const req = http()[method](path);
+          const res = await (key === undefined ? req : req.set(as(key))).send(body);
+          if (res.status === 401)
+            expect(res.body).toMatchObject({ success: false, error: expect.any(String) });
+          codes.push(res.status);
+        }
+        return codes;
+      };
+      expect(await status(undefined)).toEqual([401, 401, 401]);
+      expect(await status('badkey')).toEqual([401, 401, 401]);
+      const newKey = async () =>
+        (await http().post('/api/v0/auth/apikeys/').set(as(renterKey)).send({}).expect(201)).body as {
+          id: number;
+          key: string;
+        };
+      const deleted = await newKey();
+      const reset = await newKey();
+      for (const key of [deleted.key, reset.key])
+        await eventually(
+          async () => ((await status(key)).every((s) => s === 200) ? true : undefined),
+          60_000,
+          'a new key in marketplace',
+        );
+      await http().delete(`/api/v0/auth/apikeys/${deleted.id}/`).set(as(renterKey)).expect(200);
+      const fresh = (
+        await http().put('/api/v0/commands/reset_apikey/').set(as(reset.key)).send({}).expect(200)
+      ).body.new_api_key as string;
+      for (const key of [deleted.key, reset.key])
+        await eventually(
+          async () => ((await status(key)).every((s) => s === 401) ? true : undefined),
+          60_000,
+          'a revoked key refused by marketplace',
+        );
+      await eventually(
+        async () => ((await status(fresh)).every((s) => s === 200) ? true : undefined),
+        60_000,
+        'the reset value in marketplace',
+      );
+    });
+
     it('refuses an unknown filter field by name, and finds nothing as an empty list', async () => {
       const bad = await http()
         .post('/api/v0/bundles/')
+        .set(as(renterKey))
         .send({ gpu_nam: { eq: 'RTX 4090' } })
         .expect(400);
       expect(bad.body).toMatchObject({
@@ -282,9 +337,25 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       });
       const none = await http()
         .post('/api/v0/bundles/')
+        .set(as(renterKey))
         .send({ gpu_name: { eq: 'H100 SXM' } })
         .expect(200);
       expect(none.body).toEqual({ offers: [] });
+      // `in` takes an array (the spec); a scalar is refused, not read as a list of one that finds nothing.
+      for (const body of [{ num_gpus: { in: 3 } }, { gpu_name: { notin: 'RTX 4090' } }]) {
+        const scalar = await http().post('/api/v0/bundles/').set(as(renterKey)).send(body).expect(400);
+        expect(scalar.body).toMatchObject({
+          success: false,
+          error: 'bad_request',
+          msg: expect.stringContaining('array'),
+        });
+      }
+      const listed = await http()
+        .post('/api/v0/bundles/')
+        .set(as(renterKey))
+        .send({ machine_id: { eq: machineId }, num_gpus: { in: [2, 4] } })
+        .expect(200);
+      expect(listed.body.offers.length).toBeGreaterThan(0);
     });
 
     it('changes the min bid, records heartbeats into reliability, and unlists', async () => {
@@ -295,6 +366,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         .expect(200);
       const bid = await http()
         .post('/api/v0/bundles/')
+        .set(as(renterKey))
         .send({ machine_id: { eq: machineId }, num_gpus: { eq: 1 }, type: 'bid', allocated_storage: 0 })
         .expect(200);
       expect(bid.body.offers[0].dph_total).toBeCloseTo(0.2);
@@ -305,6 +377,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       expect(beat.body.reliability).toBeGreaterThan(0);
       const offers = await http()
         .post('/api/v0/bundles/')
+        .set(as(renterKey))
         .send({ machine_id: { eq: machineId }, reliability: { gt: '0' } })
         .expect(200);
       expect(offers.body.offers.length).toBeGreaterThan(0);
@@ -313,6 +386,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         (
           await http()
             .post('/api/v0/bundles/')
+            .set(as(renterKey))
             .send({ machine_id: { eq: machineId } })
             .expect(200)
         ).body.offers[0].reliability as number;
@@ -326,6 +400,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         (
           await http()
             .post('/api/v0/bundles/')
+            .set(as(renterKey))
             .send({ machine_id: { eq: machineId }, reliability: { gte: before } })
             .expect(200)
         ).body.offers,
@@ -349,6 +424,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         (
           await http()
             .post('/api/v0/bundles/')
+            .set(as(renterKey))
             .send({ machine_id: { eq: machineId } })
             .expect(200)
         ).body.offers,
@@ -387,7 +463,11 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         limit: 3,
         allocated_storage: 1.0,
       };
-      const found = await http().post('/api/v0/volumes/search/').send(cliSearch).expect(200);
+      const found = await http()
+        .post('/api/v0/volumes/search/')
+        .set(as(renterKey))
+        .send(cliSearch)
+        .expect(200);
       const offer = found.body.offers.find((o: { id: number }) => o.id === vm);
       expect(offer).toMatchObject({
         id: vm,
@@ -400,6 +480,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       expect(typeof offer.start_date === 'undefined' || typeof offer.start_date === 'number').toBe(true);
       await http()
         .post('/api/v0/volumes/search/')
+        .set(as(renterKey))
         .send({ disk_spac: { gt: 1 } })
         .expect(400);
 
@@ -412,6 +493,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       await http().put('/api/v0/volumes/').set(as(renterKey)).send({ size: 81, id: vm }).expect(400);
       const after = await http()
         .post('/api/v0/volumes/search/')
+        .set(as(renterKey))
         .send({ machine_id: { eq: vm } })
         .expect(200);
       expect(after.body.offers[0].disk_space).toBe(80);
@@ -451,6 +533,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
         (
           await http()
             .post('/api/v0/volumes/search/')
+            .set(as(renterKey))
             .send({ machine_id: { eq: vm } })
             .expect(200)
         ).body.offers,
@@ -566,6 +649,41 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       desc: 'd',
       private: true,
     };
+
+    it('stores an object env as env pairs (bad keys 400), and an edit removes an extra_filters key given null', async () => {
+      const create = (body: object) =>
+        http()
+          .post('/api/v0/template/')
+          .set(as(renterKey))
+          .send({ name: uniqueName('envobj'), image: 'busybox', ...body });
+      const made = await create({
+        env: { A: '1', B: 'two words', '-p 80:80': '1' },
+        extra_filters: { num_gpus: { eq: '1' }, gpu_ram: { gte: 23000 } },
+      }).expect(200);
+      expect(made.body.template).toMatchObject({ env: '-e A=1 -e "B=two words" -p 80:80' });
+      for (const env of [{ '-p 80:80 1': '1' }, { 'NOT A NAME': '1' }, { '-p 80:80': 'x' }]) {
+        const bad = await create({ env }).expect(400);
+        expect(bad.body).toMatchObject({
+          success: false,
+          error: 'bad_request',
+          msg: expect.stringContaining('env'),
+        });
+      }
+      const edited = await http()
+        .put('/api/v0/template/')
+        .set(as(renterKey))
+        .send({
+          hash_id: made.body.template.hash_id,
+          extra_filters: { gpu_ram: null, verified: { eq: true } },
+        })
+        .expect(200);
+      expect(edited.body.template.extra_filters).toEqual({ num_gpus: { eq: '1' }, verified: { eq: true } });
+      await http()
+        .delete('/api/v0/template/')
+        .set(as(renterKey))
+        .send({ template_id: made.body.template.id })
+        .expect(200);
+    });
 
     it('creates, edits (only non-null fields, new hash), searches and deletes by id or hash_id', async () => {
       const created = await http().post('/api/v0/template/').set(as(renterKey)).send(CLI_CREATE).expect(200);

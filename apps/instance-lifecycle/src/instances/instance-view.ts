@@ -64,6 +64,8 @@ export function instanceView(row: InstanceRowRecord) {
   const actual = row.actual_status as InstanceActualStatus;
   const intended = row.intended_status as InstanceIntendedStatus;
   const config = details.config;
+  // args keeps the image's own ENTRYPOINT: no SSH (nor Jupyter) to advertise, whatever the host reports.
+  const ssh = config.runtype !== 'args';
   const ports = Object.fromEntries(
     Object.entries(details.ports ?? {}).map(([k, hostPort]) => [
       k,
@@ -85,8 +87,8 @@ export function instanceView(row: InstanceRowRecord) {
     onstart: config.onstart,
     template_hash_id: config.templateHashId,
     jupyter_token: null,
-    ssh_host: details.sshHost,
-    ssh_port: details.sshPort,
+    ssh_host: ssh ? details.sshHost : null,
+    ssh_port: ssh ? details.sshPort : null,
     ssh_idx: null,
     ports,
     public_ipaddr: details.publicIpaddr,

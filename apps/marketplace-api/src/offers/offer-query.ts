@@ -221,8 +221,12 @@ export function parseFilter(
       );
     if (typeof value === 'string' && ANY.has(value.trim().toLowerCase())) continue;
     if (op === 'in' || op === 'notin') {
-      const list = Array.isArray(value) ? value : [value];
-      filters.push({ field, op, value: list.map((v) => coerce(field, spec.kind, v)) });
+      // The spec: "in (value is an array)". A scalar is a mistake to name, not a list of one.
+      if (!Array.isArray(value))
+        throw ApiError.badRequest(
+          `${field} ${op} takes an array, e.g. {"${op}": [${JSON.stringify(value)}]}`,
+        );
+      filters.push({ field, op, value: value.map((v) => coerce(field, spec.kind, v)) });
     } else {
       if (Array.isArray(value) || isPlainObject(value))
         throw ApiError.badRequest(`${field} ${op} takes a single value`);

@@ -38,16 +38,40 @@ export const RUNTYPES = ['ssh', 'jupyter', 'args'];
 export const DEFAULT_DISK_GB = 8;
 const MAX_ONSTART = 4048;
 
-/** {"-e X": "1"} style objects from older clients become the Docker-flag string. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PORT_KEY = /^-p \d{1,5}(?::\d{1,5})?(?:\/(?:tcp|udp))?$/;
+
+/** One value as a shell word the instance side's splitter reads back whole (quotes only when needed). */
+function shellWord(value: string): string {
+  if (!/[\s"']/.test(value)) return value;
+  if (!value.includes('"')) return `"${value}"`;
+  if (!value.includes("'")) return `'${value}'`;
+  throw ApiError.badRequest('an env value may not hold both single and double quotes');
+}
+
+/**
+ * The creation request's object form (the spec: keys are variable names, or port flags `-p <host>:<container>`
+ * with the value "1") as the template's Docker-flag string: {"A":"1","-p 80:80":"1"} -> `-e A=1 -p 80:80`.
+ * Any other key is refused by name rather than stored as a broken flag.
+ */
 function envString(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     return Object.entries(value as Record<string, unknown>)
-      .map(([k, v]) =>
-        k.startsWith('-')
-          ? `${k}${v === null || v === undefined || v === '' ? '' : ` ${String(v)}`}`
-          : `-e ${k}=${String(v)}`,
-      )
+      .map(([key, v]) => {
+        if (PORT_KEY.test(key)) {
+          if (String(v) !== '1')
+            throw ApiError.badRequest(`env port key ${JSON.stringify(key)} takes the value "1"`);
+          return key;
+        }
+        if (!ENV_NAME.test(key))
+          throw ApiError.badRequest(
+            `env key ${JSON.stringify(key)} is neither a variable name ([A-Za-z_][A-Za-z0-9_]*) nor a port flag "-p <host>:<container>"`,
+          );
+        if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+          throw ApiError.badRequest(`env ${key} must be a string`);
+        return `-e ${shellWord(`${key}=${String(v)}`)}`;
+      })
       .join(' ');
   }
   throw ApiError.badRequest('env must be a string of Docker flags, e.g. "-e VAR=value -p 8080:8080"');

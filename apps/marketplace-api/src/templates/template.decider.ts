@@ -86,9 +86,14 @@ export function decide(command: TemplateCommand, state: TemplateState): Template
     }
     case 'EditTemplate': {
       const template = ownedTemplate(state, command.requesterId);
-      // extra_filters merge by key (the CLI always sends its 3 default filters; the others must survive).
+      // extra_filters merge by key (the CLI always sends its 3 default filters; the others must survive);
+      // a key given as null is removed (docs/marketplace.md).
       const extraFilters = command.changes.extra_filters
-        ? { ...template.content.extra_filters, ...command.changes.extra_filters }
+        ? Object.fromEntries(
+            Object.entries({ ...template.content.extra_filters, ...command.changes.extra_filters }).filter(
+              ([, value]) => value !== null,
+            ),
+          )
         : template.content.extra_filters;
       const content: TemplateContent = {
         ...template.content,

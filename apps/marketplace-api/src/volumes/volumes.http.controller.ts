@@ -15,7 +15,6 @@ import {
   type AuthenticatedKey,
   BearerGuard,
   Principal,
-  Public,
   RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
@@ -92,7 +91,7 @@ export class VolumesController {
     return { success: true, msg: `Volume offer ${id} unlisted` };
   }
 
-  @Public()
+  /** Any valid key may search volume offers (401 without one). */
   @Post('search')
   @HttpCode(200)
   async search(@Body() body: unknown) {
