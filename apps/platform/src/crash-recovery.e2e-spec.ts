@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { Database } from '@rigmarket/event-sourcing';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import { seedDemoHosts } from './demo-hosts';
+import { ALL_CONTEXTS } from './platform';
+import { verify } from './verify';
 
 /**
  * Crash recovery (issue 11, item 7), embedded: `node apps/platform/dist/main.js` on a data folder, four
@@ -259,9 +261,13 @@ async function crashRun(target: Target, label: string): Promise<void> {
         GROUP BY 1`,
     );
     const events = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM instance_lifecycle.events`);
+    // Every read model against its rebuild from the events, and the ledger balance (rigmarket verify).
+    const verifyLines: string[] = [];
+    const verified = await verify(db, ALL_CONTEXTS, (line) => verifyLines.push(line));
     process.stdout.write(
       `crash-recovery (${label}): ${KILLS} kills, ${ids.length} instances, ${acked} acknowledged writes (${unacked} in flight at a kill), ` +
         `${lostWrites.length} lost, ${doubled[0]!.n} doubled, ${computeNeverRan.length} instances charged compute without running, ` +
+        `verify ${verified.ok ? 'ok' : 'DIFFERENCES'}, ` +
         `converged in ${convergeMs} ms, ${events[0]!.n} instance events, ${Math.round((Date.now() - started) / 1000)} s in all; ` +
         `answers ${JSON.stringify(Object.fromEntries(answers))}, rents refused: ${[...refusals].join(', ')}\n`,
     );
@@ -269,6 +275,11 @@ async function crashRun(target: Target, label: string): Promise<void> {
     expect(lostWrites).toEqual([]);
     expect(Number(doubled[0]!.n)).toBe(0);
     expect(computeNeverRan).toEqual([]);
+    // Not asserted yet: after kill -9 some subscribed read models miss events (docs/reliability.md, "Found").
+    if (!verified.ok)
+      process.stdout.write(
+        `crash-recovery (${label}) verify: ${verifyLines.filter((l) => !l.endsWith(': equal')).join('\n')}\n`,
+      );
   } finally {
     await db.close();
   }
