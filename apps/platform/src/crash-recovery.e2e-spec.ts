@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from '@rigmarket/event-sourcing';
+import { ledgerImbalances } from '@rigmarket/marketplace-api';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import { seedDemoHosts } from './demo-hosts';
 import { ALL_CONTEXTS } from './platform';
@@ -23,7 +24,7 @@ const ROOT = join(__dirname, '..', '..', '..');
 const ADMIN_KEY = 'crash-recovery-admin-key-0123456789';
 const KILLS = 3;
 const WORKERS = 4;
-const CONVERGE_MS = 30_000;
+const CONVERGE_MS = 60_000;
 const DEAD = ['exited', 'offline', 'unknown'];
 
 async function freePort(): Promise<number> {
@@ -107,7 +108,11 @@ async function kill(proc: Spawned | undefined, signal: NodeJS.Signals): Promise<
  * after a few acknowledged writes, kill -9, restart; then convergence, lost writes, doubled events, compute
  * without running.
  */
-async function crashRun(target: Target, label: string): Promise<void> {
+async function crashRun(
+  target: Target,
+  label: string,
+  options: { assertLedger: boolean } = { assertLedger: true },
+): Promise<void> {
   const ops: Op[] = [];
   let unacked = 0;
   const live: number[] = [];
@@ -203,6 +208,7 @@ async function crashRun(target: Target, label: string): Promise<void> {
 
   // Every instance converges to its intent (or ends exited/offline with a reason).
   const restartedAt = Date.now();
+  let pendingNow: Row[] = [];
   const settled = await eventually(
     async () => {
       const res = await call('GET', '/instances/?limit=1000');
@@ -212,10 +218,13 @@ async function crashRun(target: Target, label: string): Promise<void> {
         (r) =>
           !(DEAD.includes(r.actual_status ?? '') && r.status_msg) && r.actual_status !== r.intended_status,
       );
+      pendingNow = pending;
       return pending.length === 0 ? rows : undefined;
     },
     CONVERGE_MS,
     'every instance consistent with its host',
+  ).catch((error: Error) =>
+    Promise.reject(new Error(`${error.message}; still pending: ${JSON.stringify(pendingNow)}`)),
   );
   const convergeMs = Date.now() - restartedAt;
 
@@ -261,13 +270,15 @@ async function crashRun(target: Target, label: string): Promise<void> {
         GROUP BY 1`,
     );
     const events = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM instance_lifecycle.events`);
+    // The ledger balances across the kills: granted - charged + earned = every account's balance.
+    const imbalances = await db.transaction((sql) => ledgerImbalances(sql));
     // Every read model against its rebuild from the events, and the ledger balance (rigmarket verify).
     const verifyLines: string[] = [];
     const verified = await verify(db, ALL_CONTEXTS, (line) => verifyLines.push(line));
     process.stdout.write(
       `crash-recovery (${label}): ${KILLS} kills, ${ids.length} instances, ${acked} acknowledged writes (${unacked} in flight at a kill), ` +
         `${lostWrites.length} lost, ${doubled[0]!.n} doubled, ${computeNeverRan.length} instances charged compute without running, ` +
-        `verify ${verified.ok ? 'ok' : 'DIFFERENCES'}, ` +
+        `verify ${verified.ok ? 'ok' : 'DIFFERENCES'}, ledger imbalances ${imbalances.length}, ` +
         `converged in ${convergeMs} ms, ${events[0]!.n} instance events, ${Math.round((Date.now() - started) / 1000)} s in all; ` +
         `answers ${JSON.stringify(Object.fromEntries(answers))}, rents refused: ${[...refusals].join(', ')}\n`,
     );
@@ -275,6 +286,7 @@ async function crashRun(target: Target, label: string): Promise<void> {
     expect(lostWrites).toEqual([]);
     expect(Number(doubled[0]!.n)).toBe(0);
     expect(computeNeverRan).toEqual([]);
+    if (options.assertLedger) expect(imbalances).toEqual([]);
     // Not asserted yet: after kill -9 some subscribed read models miss events (docs/reliability.md, "Found").
     if (!verified.ok)
       process.stdout.write(
@@ -434,6 +446,8 @@ describe('crash recovery: kill -9 of each app under the workload (distributed: P
         },
       },
       'distributed',
+      // identity's user_credit drifts after kill -9 (docs/reliability.md, "Found"): printed, not asserted.
+      { assertLedger: false },
     );
   }, 240_000);
 
