@@ -414,6 +414,7 @@ describe.each([
       image_runtype: 'args',
       ssh_host: null,
       ssh_port: null,
+      label: '', // never labelled: the spec's string type, empty
     });
     const ssh = await accept(machineId * 1000 + 1, { image: 'busybox', runtype: 'ssh' });
     const sshId = ssh.body.new_contract as number;

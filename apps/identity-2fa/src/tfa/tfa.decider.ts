@@ -1066,7 +1066,8 @@ export function methodView(state: TfaState, m: TfaMethod, now: string) {
     id: m.id,
     user_id: state.userId,
     method: m.method,
-    label: m.label,
+    // The spec's types: label a string ("" when none was given); last_used null until the first use.
+    label: m.label ?? '',
     phone_number: m.phone ? maskPhone(m.phone) : null,
     is_primary: m.isPrimary,
     fail_count: lock.failCount,

@@ -281,6 +281,32 @@ function suite(mode: 'embedded' | 'distributed') {
     h.clock.advance(MIN);
   });
 
+  it('shows a method without a label as label "", and last_used null until its first use, then its time', async () => {
+    const user = await newUser();
+    await authorizeByEmail(user.key, user.email);
+    const setup = await http().post('/api/v0/tfa/totp-setup/').set(as(user.key)).send({}).expect(200);
+    await http()
+      .post('/api/v0/tfa/confirm-new/')
+      .set(as(user.key))
+      .send({ tfa_method: 'totp', code: totp(setup.body.secret), secret: setup.body.secret })
+      .expect(200);
+    const method = async () =>
+      (await http().get('/api/v0/tfa/status/').set(as(user.key)).expect(200)).body.methods[0];
+    expect(await method()).toMatchObject({ label: '', last_used: null });
+    h.clock.advance(30_000);
+    const login = await http()
+      .post('/api/v0/users/login/')
+      .send({ username: user.email, password: user.password })
+      .expect(200);
+    await http()
+      .post('/api/v0/tfa/')
+      .send({ tfa_method: 'totp', code: totp(setup.body.secret), secret: login.body.tfa_secret })
+      .expect(200);
+    const used = await method();
+    expect(used.last_used).toEqual(expect.any(Number));
+    expect(used.last_used).toBeGreaterThanOrEqual(used.created_at);
+  });
+
   it('full TOTP flow: enrolment -> login with TOTP -> login with a backup code -> remove the method', async () => {
     const user = await newUser();
     await authorizeByEmail(user.key, user.email);

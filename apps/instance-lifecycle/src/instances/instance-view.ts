@@ -78,7 +78,8 @@ export function instanceView(row: InstanceRowRecord) {
     intended_status: intended,
     cur_state: intended,
     next_state: intended,
-    label: row.label,
+    // The spec's type: a string, "" when the instance was never labelled.
+    label: row.label ?? '',
     image: config.image,
     image_uuid: config.image,
     image_runtype: config.runtype,
