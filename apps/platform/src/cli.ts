@@ -1,13 +1,25 @@
 import 'reflect-metadata';
 import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
-import { Database, EventStore, coreMigrations, runMigrations } from '@rigmarket/event-sourcing';
+import {
+  Database,
+  EventStore,
+  type Projection,
+  type Sql,
+  coreMigrations,
+  parkedEvents,
+  retryParkedEvents,
+  runMigrations,
+} from '@rigmarket/event-sourcing';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 import { ALL_CONTEXTS } from './platform';
 import { rebuildAll, verify } from './verify';
 
 const USAGE = `Rigmarket operator tool
 
-  rigmarket projections                      list every read model and the streams that feed it
+  rigmarket projections                      every read model: its sources, lag (source events not yet
+                                             applied), parked events and the last error; parked reactors
+  rigmarket retry                            re-apply every parked event (after fixing its cause): exits 1
+                                             if some still fail
   rigmarket rebuild <context> <projection>   drop a read model and replay it from the event store
   rigmarket rebuild --all                    rebuild every read model of every context (each one reported;
                                              exits 1 if any failed, after trying all of them)
@@ -45,15 +57,42 @@ async function main(argv: string[]): Promise<number> {
   const db = await Database.connect(Database.fromEnvironment());
   try {
     switch (command) {
-      case 'projections':
+      case 'projections': {
+        const parked = await parkedEvents(db);
         for (const c of ALL_CONTEXTS) {
+          const schema = CONTEXT_SCHEMAS[c.context];
           for (const p of [...c.inlineProjections, ...c.subscribedProjections]) {
+            const mine = parked.find((x) => x.schema === schema && x.subscriber === p.name);
             process.stdout.write(
-              `${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}\n`,
+              `${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}` +
+                `\tlag ${await projectionLag(db, schema, p)}\tparked ${mine?.parked ?? 0}` +
+                `${mine ? `\tlast error: ${mine.lastError}` : ''}\n`,
             );
           }
         }
+        for (const r of parked.filter((x) => x.subscriber.startsWith('reactor:')))
+          process.stdout.write(
+            `${r.schema}\t${r.subscriber}\tparked ${r.parked}\tlast error: ${r.lastError}\n`,
+          );
         return 0;
+      }
+      case 'retry': {
+        let remaining = 0;
+        for (const c of ALL_CONTEXTS) {
+          const schema = CONTEXT_SCHEMAS[c.context];
+          if (!(await tablePresent(db, `${schema}.dead_letters`))) continue;
+          const result = await retryParkedEvents(db, schema, c.subscribedProjections);
+          // parked reactor items go back to the reactor worker of the running platform
+          const requeued = await db.execute(
+            `UPDATE ${schema}.reactor_queue SET attempts = 0, claimed_until = now() WHERE done_at IS NULL AND attempts >= 10`,
+          );
+          remaining += result.remaining;
+          process.stdout.write(
+            `${c.context}: ${result.applied} parked event(s) applied, ${result.remaining} still failing, ${requeued} reactor item(s) requeued\n`,
+          );
+        }
+        return remaining ? 1 : 0;
+      }
       case 'migrate':
         for (const c of ALL_CONTEXTS) {
           const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [
@@ -102,6 +141,29 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await db.close();
   }
+}
+
+async function tablePresent(sql: Sql, table: string): Promise<boolean> {
+  const [row] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [table]);
+  return row?.found === true;
+}
+
+/** Source events (in this database) past the projection's applied position of their stream. */
+async function projectionLag(db: Database, schema: string, p: Projection): Promise<string> {
+  if (!(await tablePresent(db, `${schema}.projection_stream_positions`))) return '-';
+  let lag = 0;
+  for (const context of [...new Set(p.sources.map((s) => s.context))]) {
+    const source = CONTEXT_SCHEMAS[context];
+    if (!(await tablePresent(db, `${source}.events`))) return '-';
+    const [row] = await db.query<{ lag: string }>(
+      `SELECT count(*)::text AS lag FROM ${source}.events e
+         LEFT JOIN ${schema}.projection_stream_positions p ON p.projection = $1 AND p.stream_id = e.stream_id
+        WHERE e.stream_type = ANY($2::text[]) AND e.stream_position > COALESCE(p.position, 0)`,
+      [p.name, p.sources.filter((s) => s.context === context).map((s) => s.streamType)],
+    );
+    lag += Number(row?.lag ?? 0);
+  }
+  return String(lag);
 }
 
 function option(args: string[], name: string, fallback: number): number {

@@ -2,6 +2,7 @@ import { type ContextName, CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
 import type { Database } from './database';
+import { deadLettersMigration } from './dead-letters';
 import { EventStore } from './event-store';
 import { type Migration, eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
 import { OutboxRelay, type RelayOptions } from './outbox-relay';
@@ -9,9 +10,13 @@ import { type Projection, rebuildProjection, subscribeProjections } from './proj
 import { type Reactor, ReactorWorker, type ReactorWorkerOptions, reactorQueueMigration } from './reactors';
 import type { Transport } from './transport';
 
-/** The tables every context has, before its own migrations: event store and outbox, snapshots, reactor queue. */
+/**
+ * The tables every context has, before its own migrations: event store and outbox, snapshots, reactor queue,
+ * dead letters.
+ */
 export const coreMigrations: readonly Migration[] = [
   eventStoreMigration,
+  deadLettersMigration,
   snapshotsMigration,
   reactorQueueMigration,
 ];

@@ -5,6 +5,7 @@ export * from './migrations';
 export * from './event-store';
 export * from './transport';
 export * from './projections';
+export * from './dead-letters';
 export * from './reactors';
 export * from './outbox-relay';
 export * from './command-runner';

@@ -6,6 +6,7 @@ import {
   upcast,
 } from '@rigmarket/contracts';
 import type { Database, Sql } from './database';
+import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
 import { EventStore } from './event-store';
 import type { DeliveryInfo, Subscription, Transport } from './transport';
 
@@ -82,7 +83,16 @@ async function saveStreamPositions(
   );
 }
 
-/** Subscribes a projection of another context's events to the transport. */
+/** How often a subscribed projection tries an event before parking it, and the waits between tries. */
+export const PROJECTION_ATTEMPTS = 3;
+export const projectionRetryDelayMs = (attempt: number): number => 100 * 4 ** (attempt - 1);
+
+/**
+ * Subscribes a projection of another context's events to the transport. An event the projection cannot
+ * apply is logged at error with its id and tried again with a growing delay; after PROJECTION_ATTEMPTS it
+ * is parked in `<schema>.dead_letters` (and so is every later event of its stream, to keep their order)
+ * and the subscription goes on: nothing is dropped silently. `rigmarket retry` re-applies parked events.
+ */
 export function projectionSubscription(
   db: Database,
   schema: string,
@@ -92,16 +102,102 @@ export function projectionSubscription(
   return {
     groupId: `${groupPrefix}.${projection.name}.v${projection.version}`,
     topics: [...new Set(projection.sources.map((s) => topicFor(s.context, s.streamType)))],
-    handle: (envelope: EventEnvelope, delivery: DeliveryInfo) =>
-      db
-        .transaction((sql) =>
-          applyProjection(sql, schema, projection, envelope, {
-            source: `${delivery.topic}:${delivery.partition}`,
-            position: delivery.offset,
-          }),
-        )
-        .then(() => undefined),
+    handle: async (envelope: EventEnvelope, delivery: DeliveryInfo) => {
+      if (!isSource(projection, envelope)) return;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const parkedBehind = await db.transaction(async (sql) => {
+            if (await hasParkedEvent(sql, schema, projection.name, envelope.streamId)) {
+              await parkEvent(
+                sql,
+                schema,
+                projection.name,
+                envelope,
+                'behind a parked event of its stream',
+                0,
+              );
+              return true;
+            }
+            await applyProjection(sql, schema, projection, envelope, {
+              source: `${delivery.topic}:${delivery.partition}`,
+              position: delivery.offset,
+            });
+            return false;
+          });
+          if (parkedBehind)
+            deadLetterLogger.error(
+              `${schema}/${projection.name}: event ${envelope.eventId} (${envelope.type}, ${envelope.streamId}@${envelope.streamPosition}) parked behind an earlier parked event of its stream`,
+            );
+          return;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          deadLetterLogger.error(
+            `${schema}/${projection.name} failed on event ${envelope.eventId} (${envelope.type}, ${envelope.streamId}@${envelope.streamPosition}), attempt ${attempt} of ${PROJECTION_ATTEMPTS}: ${message}`,
+          );
+          if (attempt >= PROJECTION_ATTEMPTS) {
+            // If parking fails too (database away), the rejection makes the transport deliver it again.
+            await db.transaction((sql) =>
+              parkEvent(sql, schema, projection.name, envelope, message, attempt),
+            );
+            deadLetterLogger.error(
+              `${schema}/${projection.name}: event ${envelope.eventId} parked in ${schema}.dead_letters`,
+            );
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, projectionRetryDelayMs(attempt)));
+        }
+      }
+    },
   };
+}
+
+/**
+ * `rigmarket retry`: re-applies a context's parked events, stream by stream in stream order, each in its
+ * own transaction that also removes it from dead_letters. A stream stops at its first event that fails
+ * again (its error updated); the other streams go on. Answers how many were applied and how many remain.
+ */
+export async function retryParkedEvents(
+  db: Database,
+  schema: string,
+  projections: readonly Projection[],
+): Promise<{ applied: number; remaining: number }> {
+  let applied = 0;
+  let remaining = 0;
+  for (const projection of projections) {
+    const rows = await db.query<{ id: string; stream_id: string; envelope: EventEnvelope | string }>(
+      `SELECT id::text AS id, stream_id, envelope FROM ${schema}.dead_letters WHERE subscriber = $1
+        ORDER BY stream_id, stream_position`,
+      [projection.name],
+    );
+    const stuck = new Set<string>();
+    for (const row of rows) {
+      if (stuck.has(row.stream_id)) {
+        remaining += 1;
+        continue;
+      }
+      const envelope =
+        typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
+      try {
+        await db.transaction(async (sql) => {
+          await applyProjection(sql, schema, projection, envelope);
+          await sql.execute(`DELETE FROM ${schema}.dead_letters WHERE id = $1`, [row.id]);
+        });
+        applied += 1;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        deadLetterLogger.error(
+          `${schema}/${projection.name}: retry of event ${envelope.eventId} failed again: ${message}`,
+        );
+        await db.execute(
+          `UPDATE ${schema}.dead_letters SET error = $2, attempts = attempts + 1 WHERE id = $1`,
+          [row.id, message.slice(0, 2000)],
+        );
+        stuck.add(row.stream_id);
+        remaining += 1;
+      }
+    }
+  }
+  return { applied, remaining };
 }
 
 export async function subscribeProjections(

@@ -5,6 +5,7 @@ import { Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   Database,
+  eventFlowProblem,
   onDatabaseFault,
   PlatformInfraModule,
   type RuntimeInfra,
@@ -46,6 +47,9 @@ export async function createPlatformApp(
       PlatformInfraModule.forRoot(infra),
       HealthModule.forRoot(async () => {
         await options.db.query('SELECT 1');
+        // parked events or a stuck outbox relay: the reason, 503 (docs/operations.md, Parked events)
+        const problem = await eventFlowProblem(options.db);
+        if (problem) throw new Error(problem);
       }),
       ...options.modules,
     ],

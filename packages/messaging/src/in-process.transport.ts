@@ -7,10 +7,18 @@ export interface DeadLetter {
   error: string;
 }
 
+function logDeadLetter(letter: DeadLetter): void {
+  process.stderr.write(
+    `ERROR [InProcessTransport] ${letter.groupId} gave up on event ${letter.envelope.eventId} (${letter.envelope.type}, ${letter.envelope.streamId}@${letter.envelope.streamPosition}): ${letter.error}\n`,
+  );
+}
+
 /**
  * Embedded mode's transport: publish awaits every subscribed group's handler, in order, so per-stream
- * order and at-least-once delivery hold as with Kafka. A handler that keeps failing is parked as a dead
- * letter after `maxAttempts` instead of blocking every other context.
+ * order and at-least-once delivery hold as with Kafka. A handler that keeps failing is kept in
+ * `deadLetters` and logged at error after `maxAttempts` instead of blocking every other context. The
+ * platform's handlers park what they cannot apply in their own dead-letter tables and resolve, so this is
+ * reached only when even that failed (the database away).
  */
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
@@ -21,7 +29,7 @@ export class InProcessTransport implements Transport {
 
   constructor(
     private readonly maxAttempts = 3,
-    private readonly onDeadLetter: (letter: DeadLetter) => void = () => undefined,
+    private readonly onDeadLetter: (letter: DeadLetter) => void = logDeadLetter,
   ) {}
 
   async subscribe(subscription: Subscription): Promise<void> {

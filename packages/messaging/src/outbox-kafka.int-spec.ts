@@ -6,6 +6,7 @@ import {
   EventStore,
   OutboxRelay,
   type Projection,
+  deadLettersMigration,
   eventStoreMigration,
   projectionSubscription,
   runMigrations,
@@ -40,6 +41,7 @@ describe('outbox relay over Apache Kafka', () => {
     db = await Database.connect({ kind: 'postgres', url });
     await runMigrations(db, 'identity', [
       eventStoreMigration,
+      deadLettersMigration,
       {
         id: '0002-seen',
         up: (sql, s) =>

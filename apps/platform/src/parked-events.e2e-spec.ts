@@ -1,0 +1,112 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { INestApplication } from '@nestjs/common';
+import { Database, deadLetterLogger } from '@rigmarket/event-sourcing';
+import { InProcessTransport } from '@rigmarket/messaging';
+import { createTestDatabase, eventually } from '@rigmarket/testing';
+import request from 'supertest';
+import { createEmbeddedApp } from './platform';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(__dirname, '..', 'dist', 'cli.js');
+const ADMIN_KEY = 'parked-events-admin-key';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * No silent loss (issue 11, item 3): a subscribed projection that fails on an event logs it at error with
+ * the event id, retries, parks it in its context's dead_letters; `rigmarket projections` and /readyz show
+ * it; once the fault is removed `rigmarket retry` applies it and the read model equals its events.
+ */
+describe('a projection that fails on an event', () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let db: Database;
+  let app: INestApplication;
+  const cli = (...args: string[]): Promise<Run> =>
+    execFileAsync(process.execPath, [CLI, ...args], {
+      env: { ...process.env, DATABASE_URL: database.url },
+    }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: Run) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await Database.connect({ kind: 'postgres', url: database.url });
+    app = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY },
+      marketplace: { billingIntervalMs: 0 },
+    });
+    await app.init();
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+    await database?.drop();
+  });
+
+  it('is logged with the event id, parked, shown by projections and /readyz, and applied by retry', async () => {
+    const http = () => request(app.getHttpServer());
+    await http().get('/readyz').expect(200);
+    const errors = jest.spyOn(deadLetterLogger, 'error');
+    // the fault: sync-maintenance's copy of the API keys cannot be written
+    await db.execute(`ALTER TABLE sync_maintenance.auth_api_keys RENAME TO auth_api_keys_away`);
+    const made = await http()
+      .post('/api/v0/auth/apikeys/')
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({ name: 'parked' });
+    expect(made.status).toBe(201);
+    const keyId = made.body.id as number;
+
+    const [parked] = await eventually(async () => {
+      const rows = await db.query<{ subscriber: string; event_id: string; error: string; attempts: number }>(
+        `SELECT subscriber, event_id, error, attempts FROM sync_maintenance.dead_letters`,
+      );
+      return rows.length ? rows : undefined;
+    }, 20_000);
+    expect(parked).toMatchObject({ subscriber: 'auth_api_keys', attempts: 3 });
+    expect(parked!.error).toContain('auth_api_keys');
+    const logged = errors.mock.calls.map((c) => String(c[0]));
+    expect(logged.filter((l) => l.includes(`event ${parked!.event_id}`)).length).toBeGreaterThanOrEqual(3);
+    expect(
+      logged.some((l) => l.includes(`${parked!.event_id} parked in sync_maintenance.dead_letters`)),
+    ).toBe(true);
+    // the other contexts applied it
+    expect(await db.query(`SELECT 1 FROM marketplace.auth_api_keys WHERE key_id = $1`, [keyId])).toHaveLength(
+      1,
+    );
+
+    const ready = await http().get('/readyz').expect(503);
+    expect(ready.body).toMatchObject({ success: false, error: 'service_unavailable' });
+    expect(ready.body.msg).toContain('sync_maintenance/auth_api_keys has 1 parked event(s)');
+
+    const listed = await cli('projections');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(
+      /sync\tauth_api_keys\tv1\tidentity\/api_key\tlag \d+\tparked 1\tlast error: .*auth_api_keys/,
+    );
+
+    // still broken: retry keeps it parked and says so
+    const early = await cli('retry');
+    expect(early.code).toBe(1);
+    expect(early.stdout).toContain('sync: 0 parked event(s) applied, 1 still failing');
+
+    await db.execute(`ALTER TABLE sync_maintenance.auth_api_keys_away RENAME TO auth_api_keys`);
+    const retried = await cli('retry');
+    expect(retried.stdout).toContain('sync: 1 parked event(s) applied, 0 still failing');
+    expect(retried.code).toBe(0);
+    expect(
+      await db.query(`SELECT 1 FROM sync_maintenance.auth_api_keys WHERE key_id = $1`, [keyId]),
+    ).toHaveLength(1);
+    expect(await db.query(`SELECT 1 FROM sync_maintenance.dead_letters`)).toHaveLength(0);
+    await http().get('/readyz').expect(200);
+    errors.mockRestore();
+  }, 90_000);
+});
