@@ -78,9 +78,14 @@ describe('a projection that fails on an event', () => {
     expect(
       logged.some((l) => l.includes(`${parked!.event_id} parked in sync_maintenance.dead_letters`)),
     ).toBe(true);
-    // the other contexts applied it
-    expect(await db.query(`SELECT 1 FROM marketplace.auth_api_keys WHERE key_id = $1`, [keyId])).toHaveLength(
-      1,
+    // the other contexts applied it (those subscribed after sync-maintenance a moment later)
+    await eventually(
+      async () =>
+        (await db.query(`SELECT 1 FROM marketplace.auth_api_keys WHERE key_id = $1`, [keyId])).length === 1
+          ? true
+          : undefined,
+      10_000,
+      'the key in marketplace',
     );
 
     const ready = await http().get('/readyz').expect(503);
