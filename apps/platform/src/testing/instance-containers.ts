@@ -10,6 +10,7 @@ import { eventually } from '@rigmarket/testing';
 import Docker from 'dockerode';
 import type { App } from 'supertest/types';
 import request from 'supertest';
+import { grantCredit } from './users';
 
 /**
  * Containers standing in for instances on the test Docker Engine, per the host driver's contract
@@ -105,6 +106,9 @@ export async function rentContainerPair(
     .set(admin)
     .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
     .expect(200);
+  // Renting needs credit (docs/instances.md, Credit): the admin grants it to itself first.
+  const adminKey = (admin.Authorization ?? '').replace(/^Bearer /, '');
+  await grantCredit(server, adminKey, adminKey);
   const ids: number[] = [];
   for (let i = 0; i < 2; i += 1) {
     const res = await eventually(
