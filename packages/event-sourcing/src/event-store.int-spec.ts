@@ -144,6 +144,30 @@ describe('event store on PostgreSQL', () => {
     ]);
   });
 
+  it('publishes a stream in order when the outbox ids cross 99 -> 100 (issue 11: a text sort sent 100 before 99)', async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    await db.query(`SELECT setval('identity.outbox_id_seq', 95)`);
+    for (let i = 0; i < 12; i += 1)
+      await db.transaction((sql) =>
+        store.append(sql, 'api_key-relay-order', i, [keyCreated(200 + i)], metadata, new Date()),
+      );
+    const transport = new RecordingTransport();
+    const relay = new OutboxRelay(db, 'identity', transport);
+    let published = 0;
+    await eventually(
+      async () => {
+        published += await relay.flush();
+        return published >= 12 ? true : undefined;
+      },
+      30_000,
+      'the 12 events published',
+    );
+    await relay.stop();
+    expect(transport.published.map((m) => m.envelope.streamPosition)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+  });
+
   it('never publishes past a transaction that committed late, and publishes it once it has', async () => {
     await db.execute(`UPDATE identity.outbox SET published_at = now()`);
     const transport = new RecordingTransport();

@@ -99,9 +99,11 @@ export class OutboxRelay {
       );
       if (leased === 0) return published;
       const rows = await this.db.query<OutboxRow>(
-        `SELECT id::text AS id, topic, message_key, envelope FROM ${this.schema}.outbox
-          WHERE published_at IS NULL AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-          ORDER BY id LIMIT $1`,
+        // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
+        // sort '10' before '9', delivering a stream's events out of order (issue 11's read-model drift).
+        `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope FROM ${this.schema}.outbox o
+          WHERE o.published_at IS NULL AND o.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          ORDER BY o.id LIMIT $1`,
         [this.options.batchSize ?? 200],
       );
       if (rows.length === 0) return published;

@@ -53,7 +53,7 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
       data: unknown;
     }>(
       `SELECT global_position::text AS global_position, type, schema_version, data FROM marketplace.events
-        WHERE stream_type = 'ledger' AND global_position > $1::bigint ORDER BY global_position LIMIT ${BATCH}`,
+        WHERE stream_type = 'ledger' AND global_position > $1::bigint ORDER BY events.global_position LIMIT ${BATCH}`,
       [after],
     );
     for (const row of rows) {
