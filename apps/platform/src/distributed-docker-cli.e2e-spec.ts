@@ -253,7 +253,7 @@ describe('the distributed platform behind the edge, a host agent process with Do
     // instance-lifecycle learns of the listing over Kafka: until then the offer is unknown there.
     const created = await eventually(
       async () => {
-        const { stdout } = await vastai(
+        const { stdout, out } = await vastai(
           'create',
           'instance',
           String(offers[0]!.id),
@@ -268,9 +268,11 @@ describe('the distributed platform behind the edge, a host agent process with Do
           '--raw',
         );
         const answer = JSON.parse(stdout || '{}') as { success?: boolean; new_contract?: number };
-        return answer.success ? answer : undefined;
+        // Thrown, not returned: a timeout then names the CLI's last answer.
+        if (!answer.success) throw new Error(`vastai create instance said: ${out.slice(0, 500)}`);
+        return answer;
       },
-      60_000,
+      120_000,
       'the instance created',
     );
     const id = created.new_contract!;
