@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '@rigmarket/contracts';
 import { createTestDatabase, eventually } from '@rigmarket/testing';
 import { Database } from './database';
+import { deadLetterLogger } from './dead-letters';
 import { runMigrations } from './migrations';
 import { type Reactor, ReactorWorker, reactorQueueMigration } from './reactors';
 
@@ -74,6 +75,7 @@ describe('reactors on PostgreSQL', () => {
   });
 
   it('retries failed work with backoff until it succeeds, and keeps the last error meanwhile', async () => {
+    const logged = jest.spyOn(deadLetterLogger, 'error').mockImplementation(() => undefined);
     failuresLeft = 2;
     const [subscription] = worker.subscriptions('test');
     await subscription!.handle(envelope('e3', 'CreditExhausted', 9), delivery);
@@ -100,5 +102,10 @@ describe('reactors on PostgreSQL', () => {
       'the item marked done',
     );
     expect(rows).toEqual([{ attempts: 3, last_error: null, done: true }]);
+    // each failure logged at error with the event id
+    expect(
+      logged.mock.calls.filter((c) => /failed on event e3 .*host unreachable/.test(String(c[0]))),
+    ).toHaveLength(2);
+    logged.mockRestore();
   });
 });

@@ -1,4 +1,5 @@
 import { type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
+import { deadLetterLogger } from './dead-letters';
 import type { Database } from './database';
 import type { Migration } from './migrations';
 import type { StreamSource } from './projections';
@@ -169,6 +170,10 @@ export class ReactorWorker {
           [row.reactor, row.event_id],
         );
       } catch (error) {
+        const max = this.options.maxAttempts ?? 10;
+        deadLetterLogger.error(
+          `${this.schema}/reactor:${reactor.name} failed on event ${event.eventId} (${event.type}, ${event.streamId}@${event.streamPosition}), attempt ${row.attempts} of ${max}${row.attempts >= max ? ', parked in reactor_queue' : ''}: ${error instanceof Error ? error.message : String(error)}`,
+        );
         this.options.onError?.(reactor.name, error, event);
         // Retry later with a growing delay.
         await this.db.execute(
