@@ -1,9 +1,28 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Put, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  type CanActivate,
+  Controller,
+  Delete,
+  type ExecutionContext,
+  Get,
+  HttpCode,
+  Inject,
+  Injectable,
+  Post,
+  Put,
+  Req,
+  Res,
+  SetMetadata,
+  UseGuards,
+  createParamDecorator,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { ApiError, type EventMetadata, type PermissionCategory, scopeAllows } from '@rigmarket/contracts';
 import {
   AUTH_KEY_LOOKUP,
   type AuthKeyLookup,
   type AuthenticatedRequest,
+  badString,
   bearerValue,
   metadataOf,
 } from '@rigmarket/http-kit';
@@ -165,24 +184,46 @@ const authError = () =>
   );
 const SESSION_COOKIE = 'session_key';
 
+const TFA_ADMITS = 'rigmarket:tfa-admits';
+/** Which callers a TFA route admits; TfaAuthGuard authenticates them before any validation. */
+const Admit = (admits: Admits) => SetMetadata(TFA_ADMITS, admits);
+
+interface TfaRequest extends AuthenticatedRequest {
+  tfaCaller?: TfaCaller;
+}
+
+/** The caller TfaAuthGuard found, with the request's event metadata. */
+const Caller = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): { caller: TfaCaller; metadata: EventMetadata } => {
+    const request = ctx.switchToHttp().getRequest<TfaRequest>();
+    if (!request.tfaCaller) throw authError();
+    return { caller: request.tfaCaller, metadata: metadataOf(request) };
+  },
+);
+
 /**
- * /api/v0/tfa/. Not behind BearerGuard: the routes admit logged-out holders of a tfa_secret, and
- * every refusal is 403 auth_error rather than the guard's 401.
+ * Authentication before validation: a guard runs before the body's DTO is validated, so an anonymous caller
+ * (or a wrong key) gets 403 auth_error whatever the body holds, never a 400 that would tell a stranger
+ * about the route's fields. A tfa_secret is read from the raw body only where the route admits one.
  */
-@Controller('api/v0/tfa')
-export class TfaController {
+@Injectable()
+export class TfaAuthGuard implements CanActivate {
   constructor(
-    private readonly commands: CommandBus,
-    private readonly queries: QueryBus,
+    private readonly reflector: Reflector,
     private readonly tfa: TfaService,
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
   ) {}
 
-  private async caller(
-    request: AuthenticatedRequest,
-    secret: string | undefined,
-    admits: Admits,
-  ): Promise<{ caller: TfaCaller; metadata: EventMetadata }> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const admits = this.reflector.get<Admits | undefined>(TFA_ADMITS, context.getHandler());
+    if (!admits) throw authError();
+    const request = context.switchToHttp().getRequest<TfaRequest>();
+    const body: unknown = request.body;
+    const given =
+      typeof body === 'object' && body !== null ? (body as Record<string, unknown>).secret : undefined;
+    // A secret that could not have been issued (not a string, too long, NUL) authenticates no one.
+    const secret =
+      admits.secret && typeof given === 'string' && badString(given, 200) === undefined ? given : undefined;
     const bearer = bearerValue(request);
     let caller: TfaCaller | null = null;
     try {
@@ -199,7 +240,7 @@ export class TfaController {
           );
         }
         caller = { userId: key.userId, keyId: key.keyId, scope: key.scope };
-      } else if (admits.secret && secret) {
+      } else if (secret) {
         const userId = await this.tfa.userOfSecret(secret);
         if (userId === null) throw authError();
         caller = { userId, keyId: null, scope: null };
@@ -209,21 +250,36 @@ export class TfaController {
       throw new ApiError(503, 'service_unavailable', 'The authorization store is unavailable; retry shortly');
     }
     if (!caller) throw authError();
-    return { caller, metadata: metadataOf(request) };
+    request.tfaCaller = caller;
+    return true;
   }
+}
+
+const WITH_SECRET: Admits = { secret: true, bearer: true, needs: 'user_write' };
+const BEARER_WRITE: Admits = { secret: false, bearer: true, needs: 'user_write' };
+const BEARER_READ: Admits = { secret: false, bearer: true, needs: 'user_read' };
+
+/**
+ * /api/v0/tfa/. Not behind BearerGuard: the routes admit logged-out holders of a tfa_secret, and
+ * every refusal is 403 auth_error rather than the guard's 401 (TfaAuthGuard).
+ */
+@Controller('api/v0/tfa')
+@UseGuards(TfaAuthGuard)
+export class TfaController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Post()
+  @Admit(WITH_SECRET)
   @HttpCode(200)
   async login(
     @Req() request: AuthenticatedRequest,
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: LoginRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
-    const { caller, metadata } = await this.caller(request, body.secret, {
-      secret: true,
-      bearer: true,
-      needs: 'user_write',
-    });
     const { body: result, sessionKey } = await this.commands.execute(
       new CompleteTfaLoginCommand(caller, body, metadata),
     );
@@ -238,48 +294,45 @@ export class TfaController {
   }
 
   @Delete()
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async remove(@Req() request: AuthenticatedRequest, @Body() body: RemoveRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async remove(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: RemoveRequest,
+  ) {
     return this.commands.execute(new RemoveTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Post('email')
+  @Admit(WITH_SECRET)
   @HttpCode(200)
-  async email(@Req() request: AuthenticatedRequest, @Body() body: SecretRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, {
-      secret: true,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async email(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    // Validated (after authentication) though only the guard reads its secret.
+    @Body() _body: SecretRequest,
+  ) {
     return this.commands.execute(new SendTfaEmailCodeCommand(caller, metadata));
   }
 
   @Post('sms')
+  @Admit(WITH_SECRET)
   @HttpCode(200)
-  async sms(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, {
-      secret: true,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async sms(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: SmsRequest,
+  ) {
     return this.commands.execute(
       new SendTfaSmsCodeCommand(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata),
     );
   }
 
   @Post('sms/resend')
+  @Admit(WITH_SECRET)
   @HttpCode(200)
-  async resend(@Req() request: AuthenticatedRequest, @Body() body: SmsRequest) {
-    const { caller, metadata } = await this.caller(request, body.secret, {
-      secret: true,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async resend(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: SmsRequest,
+  ) {
     return this.commands.execute(
       new ResendTfaSmsCodeCommand(
         caller,
@@ -291,59 +344,48 @@ export class TfaController {
     );
   }
 
+  @Admit(BEARER_READ)
   @Get('status')
-  async status(@Req() request: AuthenticatedRequest) {
-    const { caller } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_read',
-    });
+  async status(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
     return this.queries.execute(new GetTfaStatusQuery(caller.userId));
   }
 
   @Post('authorize-new-method')
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async authorize(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async authorize(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: AuthorizeRequest,
+  ) {
     return this.commands.execute(new StartTfaAuthorizationCommand(caller.userId, body, metadata));
   }
 
   @Put('authorize-new-method')
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async confirmAuthorization(@Req() request: AuthenticatedRequest, @Body() body: AuthorizeConfirmRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async confirmAuthorization(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: AuthorizeConfirmRequest,
+  ) {
     return this.commands.execute(
       new ConfirmTfaAuthorizationCommand(caller.userId, body.code, body.secret, metadata),
     );
   }
 
   @Post('totp-setup')
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async totpSetup(@Req() request: AuthenticatedRequest) {
-    const { caller } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async totpSetup(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
     return this.queries.execute(new NewTotpSecretQuery(caller.userId));
   }
 
   @Post('confirm-new')
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async confirmNew(@Req() request: AuthenticatedRequest, @Body() body: ConfirmNewRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async confirmNew(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: ConfirmNewRequest,
+  ) {
     if (body.tfa_method === 'email')
       throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
     return this.commands.execute(
@@ -352,24 +394,22 @@ export class TfaController {
   }
 
   @Put('update')
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async update(@Req() request: AuthenticatedRequest, @Body() body: UpdateRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async update(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: UpdateRequest,
+  ) {
     return this.commands.execute(new UpdateTfaMethodCommand(caller.userId, body, metadata));
   }
 
   @Put('regen-backup-codes')
+  @Admit(BEARER_WRITE)
   @HttpCode(200)
-  async regen(@Req() request: AuthenticatedRequest, @Body() body: ProofRequest) {
-    const { caller, metadata } = await this.caller(request, undefined, {
-      secret: false,
-      bearer: true,
-      needs: 'user_write',
-    });
+  async regen(
+    @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
+    @Body() body: ProofRequest,
+  ) {
     return this.commands.execute(new RegenerateBackupCodesCommand(caller.userId, body, metadata));
   }
 }
