@@ -10,3 +10,4 @@ export * from './bootstrap';
 export * from './context-module';
 export * from './input-limits';
 export * from './rate-limit';
+export * from './quotas';

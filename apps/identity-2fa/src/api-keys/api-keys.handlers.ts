@@ -17,7 +17,7 @@ import {
   scopeAllows,
 } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { type AuthenticatedKey, hashKey } from '@rigmarket/http-kit';
+import { type AuthenticatedKey, hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { SCHEMA } from '../identity.read-models';
 import { newKeyValue } from '../secrets';
@@ -105,6 +105,13 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
     if (beyond.length > 0) {
       throw ApiError.forbidden(`A key cannot grant permissions it does not hold: ${beyond.join(', ')}`);
     }
+    await enforceQuota(
+      this.runtime.db,
+      QUOTAS.apiKeys,
+      `SELECT count(*) AS n FROM ${this.runtime.schema}.api_keys
+        WHERE user_id = $1 AND kind = 'api' AND deleted_at IS NULL`,
+      [command.creator.userId],
+    );
     const keyId = await this.runtime.nextId('api_key_ids');
     const key = newKeyValue();
     await this.runtime.runner.handle(

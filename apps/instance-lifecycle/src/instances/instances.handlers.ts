@@ -26,7 +26,7 @@ import {
   type Sql,
   applyProjection,
 } from '@rigmarket/event-sourcing';
-import { hashKey } from '@rigmarket/http-kit';
+import { hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
 import type { HostDriver } from '../host/host-driver';
@@ -179,6 +179,12 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     }
     // Before anything else: an account at or below $0 rents nothing (docs/instances.md, Credit).
     await requirePositiveBalance(this.runtime.db, renter, 'renting');
+    await enforceQuota(
+      this.runtime.db,
+      QUOTAS.instances,
+      `SELECT count(*) AS n FROM ${this.runtime.schema}.instances WHERE owner_id = $1 AND NOT destroyed`,
+      [renter],
+    );
     const { machineId, numGpus } = offerParts(offerId);
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus)

@@ -1,4 +1,5 @@
 import { Inject } from '@nestjs/common';
+import { QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import {
   Command,
   CommandHandler,
@@ -55,6 +56,12 @@ export class RegisterMachineCommand extends Command<{ machineId: number }> {
 export class RegisterMachineHandler implements ICommandHandler<RegisterMachineCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: RegisterMachineCommand): Promise<{ machineId: number }> {
+    await enforceQuota(
+      this.runtime.db,
+      QUOTAS.machines,
+      `SELECT count(*) AS n FROM ${this.runtime.schema}.machines WHERE owner_id = $1`,
+      [command.ownerId],
+    );
     const machineId = await this.runtime.nextId('machine_ids');
     const { dlperf, tflops } = computeScore(
       command.hardware.gpuName,

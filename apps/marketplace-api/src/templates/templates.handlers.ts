@@ -1,4 +1,5 @@
 import { Inject } from '@nestjs/common';
+import { QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import {
   Command,
   CommandHandler,
@@ -141,6 +142,12 @@ export class CreateTemplateHandler implements ICommandHandler<CreateTemplateComm
     @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
   ) {}
   async execute(command: CreateTemplateCommand): Promise<TemplateView> {
+    await enforceQuota(
+      this.runtime.db,
+      QUOTAS.templates,
+      `SELECT count(*) AS n FROM ${this.runtime.schema}.templates WHERE creator_id = $1`,
+      [command.creatorId],
+    );
     const templateId = await this.runtime.nextId('template_ids');
     // Sealed before the event: the password is never in the event store, the outbox or Kafka in the clear.
     const content = {
