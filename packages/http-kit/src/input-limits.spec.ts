@@ -76,6 +76,10 @@ describe('request limits (input-limits.ts)', () => {
     expect(pipe.transform('2147483647', param('id'))).toBe('2147483647');
     expect(statusOf(() => pipe.transform('2147483648', param('id')))).toBe(400);
     expect(statusOf(() => pipe.transform('1'.repeat(40), param('offerId')))).toBe(400);
+    // An offer id is machine_id * 1000 + GPUs: a machine id near the int4 bound still has offers.
+    expect(pipe.transform('2631438001', param('offerId'))).toBe('2631438001');
+    expect(pipe.transform('2147483647999', param('offerId'))).toBe('2147483647999');
+    expect(statusOf(() => pipe.transform('2147483648000', param('offerId')))).toBe(400);
     expect(statusOf(() => pipe.transform('x\u0000', param('name')))).toBe(400);
     expect(pipe.transform('abc', param('name'))).toBe('abc');
   });

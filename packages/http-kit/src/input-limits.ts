@@ -19,6 +19,12 @@ export const MAX_ARRAY_LENGTH = 1000;
 export const DEFAULT_MAX_STRING_LENGTH = 65_536;
 /** Largest id a path may name: ids are PostgreSQL `integer` columns. */
 export const MAX_PATH_ID = 2_147_483_647;
+/**
+ * An offer id is `machine_id * 1000 + GPUs` (docs/marketplace.md), so it outgrows an integer column once
+ * machine ids pass 2,147,483: its bound is the largest machine id's largest offer.
+ */
+export const MAX_OFFER_ID = MAX_PATH_ID * 1000 + 999;
+const PATH_ID_MAX: Readonly<Record<string, number>> = { offerId: MAX_OFFER_ID };
 
 /** Per field (the last key of its path), in UTF-16 code units. */
 export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
@@ -170,7 +176,8 @@ export class InputLimitsPipe implements PipeTransform {
       ID_PARAM.test(name) &&
       /^\d+$/.test(value)
     ) {
-      if (value.length > 10 || Number(value) > MAX_PATH_ID)
+      const max = PATH_ID_MAX[name] ?? MAX_PATH_ID;
+      if (value.length > String(max).length || Number(value) > max)
         throw ApiError.badRequest(`Invalid request: ${name} ${value.slice(0, 20)} is out of range`);
     }
     return value;
