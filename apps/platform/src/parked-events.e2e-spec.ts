@@ -1,22 +1,12 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { Database, deadLetterLogger } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { createTestDatabase, eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { runOperatorCli } from './testing/operator-cli';
 
-const execFileAsync = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'cli.js');
 const ADMIN_KEY = 'parked-events-admin-key';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /**
  * No silent loss (issue 11, item 3): a subscribed projection that fails on an event logs it at error with
@@ -27,13 +17,7 @@ describe('a projection that fails on an event', () => {
   let database: { url: string; drop: () => Promise<void> };
   let db: Database;
   let app: INestApplication;
-  const cli = (...args: string[]): Promise<Run> =>
-    execFileAsync(process.execPath, [CLI, ...args], {
-      env: { ...process.env, DATABASE_URL: database.url },
-    }).then(
-      (r) => ({ code: 0, ...r }),
-      (e: Run) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-    );
+  const cli = (...args: string[]) => runOperatorCli(database.url, ...args);
 
   beforeAll(async () => {
     database = await createTestDatabase();

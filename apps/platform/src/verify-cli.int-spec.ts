@@ -1,34 +1,18 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { createTestDatabase } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { runOperatorCli } from './testing/operator-cli';
 
-const execFileAsync = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'cli.js');
 const ADMIN_KEY = 'verify-admin-key';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** `rigmarket verify` and `rigmarket rebuild --all` on a platform's PostgreSQL database. */
 describe('rigmarket verify and rebuild --all', () => {
   let database: { url: string; drop: () => Promise<void> };
   let db: Database;
-  const cli = (...args: string[]): Promise<Run> =>
-    execFileAsync(process.execPath, [CLI, ...args], {
-      env: { ...process.env, DATABASE_URL: database.url },
-    }).then(
-      (r) => ({ code: 0, ...r }),
-      (e: Run) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-    );
+  const cli = (...args: string[]) => runOperatorCli(database.url, ...args);
 
   beforeAll(async () => {
     database = await createTestDatabase();
