@@ -1,31 +1,15 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
+import { instanceLifecycleMigrations } from './migrations';
+import { authKeysProjection } from '@rigmarket/http-kit';
 import {
   SCHEMA,
-  createIdempotencyMigration,
-  marketMachinesVerificationMigration,
-  instanceReadModelsMigration,
   instancesProjection,
   marketMachinesProjection,
   marketTemplatesProjection,
 } from './instance-lifecycle.read-models';
-import { agentMachinesMigration } from './agent/agent-machines';
-import { hostCommandsMigration } from './host/host-commands';
-import { accountCreditMigration, accountCreditProjection } from './instances/account-credit';
-import { sealIdempotencyMigration } from './instances/idempotency';
-import {
-  marketMachinesGeolocationMigration,
-  marketVolumeOffersMigration,
-  marketVolumeOffersProjection,
-  marketVolumesMigration,
-  marketVolumesProjection,
-  pendingProvisionLoginMigration,
-} from './instances/market-volumes.read-model';
-import {
-  instanceSyncsProjection,
-  machineMaintenanceProjection,
-  syncMaintenanceNoticesMigration,
-} from './instances/sync-maintenance-notices';
+import { accountCreditProjection } from './instances/account-credit';
+import { marketVolumeOffersProjection, marketVolumesProjection } from './instances/market-volumes.read-model';
+import { instanceSyncsProjection, machineMaintenanceProjection } from './instances/sync-maintenance-notices';
 
 export { SCHEMA };
 
@@ -35,22 +19,7 @@ export { SCHEMA };
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
-  migrations: [
-    authKeysMigration(),
-    authKeysExpiryMigration(),
-    instanceReadModelsMigration,
-    createIdempotencyMigration,
-    sealIdempotencyMigration,
-    marketMachinesVerificationMigration,
-    marketVolumesMigration,
-    marketMachinesGeolocationMigration,
-    syncMaintenanceNoticesMigration,
-    agentMachinesMigration,
-    marketVolumeOffersMigration,
-    hostCommandsMigration,
-    accountCreditMigration,
-    pendingProvisionLoginMigration,
-  ],
+  migrations: instanceLifecycleMigrations,
   inlineProjections: [instancesProjection],
   subscribedProjections: [
     authKeysProjection(SCHEMA),

@@ -18,7 +18,7 @@ import { ledgerImbalances, marketplaceContext } from '@rigmarket/marketplace-api
  */
 describe('upgrading a ledger of float dollars to exact money', () => {
   let db: Database;
-  const NEW = new Set(['0010-ledger-exact-money', '0005-user-credit-exact-money']);
+  const NEW = new Set(['0010-ledger-exact-money', '0004-user-credit-exact-money']);
   const migrate = (schema: string, migrations: readonly Migration[], skipNew: boolean) =>
     runMigrations(db, schema, [
       eventStoreMigration,
@@ -62,7 +62,7 @@ describe('upgrading a ledger of float dollars to exact money', () => {
       '0010-ledger-exact-money',
     ]);
     expect(await migrate('identity', identityContext.migrations, false)).toEqual([
-      '0005-user-credit-exact-money',
+      '0004-user-credit-exact-money',
     ]);
     const balances = async () => ({
       marketplace: await db.query(`SELECT user_id, balance::text FROM marketplace.balances ORDER BY user_id`),

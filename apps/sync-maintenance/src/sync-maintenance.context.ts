@@ -1,31 +1,23 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from '@rigmarket/http-kit';
-import {
-  SCHEMA,
-  agentMachinesMigration,
-  agentMachinesProjection,
-  knownInstancesProjection,
-  knownMachinesProjection,
-  maintenanceWindowsProjection,
-  syncJobsProjection,
-  syncReadModelsMigration,
-} from './sync-maintenance.read-models';
+import { authKeysProjection } from '@rigmarket/http-kit';
+import { syncMaintenanceMigrations } from './migrations';
+import { agentMachinesProjection } from './read-models/agent-machines/projection';
+import { knownInstancesProjection } from './read-models/known-instances/projection';
+import { knownMachinesProjection } from './read-models/known-machines/projection';
+import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
+import { syncJobsProjection } from './read-models/sync-jobs/projection';
+import { SCHEMA } from './schema';
 
 export { SCHEMA };
 
 /**
  * Maintenance windows and sync jobs (inline read models: read-your-writes), and what the context knows
  * of the others: machine owners (marketplace), instance owners and host-agent machines (instance-lifecycle),
- * over the transport.
+ * over the transport. Tables: migrations/; each read model's projection and queries: read-models/<name>/.
  */
 export const syncMaintenanceContext: ContextDefinition = {
   context: 'sync',
-  migrations: [
-    authKeysMigration(),
-    authKeysExpiryMigration(),
-    syncReadModelsMigration,
-    agentMachinesMigration,
-  ],
+  migrations: syncMaintenanceMigrations,
   inlineProjections: [maintenanceWindowsProjection, syncJobsProjection],
   subscribedProjections: [
     authKeysProjection(SCHEMA),

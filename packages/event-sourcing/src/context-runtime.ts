@@ -41,6 +41,8 @@ export interface RuntimeInfra {
   groupPrefix?: string;
   /** Run migrations at start (default true). */
   migrate?: boolean;
+  /** The context's one reactor worker (poll interval, attempts). */
+  reactors?: ReactorWorkerOptions;
 }
 
 /** The running storage side of one context: migrations applied, relay running, projections subscribed. */
@@ -49,7 +51,8 @@ export class ContextRuntime {
   readonly store: EventStore;
   readonly relay: OutboxRelay;
   readonly runner: CommandRunner;
-  private readonly workers: ReactorWorker[] = [];
+  /** One worker runs every reactor of the context (each module adds its own with addReactors). */
+  readonly reactorWorker: ReactorWorker;
 
   private constructor(
     readonly definition: ContextDefinition,
@@ -61,6 +64,7 @@ export class ContextRuntime {
     this.runner = new CommandRunner(infra.db, this.store, definition.inlineProjections, infra.clock, () =>
       this.relay.flush(),
     );
+    this.reactorWorker = new ReactorWorker(infra.db, this.schema, [], infra.reactors);
   }
 
   static async start(definition: ContextDefinition, infra: RuntimeInfra): Promise<ContextRuntime> {
@@ -78,21 +82,17 @@ export class ContextRuntime {
   }
 
   /**
-   * Subscribes reactors (policies that run commands) and starts their worker. Called by the
-   * context's module once the services the reactors use exist.
+   * Adds reactors (policies that run commands) to the context's one worker, subscribes them and starts
+   * the worker if it is not running yet. Called by each module once the services its reactors use exist.
    */
-  async startReactors(
-    reactors: readonly Reactor[],
-    options: ReactorWorkerOptions = {},
-  ): Promise<ReactorWorker> {
-    const worker = new ReactorWorker(this.infra.db, this.schema, reactors, options);
-    await worker.subscribe(
+  async addReactors(reactors: readonly Reactor[]): Promise<ReactorWorker> {
+    await this.reactorWorker.add(
+      reactors,
       this.infra.transport,
       this.infra.groupPrefix ?? `rigmarket.${this.definition.context}`,
     );
-    worker.start();
-    this.workers.push(worker);
-    return worker;
+    this.reactorWorker.start();
+    return this.reactorWorker;
   }
 
   get db(): Database {
@@ -122,7 +122,7 @@ export class ContextRuntime {
   }
 
   async stop(): Promise<void> {
-    for (const worker of this.workers) await worker.stop();
+    await this.reactorWorker.stop();
     await this.relay.stop();
   }
 }

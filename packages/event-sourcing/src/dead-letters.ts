@@ -9,7 +9,8 @@ import type { Migration } from './migrations';
  * event parks its later events too, so that `rigmarket retry` re-applies them in stream order.
  */
 export const deadLettersMigration: Migration = {
-  id: '0001-dead-letters',
+  id: 'core-0002-dead-letters',
+  replaces: '0001-dead-letters',
   async up(sql, s) {
     await sql.execute(`
       CREATE TABLE ${s}.dead_letters (

@@ -2,13 +2,40 @@ import type { Database, Sql } from './database';
 
 /** A hand-written SQL migration of one context's schema. */
 export interface Migration {
-  /** Sortable and unique within the context, e.g. '0001-event-store'. */
+  /**
+   * Unique within the context: `<NNNN>-<what>` for an app's migrations (apps/<app>/src/migrations/, one file
+   * each, numbered in the order they run), `core-<NNNN>-<what>` for the tables every context has.
+   */
   id: string;
+  /** The id it was recorded under before it was renumbered: a store that applied that one skips it. */
+  replaces?: string;
   up(sql: Sql, schema: string): Promise<void>;
 }
 
 /**
- * Applies a context's pending migrations, each in its own transaction, recording them in
+ * Throws unless the ids are unique and, per prefix (`core-`, none), numbered strictly upwards in the
+ * order given: the order they run in is the order they are listed in.
+ */
+export function checkMigrationOrder(migrations: readonly Migration[]): void {
+  const seen = new Set<string>();
+  const last = new Map<string, number>();
+  for (const m of migrations) {
+    const match = /^(?:([a-z]+)-)?(\d{4})-[a-z0-9-]+$/.exec(m.id);
+    if (!match) throw new Error(`migration id ${m.id} is not [<prefix>-]<NNNN>-<name>`);
+    const prefix = match[1] ?? '';
+    const number = Number(match[2]);
+    if (seen.has(m.id) || (m.replaces !== undefined && seen.has(m.replaces)))
+      throw new Error(`migration ${m.id} is listed twice`);
+    if (number <= (last.get(prefix) ?? 0))
+      throw new Error(`migration ${m.id} is numbered at or below the one before it`);
+    seen.add(m.id);
+    if (m.replaces !== undefined) seen.add(m.replaces);
+    last.set(prefix, number);
+  }
+}
+
+/**
+ * Applies a context's pending migrations in the order given (checkMigrationOrder), recording them in
  * `<schema>.migrations` (one migrations table per context). Safe to run from several processes: a
  * transaction-scoped advisory lock keyed by the schema serialises them.
  */
@@ -17,6 +44,7 @@ export async function runMigrations(
   schema: string,
   migrations: readonly Migration[],
 ): Promise<string[]> {
+  checkMigrationOrder(migrations);
   const applied: string[] = [];
   await db.transaction(async (sql) => {
     await sql.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`migrations:${schema}`]);
@@ -27,8 +55,13 @@ export async function runMigrations(
     const done = new Set(
       (await sql.query<{ id: string }>(`SELECT id FROM ${schema}.migrations`)).map((r) => r.id),
     );
-    for (const migration of [...migrations].sort((a, b) => a.id.localeCompare(b.id))) {
+    for (const migration of migrations) {
       if (done.has(migration.id)) continue;
+      if (migration.replaces !== undefined && done.has(migration.replaces)) {
+        // Applied under its former id: recorded under the new one, not run again.
+        await sql.execute(`INSERT INTO ${schema}.migrations (id) VALUES ($1)`, [migration.id]);
+        continue;
+      }
       await migration.up(sql, schema);
       await sql.execute(`INSERT INTO ${schema}.migrations (id) VALUES ($1)`, [migration.id]);
       applied.push(migration.id);
@@ -39,7 +72,8 @@ export async function runMigrations(
 
 /** The event store, outbox and checkpoint tables every context has. */
 export const eventStoreMigration: Migration = {
-  id: '0001-event-store',
+  id: 'core-0001-event-store',
+  replaces: '0001-event-store',
   async up(sql, s) {
     await sql.execute(`
       CREATE TABLE ${s}.events (
@@ -103,7 +137,8 @@ export const eventStoreMigration: Migration = {
  * shape is ignored and replaced. Deleting any or all rows is always safe (the next command folds again).
  */
 export const snapshotsMigration: Migration = {
-  id: '0001-snapshots',
+  id: 'core-0003-snapshots',
+  replaces: '0001-snapshots',
   async up(sql, s) {
     await sql.execute(`
       CREATE TABLE ${s}.snapshots (

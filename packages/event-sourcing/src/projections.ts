@@ -1,5 +1,6 @@
 import {
   type ContextName,
+  type DomainEvent,
   type EventEnvelope,
   CONTEXT_SCHEMAS,
   topicFor,
@@ -17,7 +18,8 @@ export interface StreamSource {
 
 /**
  * A read model fed by events. `apply` sees every event of the sources' streams (it ignores types it
- * does not know: unknown types are skipped, not fatal) and writes with the given transaction.
+ * does not know: unknown types are skipped, not fatal) and writes with the given transaction. Write one
+ * with `defineProjection`, which narrows each event to its type.
  */
 export interface Projection {
   name: string;
@@ -25,7 +27,46 @@ export interface Projection {
   sources: readonly StreamSource[];
   /** Read-model tables (schema-qualified) emptied before a rebuild. */
   tables: readonly string[];
+  /** The event types `apply` acts on; the others of its sources' streams only move its positions. */
+  eventTypes?: readonly string[];
   apply(sql: Sql, event: EventEnvelope): Promise<void>;
+}
+
+/**
+ * The envelope of one member of an event union, `type` and `data` correlated: a `switch (event.type)` or a
+ * handler keyed by type sees the data of that type (EventEnvelope<A | B> alone does not correlate them).
+ */
+export type EnvelopeOf<E extends DomainEvent> = E extends DomainEvent ? EventEnvelope<E> : never;
+
+export interface ProjectionDefinition<E extends DomainEvent> {
+  name: string;
+  version: number;
+  sources: readonly StreamSource[];
+  /** Read-model tables (schema-qualified) emptied before a rebuild: the only tables `apply` writes or reads. */
+  tables: readonly string[];
+  /** The event types it applies; `apply` is not called for the others. */
+  eventTypes: readonly E['type'][];
+  /** Applies one event, narrowed once to the union `E` (a `switch (event.type)` then sees each payload). */
+  apply(sql: Sql, event: EnvelopeOf<E>): Promise<void>;
+}
+
+/**
+ * A projection of the events `E` (a union of the contracts' event types). The envelope is narrowed here,
+ * once, by its `type`: events of other types are skipped before `apply`, and a subscribed projection's
+ * inbound event has had its payload checked against the contracts' schema (`projectionSubscription`).
+ */
+export function defineProjection<E extends DomainEvent>(definition: ProjectionDefinition<E>): Projection {
+  const types = new Set<string>(definition.eventTypes);
+  return {
+    name: definition.name,
+    version: definition.version,
+    sources: definition.sources,
+    tables: definition.tables,
+    eventTypes: [...types],
+    async apply(sql, event) {
+      if (types.has(event.type)) await definition.apply(sql, event as EnvelopeOf<E>);
+    },
+  };
 }
 
 export type ApplyOutcome = 'applied' | 'duplicate' | 'not-a-source';

@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@rigmarket/contracts';
+import type { CreditExhausted, EventEnvelope } from '@rigmarket/contracts';
 import { createTestDatabase, eventually } from '@rigmarket/testing';
 import { Database } from './database';
 import { deadLetterLogger } from './dead-letters';
@@ -26,16 +26,16 @@ describe('reactors on PostgreSQL', () => {
   let worker: ReactorWorker;
   const done: number[] = [];
   let failuresLeft = 0;
-  const reactor: Reactor = {
+  const reactor: Reactor<CreditExhausted> = {
     name: 'stop_on_exhaustion',
     sources: [{ context: 'marketplace', streamType: 'ledger' }],
-    wants: (e) => e.type === 'CreditExhausted',
+    eventTypes: ['CreditExhausted'],
     async react(e) {
       if (failuresLeft > 0) {
         failuresLeft -= 1;
         throw new Error('host unreachable');
       }
-      done.push((e.data as { userId: number }).userId);
+      done.push(e.data.userId);
     },
   };
 

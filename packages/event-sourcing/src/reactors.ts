@@ -1,8 +1,8 @@
-import { type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
+import { type DomainEvent, type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
 import { deadLetterLogger } from './dead-letters';
 import type { Database } from './database';
 import type { Migration } from './migrations';
-import type { StreamSource } from './projections';
+import type { EnvelopeOf, StreamSource } from './projections';
 import type { Subscription, Transport } from './transport';
 
 /**
@@ -11,18 +11,33 @@ import type { Subscription, Transport } from './transport';
  * event is queued durably first and a worker runs it afterwards. Running a command inside the
  * delivery would deadlock the in-process transport (the command's relay publishes into the delivery
  * chain that is waiting for this handler) and would hold Kafka's partition while it runs.
+ *
+ * `E` is the union of the events it acts on: the worker passes only those types (listed in `eventTypes`),
+ * narrowed once, so `wants` and `react` switch on `event.type` without casting.
  */
-export interface Reactor {
+export interface Reactor<E extends DomainEvent = DomainEvent> {
   name: string;
   sources: readonly StreamSource[];
-  /** Which events call for work; the others are not queued. */
-  wants(event: EventEnvelope): boolean;
+  /** The event types it may act on; the others are not queued. */
+  eventTypes: readonly E['type'][];
+  /** Which of those call for work (absent: all of them). */
+  wants?(event: EnvelopeOf<E>): boolean;
   /** The work. At least once: after a crash it can run again, so it must be idempotent. */
-  react(event: EventEnvelope): Promise<void>;
+  react(event: EnvelopeOf<E>): Promise<void>;
+}
+
+/** The reactor's filter: a type it lists and, if it has `wants`, wanted. Narrows the envelope. */
+function reactorWants<E extends DomainEvent>(
+  reactor: Reactor<E>,
+  event: EventEnvelope,
+): event is EnvelopeOf<E> {
+  if (!(reactor.eventTypes as readonly string[]).includes(event.type)) return false;
+  return reactor.wants ? reactor.wants(event as EnvelopeOf<E>) : true;
 }
 
 export const reactorQueueMigration: Migration = {
-  id: '0001-reactor-queue',
+  id: 'core-0004-reactor-queue',
+  replaces: '0001-reactor-queue',
   async up(sql, s) {
     await sql.execute(`
       CREATE TABLE ${s}.reactor_queue (
@@ -60,23 +75,42 @@ interface QueueRow {
 
 /**
  * Queues wanted events of each reactor and runs their work outside the delivery, in queue order; a
- * failing item is retried later with backoff and does not hold back the items behind it.
+ * failing item is retried later with backoff and does not hold back the items behind it. A context runs
+ * one worker for all its reactors (ContextRuntime.addReactors).
  */
 export class ReactorWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  private readonly reactors: Reactor[];
 
   constructor(
     private readonly db: Database,
     private readonly schema: string,
-    private readonly reactors: readonly Reactor[],
+    reactors: readonly Reactor[],
     private readonly options: ReactorWorkerOptions = {},
-  ) {}
+  ) {
+    this.reactors = [...reactors];
+  }
+
+  /** Adds reactors to a worker that may already run, and subscribes them. */
+  async add(reactors: readonly Reactor[], transport: Transport, groupPrefix: string): Promise<void> {
+    for (const reactor of reactors) {
+      if (this.reactors.some((r) => r.name === reactor.name))
+        throw new Error(`reactor ${reactor.name} is added twice`);
+      this.reactors.push(reactor);
+      for (const subscription of this.subscriptionsOf([reactor], groupPrefix))
+        await transport.subscribe(subscription);
+    }
+  }
 
   subscriptions(groupPrefix: string): Subscription[] {
-    return this.reactors.map((reactor) => ({
+    return this.subscriptionsOf(this.reactors, groupPrefix);
+  }
+
+  private subscriptionsOf(reactors: readonly Reactor[], groupPrefix: string): Subscription[] {
+    return reactors.map((reactor) => ({
       groupId: `${groupPrefix}.reactor.${reactor.name}`,
       topics: [...new Set(reactor.sources.map((s) => topicFor(s.context, s.streamType)))],
       handle: async (raw: EventEnvelope) => {
@@ -85,7 +119,7 @@ export class ReactorWorker {
         );
         if (!isSource) return;
         const event = upcast(raw);
-        if (!reactor.wants(event)) return;
+        if (!reactorWants(reactor, event)) return;
         await this.db.execute(
           `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope) VALUES ($1, $2, $3)
            ON CONFLICT (reactor, event_id) DO NOTHING`,
@@ -102,7 +136,7 @@ export class ReactorWorker {
   }
 
   start(): void {
-    if (this.reactors.length === 0) return;
+    if (!this.stopped) return;
     this.stopped = false;
     const tick = (): void => {
       if (this.stopped) return;
@@ -134,7 +168,8 @@ export class ReactorWorker {
         } while (this.again && !this.stopped);
       } catch (error) {
         // The database is away (shutdown, restart): the next tick tries again.
-        this.options.onError?.('reactor-worker', error);
+        if (this.options.onError) this.options.onError('reactor-worker', error);
+        else deadLetterLogger.warn(`${this.schema}/reactor-worker: ${String(error)}`);
       } finally {
         this.running = undefined;
       }
@@ -151,7 +186,7 @@ export class ReactorWorker {
            WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2 AND reactor = ANY($3::text[])
            ORDER BY queued_at, event_id LIMIT 20 FOR UPDATE SKIP LOCKED)
         RETURNING q.reactor, q.event_id, q.envelope, q.attempts`,
-      // Only this worker's reactors: a context may run several workers (one per module that has reactors).
+      // Only this worker's reactors (a test may run a worker beside the context's).
       [
         String(this.options.claimMs ?? 30_000),
         this.options.maxAttempts ?? 10,

@@ -1,5 +1,5 @@
-import type { ApiKeyEvent, EventEnvelope, KeyScope } from '@rigmarket/contracts';
-import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import type { ApiKeyEvent, KeyScope } from '@rigmarket/contracts';
+import { type Migration, type Projection, defineProjection } from '@rigmarket/event-sourcing';
 
 /**
  * Every app authenticates bearers from its own projection of identity's key events, in its own schema:
@@ -34,13 +34,13 @@ export function authKeysExpiryMigration(): Migration {
 
 export function authKeysProjection(schema: string): Projection {
   const table = `${schema}.auth_api_keys`;
-  return {
+  return defineProjection<ApiKeyEvent>({
     name: 'auth_api_keys',
     version: 1,
     sources: [{ context: 'identity', streamType: 'api_key' }],
     tables: [table],
-    async apply(sql: Sql, envelope: EventEnvelope) {
-      const event = { type: envelope.type, data: envelope.data } as ApiKeyEvent;
+    eventTypes: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted'],
+    async apply(sql, event) {
       switch (event.type) {
         case 'ApiKeyCreated':
           await sql.execute(
@@ -66,11 +66,9 @@ export function authKeysProjection(schema: string): Projection {
           // The hash is kept (revoked) so the row still explains why a value is refused.
           await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [event.data.keyId]);
           return;
-        default:
-          return;
       }
     },
-  };
+  });
 }
 
 export interface AuthenticatedKey {

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, SyncEvent } from '@rigmarket/contracts';
-import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import type { SyncCanceled, SyncRequested } from '@rigmarket/contracts';
+import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AgentCopyRelay } from './agent-copy.relay';
 
@@ -10,10 +10,10 @@ import { AgentCopyRelay } from './agent-copy.relay';
  * and run after it (ADR 0009); both are idempotent (the job's agentcopy stream says whether it ran).
  */
 @Injectable()
-export class AgentCopyReactor implements Reactor, OnApplicationBootstrap {
+export class AgentCopyReactor implements Reactor<SyncRequested | SyncCanceled>, OnApplicationBootstrap {
   readonly name = 'agent_copies';
   readonly sources = [{ context: 'sync', streamType: 'sync' }] as const;
-  private readonly logger = new Logger('AgentCopyReactor');
+  readonly eventTypes = ['SyncRequested', 'SyncCanceled'] as const;
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
@@ -21,13 +21,10 @@ export class AgentCopyReactor implements Reactor, OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.startReactors([this], {
-      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
-    });
+    await this.runtime.addReactors([this]);
   }
 
-  wants(envelope: EventEnvelope): boolean {
-    const event = { type: envelope.type, data: envelope.data } as SyncEvent;
+  wants(event: EnvelopeOf<SyncRequested | SyncCanceled>): boolean {
     if (event.type === 'SyncCanceled') return true;
     return (
       event.type === 'SyncRequested' &&
@@ -37,11 +34,9 @@ export class AgentCopyReactor implements Reactor, OnApplicationBootstrap {
     );
   }
 
-  async react(envelope: EventEnvelope): Promise<void> {
-    const event = { type: envelope.type, data: envelope.data } as SyncEvent;
-    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+  async react(event: EnvelopeOf<SyncRequested | SyncCanceled>): Promise<void> {
+    const metadata = { correlationId: event.metadata.correlationId, causationId: event.eventId };
     if (event.type === 'SyncCanceled') return this.relay.cancel(event.data.jobId);
-    if (event.type !== 'SyncRequested') return;
     const d = event.data;
     if (d.srcInstanceId === null) return;
     await this.relay.start(

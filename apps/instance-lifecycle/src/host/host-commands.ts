@@ -1,5 +1,5 @@
 import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
-import type { ContextRuntime, Migration, Sql } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { CREDIT_RELEASED_MSG, OUTBID_MSG, SCHEMA } from '../instance-lifecycle.read-models';
 import { type InstanceState, instanceDecider } from '../instances/instance.decider';
 
@@ -28,28 +28,6 @@ export interface HostCommandRow {
   imageLoginSealed: string | null;
   createdAt: Date;
 }
-
-export const hostCommandsMigration: Migration = {
-  id: 'host-0001-host-commands',
-  async up(sql, s) {
-    await sql.execute(`
-      CREATE TABLE ${s}.host_commands (
-        command_id BIGSERIAL PRIMARY KEY,
-        instance_id INTEGER NOT NULL,
-        machine_id INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        status_msg TEXT,
-        instance_key_sealed TEXT,
-        event_id TEXT NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        claimed_until TIMESTAMPTZ,
-        delivered_at TIMESTAMPTZ
-      )`);
-    await sql.execute(
-      `CREATE INDEX host_commands_pending ON ${s}.host_commands (command_id) WHERE delivered_at IS NULL`,
-    );
-  },
-};
 
 /**
  * What the host must be told for these new events of one instance, given the state before them. Pure:

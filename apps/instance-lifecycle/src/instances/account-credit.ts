@@ -6,26 +6,12 @@ import {
   microsToDecimal,
   microsToDollars,
 } from '@rigmarket/contracts';
-import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import type { Projection, Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../instance-lifecycle.read-models';
 
 type Queryable = Pick<Sql, 'query'>;
 
 const TABLE = `${SCHEMA}.account_credit`;
-
-/**
- * What instance-lifecycle knows of each account's balance: marketplace's ledger events over the transport,
- * summed by the ledger's own rule (ledgerDeltaMicros) into NUMERIC(20, 6) dollars. Eventually consistent:
- * a grant may take a moment to open renting, a charge a moment to close it.
- */
-export const accountCreditMigration: Migration = {
-  id: '0009-account-credit',
-  async up(sql, s) {
-    await sql.execute(
-      `CREATE TABLE ${s}.account_credit (user_id INTEGER PRIMARY KEY, balance NUMERIC(20, 6) NOT NULL DEFAULT 0)`,
-    );
-  },
-};
 
 export const accountCreditProjection: Projection = {
   name: 'account_credit',

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, LedgerEvent } from '@rigmarket/contracts';
-import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import type { CreditExhausted } from '@rigmarket/contracts';
+import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { CREDIT_RELEASED_MSG, SCHEMA } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { releaseGpus, runInstanceCommand } from './instances.handlers';
@@ -17,26 +17,19 @@ export const CREDIT_EXHAUSTED_MSG = CREDIT_RELEASED_MSG;
  * (see ReactorWorker); a rerun finds nothing left to stop or release.
  */
 @Injectable()
-export class CreditExhaustedReactor implements Reactor, OnApplicationBootstrap {
+export class CreditExhaustedReactor implements Reactor<CreditExhausted>, OnApplicationBootstrap {
   readonly name = 'stop_instances_on_credit_exhausted';
   readonly sources = [{ context: 'marketplace', streamType: 'ledger' }] as const;
-  private readonly logger = new Logger('CreditExhaustedReactor');
+  readonly eventTypes = ['CreditExhausted'] as const;
 
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.startReactors([this], {
-      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
-    });
+    await this.runtime.addReactors([this]);
   }
 
-  wants(event: EventEnvelope): boolean {
-    return event.type === 'CreditExhausted';
-  }
-
-  async react(envelope: EventEnvelope): Promise<void> {
-    const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
-    if (event.type !== 'CreditExhausted') return;
+  async react(event: EnvelopeOf<CreditExhausted>): Promise<void> {
+    const envelope = event;
     const userId = event.data.userId;
     const running = await this.runtime.db.query<{ instance_id: number }>(
       `SELECT instance_id FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed AND intended_status = 'running' ORDER BY instance_id`,

@@ -1,6 +1,6 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { ApiError } from '@rigmarket/contracts';
-import type { ContextRuntime, Migration, Sql } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { openWith, sealWith } from './sealing';
 
 /**
@@ -10,18 +10,6 @@ import { openWith, sealWith } from './sealing';
  * a key derived from the Idempotency-Key, so only a caller who presents that key again can open it.
  */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-
-/** Replaces 0003's plain columns; records made before it are dropped (they last 24 hours anyway). */
-export const sealIdempotencyMigration: Migration = {
-  id: '0004-create-idempotency-sealed',
-  async up(sql, s) {
-    await sql.execute(`DELETE FROM ${s}.create_idempotency`);
-    await sql.execute(`ALTER TABLE ${s}.create_idempotency RENAME COLUMN idem_key TO idem_key_hash`);
-    await sql.execute(
-      `ALTER TABLE ${s}.create_idempotency RENAME COLUMN instance_api_key TO instance_api_key_sealed`,
-    );
-  },
-};
 
 export interface IdempotentAnswer {
   instanceId: number;

@@ -5,7 +5,7 @@ import {
   type SyncEvent,
   type SyncKind,
 } from '@rigmarket/contracts';
-import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
+import type { Projection, Sql } from '@rigmarket/event-sourcing';
 
 /**
  * What renters see of sync-maintenance on their instances, from its public events over the transport:
@@ -14,37 +14,6 @@ import type { Migration, Projection, Sql } from '@rigmarket/event-sourcing';
  * instances read model: two tables, one projection each, joined when instances are read.
  */
 const SCHEMA = 'instance_lifecycle';
-
-export const syncMaintenanceNoticesMigration: Migration = {
-  id: 'sync-0001-maintenance-and-sync-notices',
-  async up(sql, s) {
-    await sql.execute(`
-      CREATE TABLE ${s}.machine_maintenance (
-        window_id INTEGER PRIMARY KEY,
-        machine_id INTEGER NOT NULL,
-        start_time DOUBLE PRECISION NOT NULL,
-        end_time DOUBLE PRECISION NOT NULL,
-        duration_hours DOUBLE PRECISION NOT NULL,
-        category TEXT NOT NULL
-      )`);
-    await sql.execute(
-      `CREATE INDEX machine_maintenance_by_machine ON ${s}.machine_maintenance (machine_id, start_time)`,
-    );
-    await sql.execute(`
-      CREATE TABLE ${s}.instance_syncs (
-        instance_id INTEGER PRIMARY KEY,
-        job_id INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        src_instance_id INTEGER,
-        transfer TEXT,
-        status TEXT NOT NULL,
-        bytes_copied DOUBLE PRECISION NOT NULL DEFAULT 0,
-        total_bytes DOUBLE PRECISION,
-        reason TEXT,
-        updated_at TIMESTAMPTZ NOT NULL
-      )`);
-  },
-};
 
 export const machineMaintenanceProjection: Projection = {
   name: 'machine_maintenance',

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, VolumeEvent } from '@rigmarket/contracts';
-import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import type { VolumeCreated, VolumeRefused } from '@rigmarket/contracts';
+import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../instance-lifecycle.read-models';
 import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instances.handlers';
@@ -17,10 +17,12 @@ const UNSEALABLE =
   'its instance key could not be opened: the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY';
 
 @Injectable()
-export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap {
+export class VolumeForInstanceReactor
+  implements Reactor<VolumeCreated | VolumeRefused>, OnApplicationBootstrap
+{
   readonly name = 'attach_created_volumes';
   readonly sources = [{ context: 'marketplace', streamType: 'volume' }] as const;
-  private readonly logger = new Logger('VolumeForInstanceReactor');
+  readonly eventTypes = ['VolumeCreated', 'VolumeRefused'] as const;
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
@@ -28,21 +30,18 @@ export class VolumeForInstanceReactor implements Reactor, OnApplicationBootstrap
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.startReactors([this], {
-      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
-    });
+    await this.runtime.addReactors([this]);
   }
 
-  wants(envelope: EventEnvelope): boolean {
-    const event = { type: envelope.type, data: envelope.data } as VolumeEvent;
+  wants(event: EnvelopeOf<VolumeCreated | VolumeRefused>): boolean {
     return (
       (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) ||
       event.type === 'VolumeRefused'
     );
   }
 
-  async react(envelope: EventEnvelope): Promise<void> {
-    const event = { type: envelope.type, data: envelope.data } as VolumeEvent;
+  async react(event: EnvelopeOf<VolumeCreated | VolumeRefused>): Promise<void> {
+    const envelope = event;
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     if (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) {
       const { instanceId, volumeId, ownerId, machineId } = event.data;

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, LedgerEvent } from '@rigmarket/contracts';
-import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import type { AccountCharged } from '@rigmarket/contracts';
+import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { runLedgerCommand } from './ledger.handlers';
 
@@ -11,27 +11,25 @@ import { runLedgerCommand } from './ledger.handlers';
  * rerun after a restart earns nothing more.
  */
 @Injectable()
-export class HostEarningsReactor implements Reactor, OnApplicationBootstrap {
+export class HostEarningsReactor implements Reactor<AccountCharged>, OnApplicationBootstrap {
   readonly name = 'host_earnings';
   readonly sources = [{ context: 'marketplace', streamType: 'ledger' }] as const;
-  private readonly logger = new Logger('HostEarningsReactor');
+  readonly eventTypes = ['AccountCharged'] as const;
 
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.startReactors([this], {
-      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
-    });
+    await this.runtime.addReactors([this]);
   }
 
-  wants(event: EventEnvelope): boolean {
+  wants(event: EnvelopeOf<AccountCharged>): boolean {
     // Charges from before this reactor carry no hostId: their earning was appended with them.
-    return event.type === 'AccountCharged' && (event.data as { hostId?: number }).hostId !== undefined;
+    return event.data.hostId !== undefined;
   }
 
-  async react(envelope: EventEnvelope): Promise<void> {
-    const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
-    if (event.type !== 'AccountCharged' || event.data.hostId === undefined) return;
+  async react(event: EnvelopeOf<AccountCharged>): Promise<void> {
+    const envelope = event;
+    if (event.data.hostId === undefined) return;
     const { hostId, instanceId, machineId, amountMicros } = event.data;
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     await runLedgerCommand(

@@ -1,5 +1,11 @@
-import type { EventEnvelope } from '@rigmarket/contracts';
-import { ContextRuntime, Database, ManualClock, ReactorWorker } from '@rigmarket/event-sourcing';
+import type { AccountCharged, EventEnvelope } from '@rigmarket/contracts';
+import {
+  ContextRuntime,
+  Database,
+  type EnvelopeOf,
+  ManualClock,
+  ReactorWorker,
+} from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually } from '@rigmarket/testing';
 import { marketplaceContext } from '../marketplace.context';
@@ -45,8 +51,9 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
       db,
       transport,
       clock: new ManualClock('2026-05-01T12:00:00.000Z'),
+      reactors: { pollIntervalMs: 50 },
     });
-    worker = await runtime.startReactors([new HostEarningsReactor(runtime)], { pollIntervalMs: 50 });
+    worker = await runtime.addReactors([new HostEarningsReactor(runtime)]);
   });
   afterAll(async () => {
     await runtime.stop();
@@ -123,7 +130,7 @@ describe('billing ledger: charges, host earnings, exhaustion', () => {
     expect(await queued()).toEqual([{ event_id: recorded.eventId, done: false }]);
     // A first run appended the earning and crashed before marking the item done...
     const reactor = new HostEarningsReactor(runtime);
-    await reactor.react(recorded);
+    await reactor.react(recorded as EnvelopeOf<AccountCharged>);
     // ...so the restarted worker runs it again.
     const restarted = new ReactorWorker(db, runtime.schema, [reactor], { pollIntervalMs: 50 });
     restarted.start();

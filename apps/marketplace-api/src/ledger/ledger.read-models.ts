@@ -4,50 +4,9 @@ import {
   ledgerDeltaMicros,
   microsToDecimal,
 } from '@rigmarket/contracts';
-import { type Migration, type Projection, type Sql, replayProjection } from '@rigmarket/event-sourcing';
+import { type Projection, type Sql } from '@rigmarket/event-sourcing';
 
 const SCHEMA = 'marketplace';
-
-export const ledgerReadModelsMigration: Migration = {
-  id: '0005-ledger',
-  async up(sql, s) {
-    await sql.execute(`
-      CREATE TABLE ${s}.ledger_entries (
-        stream_id TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        user_id INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        amount DOUBLE PRECISION NOT NULL,
-        instance_id INTEGER,
-        machine_id INTEGER,
-        note TEXT,
-        period_start TIMESTAMPTZ,
-        period_end TIMESTAMPTZ,
-        at TIMESTAMPTZ NOT NULL,
-        PRIMARY KEY (stream_id, position)
-      )`);
-    await sql.execute(`CREATE INDEX ledger_entries_by_user ON ${s}.ledger_entries (user_id, kind, at)`);
-    await sql.execute(
-      `CREATE TABLE ${s}.balances (user_id INTEGER PRIMARY KEY, balance DOUBLE PRECISION NOT NULL, exhausted BOOLEAN NOT NULL DEFAULT FALSE)`,
-    );
-  },
-};
-
-/**
- * Money columns become exact: NUMERIC(20, 6) dollars (integer micros on the events). The old DOUBLE PRECISION
- * rows are replaced by a replay of the ledger, whose version 1 events are upcast to micros (an amount beyond
- * the limits is voided, see contracts' money.ts), so nothing of the old float sums survives.
- */
-export const exactLedgerMigration: Migration = {
-  id: '0010-ledger-exact-money',
-  async up(sql, s) {
-    await sql.execute(`DELETE FROM ${s}.ledger_entries`);
-    await sql.execute(`DELETE FROM ${s}.balances`);
-    await sql.execute(`ALTER TABLE ${s}.ledger_entries ALTER COLUMN amount TYPE NUMERIC(20, 6)`);
-    await sql.execute(`ALTER TABLE ${s}.balances ALTER COLUMN balance TYPE NUMERIC(20, 6)`);
-    await replayProjection(sql, s, ledgerProjection);
-  },
-};
 
 export const ledgerProjection: Projection = {
   name: 'ledger',

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ContextRuntime, Migration } from '@rigmarket/event-sourcing';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { PeriodicJob } from '../periodic-job';
@@ -9,14 +9,6 @@ export const RELIABILITY_SWEEP_MS = Symbol('RELIABILITY_SWEEP_MS');
 
 /** Default: every 10 minutes (RIGMARKET_RELIABILITY_SWEEP_MS; 0 turns the timer off, runOnce still works). */
 export const DEFAULT_RELIABILITY_SWEEP_MS = 600_000;
-
-/** When each machine last sent a heartbeat (machines read model), so the sweep finds the silent ones. */
-export const machineLastHeartbeatMigration: Migration = {
-  id: '0009-machine-last-heartbeat',
-  async up(sql, s) {
-    await sql.execute(`ALTER TABLE ${s}.machines ADD COLUMN last_heartbeat_at TIMESTAMPTZ`);
-  },
-};
 
 /**
  * Reliability is up time over a rolling window, but heartbeats are what update it: a machine that goes

@@ -1,28 +1,6 @@
 import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
-import type { Migration, Projection } from '@rigmarket/event-sourcing';
+import type { Projection } from '@rigmarket/event-sourcing';
 import { SCHEMA, refreshOffers } from '../marketplace.read-models';
-
-/**
- * Offers show free GPUs only: instance-lifecycle's public InstanceCreated/InstanceDestroyed (and
- * InstanceOutbid / a later start), over the transport, keep one row per live instance here; a machine's allocated GPUs are their sum (GPUS_ALLOCATED). Eventually
- * consistent: instance-lifecycle's allocation stream stays the authority (a just-taken offer is refused
- * there with offer_unavailable).
- */
-export const instanceAllocationsMigration: Migration = {
-  id: '0006-instance-allocations',
-  async up(sql, s) {
-    await sql.execute(`
-      CREATE TABLE ${s}.instance_allocations (
-        instance_id INTEGER PRIMARY KEY,
-        machine_id INTEGER NOT NULL,
-        num_gpus INTEGER NOT NULL,
-        held BOOLEAN NOT NULL DEFAULT TRUE
-      )`);
-    await sql.execute(
-      `CREATE INDEX instance_allocations_by_machine ON ${s}.instance_allocations (machine_id)`,
-    );
-  },
-};
 
 export const instanceAllocationsProjection: Projection = {
   name: 'instance_allocations',

@@ -1,28 +1,6 @@
 import type { EventEnvelope, MaintenanceEvent } from '@rigmarket/contracts';
-import type { Migration, Projection } from '@rigmarket/event-sourcing';
+import type { Projection } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../marketplace.read-models';
-
-/**
- * Hosts' maintenance windows, from sync-maintenance's public events over the transport. The offer
- * search reads them at query time (offer-query.ts, rentableUntil): an offer can be rented only until
- * the next window starts, and not at all during one. Windows are kept past their end (the search
- * ignores them); a cancel deletes the machine's pending ones.
- */
-export const maintenanceWindowsMigration: Migration = {
-  id: '0007-maintenance-windows',
-  async up(sql, s) {
-    await sql.execute(`
-      CREATE TABLE ${s}.maintenance_windows (
-        window_id INTEGER PRIMARY KEY,
-        machine_id INTEGER NOT NULL,
-        start_time DOUBLE PRECISION NOT NULL,
-        end_time DOUBLE PRECISION NOT NULL
-      )`);
-    await sql.execute(
-      `CREATE INDEX maintenance_windows_by_machine ON ${s}.maintenance_windows (machine_id, end_time)`,
-    );
-  },
-};
 
 export const maintenanceWindowsProjection: Projection = {
   name: 'maintenance_windows',

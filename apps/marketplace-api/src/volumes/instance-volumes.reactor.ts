@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, EventMetadata, InstanceEvent } from '@rigmarket/contracts';
-import type { ContextRuntime, Reactor, ReactorWorker } from '@rigmarket/event-sourcing';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import type { EventMetadata, InstanceCreated } from '@rigmarket/contracts';
+import type { ContextRuntime, EnvelopeOf, Reactor, ReactorWorker } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { volumeDecider, volumeStreamId, type VolumeCommand } from './volume.decider';
 import { volumeSpaceDecider, volumeSpaceStreamId } from './volume-space.decider';
@@ -81,21 +81,22 @@ export async function createVolumeForInstance(
 
 /** instance-lifecycle's InstanceCreated with config.newVolume -> the volume is created (or refused) here. */
 @Injectable()
-export class InstanceVolumesReactor implements Reactor, OnApplicationBootstrap {
+export class InstanceVolumesReactor implements Reactor<InstanceCreated>, OnApplicationBootstrap {
   readonly name = 'create_instance_volumes';
   readonly sources = [{ context: 'instance', streamType: 'instance' }] as const;
-  private readonly logger = new Logger('InstanceVolumesReactor');
+  readonly eventTypes = ['InstanceCreated'] as const;
   private worker: ReactorWorker | undefined;
 
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.worker = await this.runtime.startReactors([this], {
-      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
-    });
+    this.worker = await this.runtime.addReactors([this]);
   }
 
-  /** Holds the work back (queued events wait) until resume(): how the e2e suite provokes the race for space. */
+  /**
+   * Holds the context's reactor work back (queued events wait) until resume(): how the e2e suite provokes
+   * the race for space.
+   */
   async pause(): Promise<void> {
     await this.worker?.stop();
   }
@@ -104,14 +105,13 @@ export class InstanceVolumesReactor implements Reactor, OnApplicationBootstrap {
     this.worker?.start();
   }
 
-  wants(event: EventEnvelope): boolean {
-    const e = { type: event.type, data: event.data } as InstanceEvent;
-    return e.type === 'InstanceCreated' && Boolean(e.data.config.newVolume);
+  wants(event: EnvelopeOf<InstanceCreated>): boolean {
+    return Boolean(event.data.config.newVolume);
   }
 
-  async react(envelope: EventEnvelope): Promise<void> {
-    const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
-    if (event.type !== 'InstanceCreated' || !event.data.config.newVolume) return;
+  async react(event: EnvelopeOf<InstanceCreated>): Promise<void> {
+    const envelope = event;
+    if (!event.data.config.newVolume) return;
     const wanted = event.data.config.newVolume;
     await createVolumeForInstance(
       this.runtime,

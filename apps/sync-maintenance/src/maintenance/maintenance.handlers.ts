@@ -9,7 +9,8 @@ import {
 } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type MaintenanceCanceled } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA, machineOwner } from '../sync-maintenance.read-models';
+import { machineOwner } from '../read-models/known-machines/queries';
+import { SCHEMA } from '../schema';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { type MaintenanceCommand, maintenanceDecider, maintenanceStreamId } from './maintenance.decider';
 

@@ -1,6 +1,12 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { type AgentCopyEvent, ApiError, type EventEnvelope } from '@rigmarket/contracts';
-import type { ContextRuntime, Reactor } from '@rigmarket/event-sourcing';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  type AgentCopyCompleted,
+  type AgentCopyFailed,
+  type AgentCopyProgressed,
+  type AgentCopyStarted,
+  ApiError,
+} from '@rigmarket/contracts';
+import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { SyncErrors } from './sync.decider';
 import { runSyncCommand } from './sync-workflow';
@@ -12,28 +18,27 @@ import { runSyncCommand } from './sync-workflow';
  * a job that is no longer active (canceled meanwhile) is refused by the decider and dropped; the relay
  * has stopped the agents already. Queued from the delivery and run after it (ADR 0009).
  */
+type AgentCopyReport = AgentCopyStarted | AgentCopyProgressed | AgentCopyCompleted | AgentCopyFailed;
+
 @Injectable()
-export class AgentCopyReportsReactor implements Reactor, OnApplicationBootstrap {
+export class AgentCopyReportsReactor implements Reactor<AgentCopyReport>, OnApplicationBootstrap {
   readonly name = 'agent_copy_reports';
   readonly sources = [{ context: 'instance', streamType: 'agentcopy' }] as const;
-  private readonly logger = new Logger('AgentCopyReportsReactor');
+  readonly eventTypes = [
+    'AgentCopyStarted',
+    'AgentCopyProgressed',
+    'AgentCopyCompleted',
+    'AgentCopyFailed',
+  ] as const;
 
   constructor(@Inject(SYNC_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.startReactors([this], {
-      onError: (reactor, error) => this.logger.warn(`${reactor}: ${String(error)}`),
-    });
+    await this.runtime.addReactors([this]);
   }
 
-  wants(envelope: EventEnvelope): boolean {
-    return ['AgentCopyStarted', 'AgentCopyProgressed', 'AgentCopyCompleted', 'AgentCopyFailed'].includes(
-      envelope.type,
-    );
-  }
-
-  async react(envelope: EventEnvelope): Promise<void> {
-    const event = { type: envelope.type, data: envelope.data } as AgentCopyEvent;
+  async react(event: EnvelopeOf<AgentCopyReport>): Promise<void> {
+    const envelope = event;
     const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
     const { instanceId, jobId } = event.data;
     try {
@@ -71,8 +76,6 @@ export class AgentCopyReportsReactor implements Reactor, OnApplicationBootstrap 
             { type: 'FailSync', instanceId, jobId, reason: event.data.reason },
             metadata,
           );
-          return;
-        default:
           return;
       }
     } catch (error) {

@@ -9,7 +9,7 @@ import {
   type SyncRequested,
 } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { findInstance, onAgentMachine } from '../sync-maintenance.read-models';
+import { findInstance, onAgentMachine } from '../read-models/known-instances/queries';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { runSyncCommand, SyncWorkflow } from './sync-workflow';
 

@@ -1,0 +1,31 @@
+import type { Migration } from '@rigmarket/event-sourcing';
+import { machines } from './0001-machines';
+import { machinesOffersTemplates } from './0002-machines-offers-templates';
+import { volumes } from './0003-volumes';
+import { ledger } from './0004-ledger';
+import { instanceAllocations } from './0005-instance-allocations';
+import { billingPeriods } from './0006-billing-periods';
+import { maintenanceWindows } from './0007-maintenance-windows';
+import { templateUsage } from './0008-template-usage';
+import { machineLastHeartbeat } from './0009-machine-last-heartbeat';
+import { ledgerExactMoney } from './0010-ledger-exact-money';
+import { ledgerEarnedCharges } from './0011-ledger-earned-charges';
+import { authApiKeys } from './0012-auth-api-keys';
+import { authApiKeyExpiry } from './0013-auth-api-key-expiry';
+
+/** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
+export const marketplaceMigrations: readonly Migration[] = [
+  machines,
+  machinesOffersTemplates,
+  volumes,
+  ledger,
+  instanceAllocations,
+  billingPeriods,
+  maintenanceWindows,
+  templateUsage,
+  machineLastHeartbeat,
+  ledgerExactMoney,
+  ledgerEarnedCharges,
+  authApiKeys,
+  authApiKeyExpiry,
+];

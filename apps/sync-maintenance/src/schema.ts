@@ -1,0 +1,2 @@
+/** The PostgreSQL schema sync-maintenance owns. */
+export const SCHEMA = 'sync_maintenance';
