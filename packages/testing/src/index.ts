@@ -3,3 +3,4 @@ export * from './services';
 export * from './platform-harness';
 export * from './rebuild-check';
 export * from './client-bodies';
+export * from './projection-spec';
