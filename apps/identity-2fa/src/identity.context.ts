@@ -1,11 +1,19 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { identityMigrations } from './migrations';
 import { authKeysProjection } from '@rigmarket/http-kit';
-import { userCreditProjection } from './users/user-credit.read-model';
-import { tfaProjection } from './tfa/tfa.read-models';
-import { SCHEMA, apiKeysProjection, teamRolesProjection, usersProjection } from './identity.read-models';
+import { identityMigrations } from './migrations';
+import { apiKeysProjection } from './read-models/api-keys/projection';
+import { teamRolesProjection } from './read-models/team-roles/projection';
+import { tfaProjection } from './read-models/tfa/projection';
+import { userCreditProjection } from './read-models/user-credit/projection';
+import { usersProjection } from './read-models/users/projection';
+import { SCHEMA } from './schema';
 
-/** identity-2fa's storage: read models of its own events (inline) and of marketplace's ledger (subscribed). */
+export { SCHEMA };
+
+/**
+ * identity-2fa's storage: read models of its own events (inline) and of marketplace's ledger (subscribed).
+ * Tables: migrations/; each read model's projection and queries: read-models/<name>/.
+ */
 export const identityContext: ContextDefinition = {
   context: 'identity',
   migrations: identityMigrations,

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { CONTEXT_SCHEMAS, type DomainEvent, type EventEnvelope, streamTypeOf } from '@rigmarket/contracts';
+import {
+  CONTEXT_SCHEMAS,
+  type DomainEvent,
+  type EventEnvelope,
+  currentSchemaVersion,
+  streamTypeOf,
+} from '@rigmarket/contracts';
 import {
   type ContextDefinition,
   Database,
@@ -59,7 +65,8 @@ export function projectionSpec(context: ContextDefinition, projection: Projectio
       return {
         eventId: randomUUID(),
         type: event.type,
-        schemaVersion: 1,
+        // Events of today's shape (older versions are upcast before apply, as the runtime does).
+        schemaVersion: currentSchemaVersion(source.context, event.type),
         streamId: event.streamId,
         streamType,
         streamPosition,

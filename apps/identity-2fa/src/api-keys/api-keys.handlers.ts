@@ -19,7 +19,7 @@ import {
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { type AuthenticatedKey, hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
-import { SCHEMA } from '../identity.read-models';
+import { SCHEMA } from '../schema';
 import { newKeyValue } from '../secrets';
 import { apiKeyDecider, apiKeyStreamId } from './api-key.decider';
 

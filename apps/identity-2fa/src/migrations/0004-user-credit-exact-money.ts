@@ -1,5 +1,5 @@
 import { type Migration, replayProjection } from '@rigmarket/event-sourcing';
-import { userCreditProjection } from '../users/user-credit.read-model';
+import { userCreditProjection } from '../read-models/user-credit/projection';
 
 /**
  * The credit column was summed from float dollars and left out hosts' earnings, so it disagreed with

@@ -10,7 +10,7 @@ import {
 import { ApiError, type EventMetadata, isPermissionCategory } from '@rigmarket/contracts';
 import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
-import { SCHEMA } from '../identity.read-models';
+import { SCHEMA } from '../schema';
 import { BUILT_IN_ROLES, teamRoleDecider, teamRoleStreamId } from './team-role.decider';
 
 export interface TeamRoleView {

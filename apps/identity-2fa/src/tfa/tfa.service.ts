@@ -3,7 +3,7 @@ import { ApiError, type EventMetadata, type KeyScope } from '@rigmarket/contract
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
-import { SCHEMA } from '../identity.read-models';
+import { SCHEMA } from '../schema';
 import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions, sessionExpiry } from '../identity.tokens';
 import { MAILER, type Mailer } from '../mailer';
 import { newKeyValue } from '../secrets';

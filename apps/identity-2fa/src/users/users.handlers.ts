@@ -12,14 +12,14 @@ import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcin
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
 import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions, sessionExpiry } from '../identity.tokens';
-import { SCHEMA } from '../identity.read-models';
+import { SCHEMA } from '../schema';
 import { MAILER, type Mailer } from '../mailer';
 import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from '../secrets';
 import { newTfaSecret } from '../tfa/tfa.crypto';
 import { tfaDecider, tfaStreamId } from '../tfa/tfa.decider';
-import { TFA_STATUS_SQL } from '../tfa/tfa.read-models';
+import { TFA_STATUS_SQL } from '../read-models/tfa/queries';
 import { LOGIN_THROTTLE, type LoginThrottle } from './login-throttle';
-import { USER_CREDIT_SQL } from './user-credit.read-model';
+import { USER_CREDIT_SQL } from '../read-models/user-credit/queries';
 import { userDecider, userStreamId } from './user.decider';
 
 export interface UserView {
@@ -62,7 +62,7 @@ export function toUserView(row: UserRow): UserView {
     full_name: row.full_name,
     fullname: row.full_name,
     ssh_key: row.ssh_key,
-    // Projected from marketplace's billing ledger (user-credit.read-model.ts).
+    // Projected from marketplace's billing ledger (read-models/user-credit/).
     credit: Number(row.credit ?? 0),
     balance: Number(row.credit ?? 0),
     tfa_status: row.tfa_status ?? 'disabled',

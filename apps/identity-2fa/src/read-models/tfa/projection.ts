@@ -1,8 +1,7 @@
-import type { EventEnvelope } from '@rigmarket/contracts';
-import type { Projection, Sql } from '@rigmarket/event-sourcing';
+import { type Sql, defineProjection } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
-import { SCHEMA } from '../identity.read-models';
-import type { TfaEvent } from './tfa.events';
+import { SCHEMA } from '../../schema';
+import type { TfaEvent } from '../../tfa/tfa.events';
 
 async function upsert(sql: Sql, userId: number): Promise<void> {
   await sql.execute(
@@ -11,13 +10,20 @@ async function upsert(sql: Sql, userId: number): Promise<void> {
   );
 }
 
-export const tfaProjection: Projection = {
+export const tfaProjection = defineProjection<TfaEvent>({
   name: 'tfa',
   version: 1,
   sources: [{ context: 'identity', streamType: 'tfa' }],
   tables: [`${SCHEMA}.tfa_accounts`, `${SCHEMA}.tfa_secrets`, `${SCHEMA}.tfa_phone_setups`],
-  async apply(sql: Sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as TfaEvent;
+  eventTypes: [
+    'TfaChallengeIssued',
+    'TfaChallengeCodeReplaced',
+    'TfaMethodAdded',
+    'TfaMethodRemoved',
+    'TfaDisabled',
+    'TfaLegacyMarked',
+  ],
+  async apply(sql, event) {
     const userId = event.data.userId;
     switch (event.type) {
       case 'TfaChallengeIssued':
@@ -65,12 +71,6 @@ export const tfaProjection: Projection = {
           [userId],
         );
         return;
-      default:
-        return;
     }
   },
-};
-
-/** users/current's tfa_status, derived from the read model. */
-export const TFA_STATUS_SQL = `(SELECT CASE WHEN t.legacy THEN 'legacy' WHEN t.enabled THEN 'enabled' ELSE 'disabled' END
-  FROM ${SCHEMA}.tfa_accounts t WHERE t.user_id = ${SCHEMA}.users.user_id) AS tfa_status`;
+});

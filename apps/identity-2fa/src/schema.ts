@@ -1,0 +1,2 @@
+/** The PostgreSQL schema identity-2fa owns. */
+export const SCHEMA = 'identity';
