@@ -1,21 +1,24 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { marketplaceMigrations } from './migrations';
 import { authKeysProjection } from '@rigmarket/http-kit';
-import {
-  SCHEMA,
-  adminUsersProjection,
-  machinesProjection,
-  templatesProjection,
-} from './marketplace.read-models';
-import { billingPeriodsProjection } from './ledger/billing-periods.read-model';
-import { ledgerProjection } from './ledger/ledger.read-models';
-import { instanceAllocationsProjection } from './offers/instance-allocations.read-model';
-import { maintenanceWindowsProjection } from './offers/maintenance-windows.read-model';
-import { templateUsageProjection } from './templates/template-usage.read-model';
-import { volumeOffersProjection } from './volumes/volumes.read-models';
+import { marketplaceMigrations } from './migrations';
+import { adminUsersProjection } from './read-models/admin-users/projection';
+import { billingPeriodsProjection } from './read-models/billing-periods/projection';
+import { instanceAllocationsProjection } from './read-models/instance-allocations/projection';
+import { ledgerProjection } from './read-models/ledger/projection';
+import { machinesProjection } from './read-models/machines/projection';
+import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
+import { templateUsageProjection } from './read-models/template-usage/projection';
+import { templatesProjection } from './read-models/templates/projection';
+import { volumeOffersProjection } from './read-models/volume-offers/projection';
+import { SCHEMA } from './schema';
 
 export { SCHEMA };
 
+/**
+ * marketplace-api's storage: read models of its own events (inline) and of identity's, instance-lifecycle's
+ * and sync-maintenance's (subscribed). Tables: migrations/; each read model's projection and queries:
+ * read-models/<name>/.
+ */
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
   migrations: marketplaceMigrations,

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { chargeAlreadyEarned } from './earned-charges';
 import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';

@@ -16,7 +16,8 @@ import {
   type MachineVerification,
 } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { GPUS_ALLOCATED, SCHEMA } from '../marketplace.read-models';
+import { GPUS_ALLOCATED } from '../read-models/machines/offers';
+import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { computeScore } from './gpu-models';
 import { type MachineCommand, type MachineState, machineDecider, machineStreamId } from './machine.decider';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { PeriodicJob } from '../periodic-job';
 import { HEARTBEAT_INTERVAL_S, machineDecider, machineStreamId } from './machine.decider';

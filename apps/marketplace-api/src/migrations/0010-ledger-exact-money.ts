@@ -1,5 +1,5 @@
 import { type Migration, replayProjection } from '@rigmarket/event-sourcing';
-import { ledgerProjection } from '../ledger/ledger.read-models';
+import { ledgerProjection } from '../read-models/ledger/projection';
 
 /**
  * Money columns become exact: NUMERIC(20, 6) dollars (integer micros on the events). The old DOUBLE PRECISION

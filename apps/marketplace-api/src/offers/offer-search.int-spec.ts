@@ -2,7 +2,7 @@ import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import { Database, eventStoreMigration, runMigrations } from '@rigmarket/event-sourcing';
 import { createTestDatabase } from '@rigmarket/testing';
 import { marketplaceContext } from '../marketplace.context';
-import { insertOfferRows } from '../marketplace.read-models';
+import { insertOfferRows } from '../read-models/machines/offers';
 import { HOURS_PER_MONTH, type OfferQuery, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
 import { searchOffers } from './offers.handlers';

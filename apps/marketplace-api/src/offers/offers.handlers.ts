@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';

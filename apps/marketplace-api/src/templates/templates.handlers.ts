@@ -16,10 +16,14 @@ import {
   templateLoginScope,
 } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME, REGISTRY_LOGIN_BOX } from '../marketplace.tokens';
 import { type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
-import { COUNT_CREATED, RECENT_CREATE_DATE, TEMPLATE_USAGE_JOIN } from './template-usage.read-model';
+import {
+  COUNT_CREATED,
+  RECENT_CREATE_DATE,
+  TEMPLATE_USAGE_JOIN,
+} from '../read-models/template-usage/queries';
 import {
   type TemplateCommand,
   TemplateErrors,

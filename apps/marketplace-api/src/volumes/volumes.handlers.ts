@@ -10,7 +10,7 @@ import {
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { machineDecider, machineStreamId, type MachineCommand } from '../machines/machine.decider';
-import { SCHEMA } from '../marketplace.read-models';
+import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { coerce, type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
 import { volumeDecider, volumeStreamId, type VolumeCommand } from './volume.decider';

@@ -1,14 +1,14 @@
-import type { EventEnvelope, MaintenanceEvent } from '@rigmarket/contracts';
-import type { Projection } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import type { MaintenanceEvent } from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
 
-export const maintenanceWindowsProjection: Projection = {
+export const maintenanceWindowsProjection = defineProjection<MaintenanceEvent>({
   name: 'maintenance_windows',
   version: 1,
   sources: [{ context: 'sync', streamType: 'maintenance' }],
   tables: [`${SCHEMA}.maintenance_windows`],
-  async apply(sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as MaintenanceEvent;
+  eventTypes: ['MaintenanceScheduled', 'MaintenanceCanceled'],
+  async apply(sql, event) {
     switch (event.type) {
       case 'MaintenanceScheduled':
         await sql.execute(
@@ -21,8 +21,6 @@ export const maintenanceWindowsProjection: Projection = {
           event.data.windowIds,
         ]);
         return;
-      default:
-        return;
     }
   },
-};
+});

@@ -1,14 +1,22 @@
-import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
-import type { Projection } from '@rigmarket/event-sourcing';
-import { SCHEMA, refreshOffers } from '../marketplace.read-models';
+import type {
+  InstanceCreated,
+  InstanceDestroyed,
+  InstanceIntentChanged,
+  InstanceOutbid,
+} from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { refreshOffers } from '../machines/offers';
+import { SCHEMA } from '../../schema';
 
-export const instanceAllocationsProjection: Projection = {
+export const instanceAllocationsProjection = defineProjection<
+  InstanceCreated | InstanceDestroyed | InstanceOutbid | InstanceIntentChanged
+>({
   name: 'instance_allocations',
   version: 1,
   sources: [{ context: 'instance', streamType: 'instance' }],
   tables: [`${SCHEMA}.instance_allocations`],
-  async apply(sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
+  eventTypes: ['InstanceCreated', 'InstanceDestroyed', 'InstanceOutbid', 'InstanceIntentChanged'],
+  async apply(sql, event) {
     let machineId: number;
     switch (event.type) {
       case 'InstanceCreated':
@@ -41,9 +49,7 @@ export const instanceAllocationsProjection: Projection = {
         machineId = Number(rows[0].machine_id);
         break;
       }
-      default:
-        return;
     }
     await refreshOffers(sql, machineId);
   },
-};
+});

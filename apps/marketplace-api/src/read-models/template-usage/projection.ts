@@ -1,14 +1,14 @@
-import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
-import type { Projection } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../marketplace.read-models';
+import type { InstanceCreated } from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
 
-export const templateUsageProjection: Projection = {
+export const templateUsageProjection = defineProjection<InstanceCreated>({
   name: 'template_usage',
   version: 1,
   sources: [{ context: 'instance', streamType: 'instance' }],
   tables: [`${SCHEMA}.template_instances`, `${SCHEMA}.template_usage`],
-  async apply(sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
+  eventTypes: ['InstanceCreated'],
+  async apply(sql, event) {
     if (event.type !== 'InstanceCreated') return;
     const templateId = event.data.templateId;
     // Events from before templateId was carried (or without a template) count for no template.
@@ -27,9 +27,4 @@ export const templateUsageProjection: Projection = {
       [templateId, createdAt],
     );
   },
-};
-
-/** The usage columns of a template row (`t` = marketplace.templates), for search filters and views. */
-export const TEMPLATE_USAGE_JOIN = `LEFT JOIN ${SCHEMA}.template_usage u ON u.template_id = t.template_id`;
-export const COUNT_CREATED = 'COALESCE(u.count_created, 0)';
-export const RECENT_CREATE_DATE = 'u.recent_create_date';
+});

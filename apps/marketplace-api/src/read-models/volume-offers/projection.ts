@@ -1,11 +1,17 @@
-import type { EventEnvelope, MachineEvent, VolumeEvent } from '@rigmarket/contracts';
-import type { Projection, Sql } from '@rigmarket/event-sourcing';
-
-const SCHEMA = 'marketplace';
+import type {
+  VolumeCreated,
+  VolumeDeleted,
+  VolumeSpaceListed,
+  VolumeSpaceUnlisted,
+} from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
 
 const epoch = (iso: string) => Date.parse(iso) / 1000;
 
-export const volumeOffersProjection: Projection = {
+export const volumeOffersProjection = defineProjection<
+  VolumeSpaceListed | VolumeSpaceUnlisted | VolumeCreated | VolumeDeleted
+>({
   name: 'volume_offers',
   version: 1,
   sources: [
@@ -13,8 +19,8 @@ export const volumeOffersProjection: Projection = {
     { context: 'marketplace', streamType: 'volume' },
   ],
   tables: [`${SCHEMA}.volume_offers`, `${SCHEMA}.volumes`],
-  async apply(sql: Sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as MachineEvent | VolumeEvent;
+  eventTypes: ['VolumeSpaceListed', 'VolumeSpaceUnlisted', 'VolumeCreated', 'VolumeDeleted'],
+  async apply(sql, event) {
     switch (event.type) {
       case 'VolumeSpaceListed':
         await sql.execute(
@@ -65,8 +71,6 @@ export const volumeOffersProjection: Projection = {
           [event.data.machineId, event.data.sizeGb],
         );
         return;
-      default:
-        return;
     }
   },
-};
+});

@@ -1,20 +1,14 @@
-import {
-  type EventEnvelope,
-  type LedgerEvent,
-  ledgerDeltaMicros,
-  microsToDecimal,
-} from '@rigmarket/contracts';
-import { type Projection, type Sql } from '@rigmarket/event-sourcing';
+import { type LedgerEvent, ledgerDeltaMicros, microsToDecimal } from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
 
-const SCHEMA = 'marketplace';
-
-export const ledgerProjection: Projection = {
+export const ledgerProjection = defineProjection<LedgerEvent>({
   name: 'ledger',
   version: 1,
   sources: [{ context: 'marketplace', streamType: 'ledger' }],
   tables: [`${SCHEMA}.ledger_entries`, `${SCHEMA}.balances`],
-  async apply(sql: Sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as LedgerEvent;
+  eventTypes: ['CreditGranted', 'AccountCharged', 'HostEarned', 'CreditExhausted'],
+  async apply(sql, event) {
     const signed = ledgerDeltaMicros(event);
     const entry = async (
       kind: string,
@@ -24,8 +18,8 @@ export const ledgerProjection: Projection = {
         `INSERT INTO ${SCHEMA}.ledger_entries (stream_id, position, user_id, kind, amount, instance_id, machine_id, note, period_start, period_end, at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
-          envelope.streamId,
-          envelope.streamPosition,
+          event.streamId,
+          event.streamPosition,
           event.data.userId,
           kind,
           microsToDecimal(Math.abs(signed)),
@@ -67,8 +61,6 @@ export const ledgerProjection: Projection = {
           event.data.userId,
         ]);
         return;
-      default:
-        return;
     }
   },
-};
+});

@@ -1,18 +1,17 @@
-import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
-import type { Projection } from '@rigmarket/event-sourcing';
-
-const SCHEMA = 'marketplace';
+import type { InstanceBillingChanged } from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
 
 /** Ledger kinds per billing class ('none' opens no period). */
 const CHARGE_KIND = { compute: 'gpu', storage: 'storage' } as const;
 
-export const billingPeriodsProjection: Projection = {
+export const billingPeriodsProjection = defineProjection<InstanceBillingChanged>({
   name: 'billing_periods',
   version: 1,
   sources: [{ context: 'instance', streamType: 'instance' }],
   tables: [`${SCHEMA}.billing_periods`],
-  async apply(sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as InstanceEvent;
+  eventTypes: ['InstanceBillingChanged'],
+  async apply(sql, event) {
     if (event.type !== 'InstanceBillingChanged') return;
     const { instanceId, renter, hostId, machineId, billing, ratePerHour, at } = event.data;
     await sql.execute(
@@ -27,4 +26,4 @@ export const billingPeriodsProjection: Projection = {
       [instanceId, at, renter, hostId, machineId, CHARGE_KIND[billing], ratePerHour],
     );
   },
-};
+});

@@ -1,0 +1,75 @@
+import type { MachineAsk, MachineHardware, MachineVerification } from '@rigmarket/contracts';
+import type { Sql } from '@rigmarket/event-sourcing';
+import { type MachineForOffers, OFFER_COLUMNS, type OfferRow, offerRowsFor } from '../../offers/offer-rows';
+import { SCHEMA } from '../../schema';
+
+interface MachineRow {
+  machine_id: number;
+  owner_id: number;
+  hardware: MachineHardware | string | null;
+  ask: MachineAsk | string | null;
+  listed: boolean;
+  listed_at: Date | string | null;
+  verification: MachineVerification;
+  reliability: number;
+  dlperf: number;
+  tflops: number;
+  gpus_allocated: number;
+}
+
+const json = <T>(value: T | string | null): T | null =>
+  typeof value === 'string' ? (JSON.parse(value) as T) : value;
+
+export function machineForOffers(row: MachineRow): MachineForOffers | null {
+  const hardware = json(row.hardware);
+  if (!hardware) return null;
+  return {
+    machineId: Number(row.machine_id),
+    ownerId: Number(row.owner_id),
+    hardware,
+    ask: json(row.ask),
+    listed: row.listed,
+    listedAt: row.listed_at ? new Date(row.listed_at).getTime() / 1000 : null,
+    verification: row.verification,
+    reliability: Number(row.reliability),
+    dlperf: Number(row.dlperf),
+    tflops: Number(row.tflops),
+    gpusAllocated: Number(row.gpus_allocated),
+  };
+}
+
+/** Multi-row INSERT with parameters only (500 rows a statement keeps under the 65535-parameter cap). */
+export async function insertOfferRows(sql: Sql, rows: readonly OfferRow[], schema = SCHEMA): Promise<void> {
+  const width = OFFER_COLUMNS.length;
+  for (let start = 0; start < rows.length; start += 500) {
+    const batch = rows.slice(start, start + 500);
+    const params: unknown[] = [];
+    const tuples = batch.map((row, i) => {
+      for (const column of OFFER_COLUMNS) params.push(row[column]);
+      return `(${OFFER_COLUMNS.map((_, j) => `$${i * width + j + 1}`).join(', ')})`;
+    });
+    await sql.execute(
+      `INSERT INTO ${schema}.offers (${OFFER_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`,
+      params,
+    );
+  }
+}
+
+/**
+ * GPUs held by live instances, from the instance_allocations read model. Computed when read (the stored
+ * machines.gpus_allocated column of 0003 is no longer used), so rebuilding the machines projection alone
+ * keeps the allocations: each read model is fed by its own events only.
+ */
+export const GPUS_ALLOCATED = `(SELECT COALESCE(SUM(ia.num_gpus), 0) FROM ${SCHEMA}.instance_allocations ia WHERE ia.machine_id = m.machine_id AND ia.held) AS gpus_allocated`;
+
+/** Replaces one machine's offer rows; free GPUs = num_gpus - GPUS_ALLOCATED. */
+export async function refreshOffers(sql: Sql, machineId: number): Promise<void> {
+  await sql.execute(`DELETE FROM ${SCHEMA}.offers WHERE machine_id = $1`, [machineId]);
+  const rows = await sql.query<MachineRow>(
+    `SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, ${GPUS_ALLOCATED}
+       FROM ${SCHEMA}.machines m WHERE machine_id = $1`,
+    [machineId],
+  );
+  const machine = rows[0] ? machineForOffers(rows[0]) : null;
+  if (machine) await insertOfferRows(sql, offerRowsFor(machine));
+}

@@ -1,0 +1,58 @@
+import { projectionSpec } from '@rigmarket/testing';
+import { marketplaceContext } from '../../marketplace.context';
+import { AT, machineListed, machineRegistered } from '../testing/events';
+import { machinesProjection } from './projection';
+
+describe('machines projection (machines and their offers)', () => {
+  const spec = projectionSpec(marketplaceContext, machinesProjection);
+  afterAll(() => spec.close());
+
+  it('offers a listed machine in power-of-two chunks and all its GPUs, at its min bid', () =>
+    spec
+      .given([machineRegistered(7), machineListed(7)])
+      .when({ streamId: 'machine-7', type: 'MinBidChanged', data: { machineId: 7, minBid: 0.25 } })
+      .then(`SELECT id::int AS id, num_gpus, dph_base, min_bid FROM marketplace.offers ORDER BY id`, [
+        { id: 7001, num_gpus: 1, dph_base: 0.5, min_bid: 0.25 },
+        { id: 7002, num_gpus: 2, dph_base: 1, min_bid: 0.5 },
+        { id: 7004, num_gpus: 4, dph_base: 2, min_bid: 1 },
+      ]));
+
+  it('withdraws the offers when the machine is unlisted or deverified, and keeps the heartbeat time', () =>
+    spec
+      .given([
+        machineRegistered(7),
+        machineListed(7),
+        machineRegistered(8),
+        machineListed(8),
+        { streamId: 'machine-7', type: 'MachineUnlisted', data: { machineId: 7, unlistedAt: AT } },
+        { streamId: 'machine-8', type: 'MachineHeartbeat', data: { machineId: 8, at: AT, reliability: 0.9 } },
+      ])
+      .when({
+        streamId: 'machine-8',
+        type: 'MachineVerificationChanged',
+        data: { machineId: 8, verification: 'deverified' },
+      })
+      .then(
+        `SELECT machine_id, listed, verification, reliability, last_heartbeat_at IS NOT NULL AS beat,
+                (SELECT count(*)::int FROM marketplace.offers o WHERE o.machine_id = m.machine_id) AS offers
+           FROM marketplace.machines m ORDER BY 1`,
+        [
+          {
+            machine_id: 7,
+            listed: false,
+            verification: 'unverified',
+            reliability: 0,
+            beat: false,
+            offers: 0,
+          },
+          {
+            machine_id: 8,
+            listed: true,
+            verification: 'deverified',
+            reliability: 0.9,
+            beat: true,
+            offers: 0,
+          },
+        ],
+      ));
+});

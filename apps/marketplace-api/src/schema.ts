@@ -1,0 +1,2 @@
+/** The PostgreSQL schema marketplace-api owns. */
+export const SCHEMA = 'marketplace';
