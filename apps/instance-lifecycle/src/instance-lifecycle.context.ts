@@ -1,21 +1,23 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
-import { instanceLifecycleMigrations } from './migrations';
 import { authKeysProjection } from '@rigmarket/http-kit';
-import {
-  SCHEMA,
-  instancesProjection,
-  marketMachinesProjection,
-  marketTemplatesProjection,
-} from './instance-lifecycle.read-models';
-import { accountCreditProjection } from './instances/account-credit';
-import { marketVolumeOffersProjection, marketVolumesProjection } from './instances/market-volumes.read-model';
-import { instanceSyncsProjection, machineMaintenanceProjection } from './instances/sync-maintenance-notices';
+import { instanceLifecycleMigrations } from './migrations';
+import { accountCreditProjection } from './read-models/account-credit/projection';
+import { instanceSyncsProjection } from './read-models/instance-syncs/projection';
+import { instancesProjection } from './read-models/instances/projection';
+import { machineMaintenanceProjection } from './read-models/machine-maintenance/projection';
+import { marketMachinesProjection } from './read-models/market-machines/projection';
+import { marketTemplatesProjection } from './read-models/market-templates/projection';
+import { marketVolumeOffersProjection } from './read-models/market-volume-offers/projection';
+import { marketVolumesProjection } from './read-models/market-volumes/projection';
+import { SCHEMA } from './schema';
 
 export { SCHEMA };
 
 /**
- * Instances (inline read model: read-your-writes), and what the context knows of the marketplace:
- * machines with their ask and templates, projected from marketplace's public events over the transport.
+ * Instances (inline read model: read-your-writes), and what the context knows of the others: machines with
+ * their ask, templates, volumes and credit (marketplace), maintenance windows and syncs (sync-maintenance),
+ * projected from their public events over the transport. Tables: migrations/; each read model's projection
+ * and queries: read-models/<name>/.
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',

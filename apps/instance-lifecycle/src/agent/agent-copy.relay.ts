@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { AgentToLifecycle, EventMetadata, LifecycleToAgent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../instance-lifecycle.read-models';
+import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { type AgentCopyCommand, agentCopyDecider, agentCopyStreamId } from './agent-copy.decider';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';

@@ -1,5 +1,5 @@
 import type { Sql } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../instance-lifecycle.read-models';
+import { SCHEMA } from '../schema';
 
 export async function rememberAgentMachine(sql: Sql, machineId: number): Promise<void> {
   await sql.execute(

@@ -5,7 +5,7 @@ import type { HostCommandKind } from '../host/host-commands';
 import type { HostDriver, ProvisionSpec } from '../host/host-driver';
 import { HostReporter } from '../host/host-reporter';
 import { SimulatedHostDriver } from '../host/simulated-host.driver';
-import { SCHEMA } from '../instance-lifecycle.read-models';
+import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
 import { isAgentMachine } from './agent-machines';

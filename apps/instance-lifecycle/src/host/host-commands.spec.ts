@@ -1,5 +1,5 @@
 import type { InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
-import { OUTBID_MSG } from '../instance-lifecycle.read-models';
+import { OUTBID_MSG } from '../read-models/instances/status-messages';
 import { type CreateInstanceData, instanceDecider } from '../instances/instance.decider';
 import { hostCommandsFor } from './host-commands';
 

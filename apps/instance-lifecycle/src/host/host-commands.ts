@@ -1,6 +1,7 @@
 import type { EventEnvelope, InstanceEvent } from '@rigmarket/contracts';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
-import { CREDIT_RELEASED_MSG, OUTBID_MSG, SCHEMA } from '../instance-lifecycle.read-models';
+import { CREDIT_RELEASED_MSG, OUTBID_MSG } from '../read-models/instances/status-messages';
+import { SCHEMA } from '../schema';
 import { type InstanceState, instanceDecider } from '../instances/instance.decider';
 
 /**
@@ -88,7 +89,10 @@ export interface HostCommandOptions {
   stopMsg?: string;
 }
 
-/** Writes the host commands of new instance events, in the transaction that appends them. */
+/**
+ * Writes the host commands of new instance events, in the transaction that appends them; a destroy also
+ * deletes the instance's key and pending provision there.
+ */
 export async function writeHostCommands(
   sql: Sql,
   before: InstanceState,
@@ -124,6 +128,13 @@ export async function writeHostCommands(
         `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, status_msg, event_id) VALUES ($1, $2, $3, $4, $5)`,
         [after.instanceId, after.machineId, command.kind, command.statusMsg ?? null, eventId],
       );
+      if (command.kind === 'destroy') {
+        // A destroyed instance's key stops working, and a provision it still waited for is dropped.
+        await sql.execute(`DELETE FROM ${SCHEMA}.instance_keys WHERE instance_id = $1`, [after.instanceId]);
+        await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [
+          after.instanceId,
+        ]);
+      }
     }
   }
   return commands.length;

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { CreditExhausted } from '@rigmarket/contracts';
 import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
-import { CREDIT_RELEASED_MSG, SCHEMA } from '../instance-lifecycle.read-models';
+import { CREDIT_RELEASED_MSG } from '../read-models/instances/status-messages';
+import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { releaseGpus, runInstanceCommand } from './instances.handlers';
 

@@ -1,5 +1,5 @@
 import type { InstanceActualStatus, InstanceConfig, InstanceIntendedStatus } from '@rigmarket/contracts';
-import type { InstanceDetails } from '../instance-lifecycle.read-models';
+import type { InstanceDetails } from '../read-models/instances/projection';
 import { billingClassOf } from './instance.decider';
 
 export interface InstanceRowRecord {
@@ -15,8 +15,10 @@ export interface InstanceRowRecord {
   start_date: number;
   destroyed: boolean;
   details: InstanceDetails | string;
-  /** The machine's verification (joined from market_machines). */
+  /** The machine's verification, GPU RAM and address (joined from market_machines: INSTANCE_MACHINE_COLUMNS). */
   verification?: string;
+  machine_gpu_ram?: number | null;
+  machine_public_ipaddr?: string | null;
 }
 
 /** Transitions the caller may ask for now (PUT state, label, DELETE). */
@@ -64,6 +66,7 @@ export function instanceView(row: InstanceRowRecord) {
   const actual = row.actual_status as InstanceActualStatus;
   const intended = row.intended_status as InstanceIntendedStatus;
   const config = details.config;
+  const gpuRam = Number(row.machine_gpu_ram ?? details.gpuRam ?? 0);
   // args keeps the image's own ENTRYPOINT: no SSH (nor Jupyter) to advertise, whatever the host reports.
   const ssh = config.runtype !== 'args';
   const ports = Object.fromEntries(
@@ -92,7 +95,7 @@ export function instanceView(row: InstanceRowRecord) {
     ssh_port: ssh ? details.sshPort : null,
     ssh_idx: null,
     ports,
-    public_ipaddr: details.publicIpaddr,
+    public_ipaddr: row.machine_public_ipaddr ?? details.publicIpaddr ?? null,
     start_date: Number(row.start_date),
     end_date: null,
     duration: null,
@@ -102,8 +105,8 @@ export function instanceView(row: InstanceRowRecord) {
     num_gpus: Number(row.num_gpus),
     gpu_name: row.gpu_name,
     verification: row.verification ?? 'unverified',
-    gpu_ram: details.gpuRam,
-    gpu_totalram: details.gpuRam * Number(row.num_gpus),
+    gpu_ram: gpuRam,
+    gpu_totalram: gpuRam * Number(row.num_gpus),
     gpu_util: null,
     dph_total: Number(row.dph_total),
     is_bid: details.bidPrice !== null,

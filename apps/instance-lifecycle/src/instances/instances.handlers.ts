@@ -30,7 +30,13 @@ import { hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
 import type { HostDriver } from '../host/host-driver';
-import { INSTANCE_VERIFICATION, SCHEMA, findMachine, findTemplate } from '../instance-lifecycle.read-models';
+import {
+  INSTANCE_MACHINE_COLUMNS,
+  INSTANCE_VERIFICATION,
+  findMachine,
+} from '../read-models/market-machines/queries';
+import { findTemplate } from '../read-models/market-templates/queries';
+import { SCHEMA } from '../schema';
 import {
   HOST_DRIVER,
   INSTANCE_RUNTIME,
@@ -41,7 +47,8 @@ import { requirePositiveBalance } from './account-credit';
 import { type CreateRequest, DEFAULT_NEW_VOLUME_GB, instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
 import type { PendingKeyBox } from './pending-keys';
-import { findVolume, volumeOfferFreeGb } from './market-volumes.read-model';
+import { volumeOfferFreeGb } from '../read-models/market-volume-offers/queries';
+import { findVolume } from '../read-models/market-volumes/queries';
 import {
   type InstanceCommand,
   type InstanceState,
@@ -669,7 +676,7 @@ export class GetInstanceHandler implements IQueryHandler<GetInstanceQuery> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute({ ownerId, instanceId }: GetInstanceQuery): Promise<InstanceView | null> {
     const rows = await this.runtime.db.query<InstanceRowRecord>(
-      `SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`,
+      `SELECT *, ${INSTANCE_MACHINE_COLUMNS} FROM ${SCHEMA}.instances WHERE instance_id = $1 AND owner_id = $2 AND NOT destroyed`,
       [instanceId, ownerId],
     );
     return rows[0]
@@ -707,7 +714,7 @@ export class ListInstancesHandler implements IQueryHandler<ListInstancesQuery> {
     const q = parseListQuery(query, ownerId);
     const where = q.where.join(' AND ');
     const rows = await this.runtime.db.query<InstanceRowRecord>(
-      `SELECT *, ${INSTANCE_VERIFICATION} AS verification FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
+      `SELECT *, ${INSTANCE_MACHINE_COLUMNS} FROM ${SCHEMA}.instances WHERE ${where} ORDER BY ${q.orderBy} LIMIT ${q.limit + 1} OFFSET ${q.offset}`,
       q.params,
     );
     const [{ n }] = (await this.runtime.db.query<{ n: string }>(

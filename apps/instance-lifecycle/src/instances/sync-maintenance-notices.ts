@@ -1,110 +1,14 @@
-import {
-  ApiError,
-  type EventEnvelope,
-  type MaintenanceEvent,
-  type SyncEvent,
-  type SyncKind,
-} from '@rigmarket/contracts';
-import type { Projection, Sql } from '@rigmarket/event-sourcing';
+import { ApiError, type SyncKind } from '@rigmarket/contracts';
+import type { Sql } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../schema';
 
 /**
  * What renters see of sync-maintenance on their instances, from its public events over the transport:
  * the machine's upcoming maintenance window (`upcoming_maintenance` on the instance row) and the progress
  * of a remote sync into the instance (its `status_msg`, and `remote_sync`). Kept apart from the
- * instances read model: two tables, one projection each, joined when instances are read.
+ * instances read model: two tables (read-models/machine-maintenance, read-models/instance-syncs), one
+ * projection each, joined when instances are read.
  */
-const SCHEMA = 'instance_lifecycle';
-
-export const machineMaintenanceProjection: Projection = {
-  name: 'machine_maintenance',
-  version: 1,
-  sources: [{ context: 'sync', streamType: 'maintenance' }],
-  tables: [`${SCHEMA}.machine_maintenance`],
-  async apply(sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as MaintenanceEvent;
-    switch (event.type) {
-      case 'MaintenanceScheduled': {
-        const d = event.data;
-        await sql.execute(
-          `INSERT INTO ${SCHEMA}.machine_maintenance (window_id, machine_id, start_time, end_time, duration_hours, category) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (window_id) DO NOTHING`,
-          [d.windowId, d.machineId, d.startTime, d.endTime, d.durationHours, d.category],
-        );
-        return;
-      }
-      case 'MaintenanceCanceled':
-        await sql.execute(`DELETE FROM ${SCHEMA}.machine_maintenance WHERE window_id = ANY($1::int[])`, [
-          event.data.windowIds,
-        ]);
-        return;
-      default:
-        return;
-    }
-  },
-};
-
-/** One row per instance: its latest sync job (a new job replaces the previous one). */
-export const instanceSyncsProjection: Projection = {
-  name: 'instance_syncs',
-  version: 1,
-  sources: [{ context: 'sync', streamType: 'sync' }],
-  tables: [`${SCHEMA}.instance_syncs`],
-  async apply(sql, envelope: EventEnvelope) {
-    const event = { type: envelope.type, data: envelope.data } as SyncEvent;
-    const t = `${SCHEMA}.instance_syncs`;
-    switch (event.type) {
-      case 'SyncRequested': {
-        const d = event.data;
-        await sql.execute(
-          `INSERT INTO ${t} (instance_id, job_id, kind, src_instance_id, transfer, status, bytes_copied, total_bytes, reason, updated_at)
-           VALUES ($1, $2, $3, $4, $5, 'requested', 0, NULL, NULL, $6)
-           ON CONFLICT (instance_id) DO UPDATE SET job_id = EXCLUDED.job_id, kind = EXCLUDED.kind, src_instance_id = EXCLUDED.src_instance_id,
-             transfer = EXCLUDED.transfer, status = 'requested', bytes_copied = 0, total_bytes = NULL, reason = NULL, updated_at = EXCLUDED.updated_at`,
-          [d.instanceId, d.jobId, d.kind, d.srcInstanceId, d.rclone?.transfer ?? null, d.at],
-        );
-        return;
-      }
-      case 'SyncStarted':
-        await sql.execute(
-          `UPDATE ${t} SET status = 'running', total_bytes = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`,
-          [event.data.instanceId, event.data.jobId, event.data.totalBytes, event.data.at],
-        );
-        return;
-      case 'SyncProgressed':
-        await sql.execute(
-          `UPDATE ${t} SET bytes_copied = $3, total_bytes = $4, updated_at = $5 WHERE instance_id = $1 AND job_id = $2`,
-          [
-            event.data.instanceId,
-            event.data.jobId,
-            event.data.bytesCopied,
-            event.data.totalBytes,
-            event.data.at,
-          ],
-        );
-        return;
-      case 'SyncCompleted':
-        await sql.execute(
-          `UPDATE ${t} SET status = 'completed', bytes_copied = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`,
-          [event.data.instanceId, event.data.jobId, event.data.bytesCopied, event.data.at],
-        );
-        return;
-      case 'SyncFailed':
-        await sql.execute(
-          `UPDATE ${t} SET status = 'failed', reason = $3, updated_at = $4 WHERE instance_id = $1 AND job_id = $2`,
-          [event.data.instanceId, event.data.jobId, event.data.reason, event.data.at],
-        );
-        return;
-      case 'SyncCanceled':
-        await sql.execute(
-          `UPDATE ${t} SET status = 'canceled', updated_at = $3 WHERE instance_id = $1 AND job_id = $2`,
-          [event.data.instanceId, event.data.jobId, event.data.at],
-        );
-        return;
-      default:
-        return;
-    }
-  },
-};
 
 export interface SyncNotice {
   jobId: number;

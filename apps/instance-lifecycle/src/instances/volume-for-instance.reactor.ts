@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { VolumeCreated, VolumeRefused } from '@rigmarket/contracts';
 import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../instance-lifecycle.read-models';
+import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instances.handlers';
 import type { PendingKeyBox } from './pending-keys';

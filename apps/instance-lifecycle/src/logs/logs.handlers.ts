@@ -4,7 +4,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import type { HostDriver } from '../host/host-driver';
-import { SCHEMA } from '../instance-lifecycle.read-models';
+import { SCHEMA } from '../schema';
 import { HOST_DRIVER, INSTANCE_RUNTIME, LOG_STORE } from '../instance-lifecycle.tokens';
 import { type LogStore, selectLines } from './log-store';
 

@@ -1,0 +1,55 @@
+import type { MachineAsk } from '@rigmarket/contracts';
+import type { Sql } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
+
+/** An instance's machine verification, as a column expression over `instances` (no alias). */
+export const INSTANCE_VERIFICATION = `COALESCE((SELECT mm.verification FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id), 'unverified')`;
+
+/**
+ * An instance row's machine columns, read with it: verification, GPU RAM and public address (the instances
+ * projection keeps none of them, so it reads no other read model's table).
+ */
+export const INSTANCE_MACHINE_COLUMNS = `${INSTANCE_VERIFICATION} AS verification,
+  (SELECT mm.gpu_ram FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id) AS machine_gpu_ram,
+  (SELECT mm.public_ipaddr FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id) AS machine_public_ipaddr`;
+
+export interface MachineRecord {
+  machineId: number;
+  ownerId: number;
+  gpuName: string;
+  numGpus: number;
+  gpuRam: number;
+  publicIpaddr: string | null;
+  listed: boolean;
+  ask: MachineAsk | null;
+  vmsEnabled: boolean;
+}
+
+const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
+
+export async function findMachine(sql: Sql, machineId: number): Promise<MachineRecord | null> {
+  const rows = await sql.query<{
+    machine_id: number;
+    owner_id: number;
+    gpu_name: string;
+    num_gpus: number;
+    gpu_ram: number;
+    public_ipaddr: string | null;
+    listed: boolean;
+    ask: unknown;
+    vms_enabled: boolean;
+  }>(`SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`, [machineId]);
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    machineId: Number(row.machine_id),
+    ownerId: Number(row.owner_id),
+    gpuName: row.gpu_name,
+    numGpus: Number(row.num_gpus),
+    gpuRam: Number(row.gpu_ram),
+    publicIpaddr: row.public_ipaddr,
+    listed: row.listed,
+    ask: row.ask === null ? null : json<MachineAsk>(row.ask),
+    vmsEnabled: row.vms_enabled === true,
+  };
+}

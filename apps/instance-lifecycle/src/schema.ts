@@ -1,0 +1,2 @@
+/** The PostgreSQL schema instance-lifecycle owns. */
+export const SCHEMA = 'instance_lifecycle';
