@@ -121,6 +121,7 @@ describe('event store on PostgreSQL', () => {
       version: 1,
       sources: [{ context: 'identity', streamType: 'api_key' }],
       tables: ['identity.counter'],
+      eventTypes: ['ApiKeyCreated'],
       apply: (sql, e) =>
         sql
           .execute(

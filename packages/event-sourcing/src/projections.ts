@@ -28,7 +28,7 @@ export interface Projection {
   /** Read-model tables (schema-qualified) emptied before a rebuild. */
   tables: readonly string[];
   /** The event types `apply` acts on; the others of its sources' streams only move its positions. */
-  eventTypes?: readonly string[];
+  eventTypes: readonly string[];
   apply(sql: Sql, event: EventEnvelope): Promise<void>;
 }
 

@@ -73,6 +73,7 @@ describe('outbox relay over Apache Kafka', () => {
       version: 1,
       sources: [{ context: 'identity', streamType: 'api_key' }],
       tables: ['identity.seen'],
+      eventTypes: ['ApiKeyCreated'],
       apply: (sql, e) =>
         sql.execute(`INSERT INTO identity.seen VALUES ($1, 1)`, [e.streamId]).then(() => undefined),
     };
