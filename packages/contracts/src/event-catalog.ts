@@ -1,6 +1,8 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { ContextName } from './envelope';
+import { PUBLIC_EVENT_SCHEMAS } from './event-schemas';
 import { PUBLIC_EVENTS } from './schema-registry';
 import { topicFor } from './topics';
 
@@ -84,7 +86,9 @@ export function renderEventCatalog(sourceDir: string): string {
     'Generated from `packages/contracts/src` by `npm run events:catalog` (a unit spec fails when it is stale);',
     'do not edit by hand. These are the integration events each context promises to the others: the topic',
     '(`rigmarket.<context>.<aggregate>.v<major>`, Kafka message key = stream id), the stream type, the current',
-    'payload schema version (consumers upcast older ones and skip unknown types) and the payload fields.',
+    'payload schema version (consumers upcast older ones and skip unknown types), the payload fields, and the',
+    'runtime schema (`event-schemas.ts`, JSON Schema below) every consumer checks before a projection or',
+    'reactor applies the event: one that does not match is parked with the reason, never applied.',
     "Private events (a context's internal streams, e.g. allocation or 2FA) are not listed: read them with",
     '`npm run rigmarket -- history <context> <stream-id>` (docs/operations.md).',
     '',
@@ -108,6 +112,18 @@ export function renderEventCatalog(sourceDir: string): string {
       for (const field of doc.fields)
         lines.push(`| ${field.name}${field.optional ? '?' : ''} | \`${cell(field.type)}\` |`);
       lines.push('');
+      const schema = PUBLIC_EVENT_SCHEMAS[context][type];
+      if (!schema) throw new Error(`${type} is registered as public in ${context} but has no runtime schema`);
+      lines.push(
+        '<details><summary>runtime schema</summary>',
+        '',
+        '```json',
+        JSON.stringify(z.toJSONSchema(schema, { io: 'input' })),
+        '```',
+        '',
+        '</details>',
+        '',
+      );
     }
   }
   return lines.join('\n');

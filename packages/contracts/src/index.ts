@@ -12,3 +12,4 @@ export * from './ledger-upcasters';
 export * from './agent-channel';
 export * from './host-agent-events';
 export * from './registry-login';
+export * from './event-schemas';

@@ -3,6 +3,8 @@ import {
   type DomainEvent,
   type EventEnvelope,
   CONTEXT_SCHEMAS,
+  InvalidEventError,
+  assertValidEvent,
   topicFor,
   upcast,
 } from '@rigmarket/contracts';
@@ -71,6 +73,31 @@ export function defineProjection<E extends DomainEvent>(definition: ProjectionDe
 
 export type ApplyOutcome = 'applied' | 'duplicate' | 'not-a-source';
 
+/**
+ * Why an inbound event must not be applied: its payload (upcast to the current version) does not match the
+ * public schema of its type (packages/contracts event-schemas.ts). Only types the projection applies are
+ * checked; undefined when it is fine. An event that cannot be upcast is left to the apply (and its retries).
+ */
+export function invalidInboundEvent(
+  eventTypes: readonly string[],
+  envelope: EventEnvelope,
+): string | undefined {
+  if (!eventTypes.includes(envelope.type)) return undefined;
+  let current: EventEnvelope;
+  try {
+    current = upcast(envelope);
+  } catch {
+    return undefined;
+  }
+  try {
+    assertValidEvent(current);
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidEventError) return error.message;
+    throw error;
+  }
+}
+
 function isSource(projection: Projection, event: EventEnvelope): boolean {
   return projection.sources.some((s) => s.context === event.context && s.streamType === event.streamType);
 }
@@ -129,8 +156,9 @@ export const PROJECTION_ATTEMPTS = 3;
 export const projectionRetryDelayMs = (attempt: number): number => 100 * 4 ** (attempt - 1);
 
 /**
- * Subscribes a projection of another context's events to the transport. An event the projection cannot
- * apply is logged at error with its id and tried again with a growing delay; after PROJECTION_ATTEMPTS it
+ * Subscribes a projection of another context's events to the transport. An event whose payload does not
+ * match its public schema is parked at once with the schema's complaint, never applied. An event the
+ * projection cannot apply is logged at error with its id and tried again with a growing delay; after PROJECTION_ATTEMPTS it
  * is parked in `<schema>.dead_letters` (and so is every later event of its stream, to keep their order)
  * and the subscription goes on: nothing is dropped silently. `rigmarket retry` re-applies parked events.
  */
@@ -145,6 +173,13 @@ export function projectionSubscription(
     topics: [...new Set(projection.sources.map((s) => topicFor(s.context, s.streamType)))],
     handle: async (envelope: EventEnvelope, delivery: DeliveryInfo) => {
       if (!isSource(projection, envelope)) return;
+      const invalid = invalidInboundEvent(projection.eventTypes, envelope);
+      if (invalid !== undefined) {
+        // Retrying cannot make it valid: parked at once (later events of its stream park behind it).
+        await db.transaction((sql) => parkEvent(sql, schema, projection.name, envelope, invalid, 1));
+        deadLetterLogger.error(`${schema}/${projection.name}: ${invalid}; parked in ${schema}.dead_letters`);
+        return;
+      }
       for (let attempt = 1; ; attempt += 1) {
         try {
           const parkedBehind = await db.transaction(async (sql) => {
@@ -220,6 +255,8 @@ export async function retryParkedEvents(
         typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
       try {
         await db.transaction(async (sql) => {
+          const invalid = invalidInboundEvent(projection.eventTypes, envelope);
+          if (invalid !== undefined) throw new Error(invalid);
           await applyProjection(sql, schema, projection, envelope);
           await sql.execute(`DELETE FROM ${schema}.dead_letters WHERE id = $1`, [row.id]);
         });

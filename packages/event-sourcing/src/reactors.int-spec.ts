@@ -8,13 +8,13 @@ import { type Reactor, ReactorWorker, reactorQueueMigration } from './reactors';
 const envelope = (eventId: string, type: string, userId: number): EventEnvelope => ({
   eventId,
   type,
-  schemaVersion: 1,
+  schemaVersion: 2,
   context: 'marketplace',
   streamType: 'ledger',
   streamId: `ledger-${userId}`,
   streamPosition: 1,
   globalPosition: '1',
-  data: { userId },
+  data: { userId, balanceMicros: 0, at: '2026-01-01T00:00:00.000Z' },
   metadata: { correlationId: 'c', causationId: 'c' },
   occurredAt: '2026-01-01T00:00:00.000Z',
 });

@@ -2,7 +2,7 @@ import { type DomainEvent, type EventEnvelope, topicFor, upcast } from '@rigmark
 import { deadLetterLogger } from './dead-letters';
 import type { Database } from './database';
 import type { Migration } from './migrations';
-import type { EnvelopeOf, StreamSource } from './projections';
+import { type EnvelopeOf, type StreamSource, invalidInboundEvent } from './projections';
 import type { Subscription, Transport } from './transport';
 
 /**
@@ -118,6 +118,25 @@ export class ReactorWorker {
           (s) => s.context === raw.context && s.streamType === raw.streamType,
         );
         if (!isSource) return;
+        const invalid = invalidInboundEvent(reactor.eventTypes, raw);
+        if (invalid !== undefined) {
+          // Never run: queued as parked (past its attempts) with the schema's complaint, for an operator.
+          await this.db.execute(
+            `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope, attempts, last_error) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (reactor, event_id) DO NOTHING`,
+            [
+              reactor.name,
+              raw.eventId,
+              JSON.stringify(raw),
+              this.options.maxAttempts ?? 10,
+              invalid.slice(0, 2000),
+            ],
+          );
+          deadLetterLogger.error(
+            `${this.schema}/reactor:${reactor.name}: ${invalid}; parked in reactor_queue`,
+          );
+          return;
+        }
         const event = upcast(raw);
         if (!reactorWants(reactor, event)) return;
         await this.db.execute(
@@ -199,6 +218,9 @@ export class ReactorWorker {
         typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
       if (!reactor) continue;
       try {
+        // A requeued item whose payload breaks its schema fails again with the schema's complaint.
+        const invalid = invalidInboundEvent(reactor.eventTypes, event);
+        if (invalid !== undefined) throw new Error(invalid);
         await reactor.react(event);
         await this.db.execute(
           `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`,

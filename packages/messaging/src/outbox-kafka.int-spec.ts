@@ -20,7 +20,7 @@ const keyCreated: DomainEvent = {
     keyId: 42,
     userId: 1,
     name: null,
-    keyHash: 'h42',
+    keyHash: '42'.padStart(64, '0'),
     permissions: null,
     kind: 'api',
     createdAt: '2026-01-01T00:00:00Z',
