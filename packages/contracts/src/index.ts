@@ -13,3 +13,4 @@ export * from './agent-channel';
 export * from './host-agent-events';
 export * from './registry-login';
 export * from './event-schemas';
+export * from './sealing';

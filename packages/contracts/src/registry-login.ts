@@ -1,7 +1,9 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { type SealFormat, openText, sealText } from './sealing';
 
 /** How a sealed registry password starts; anything else is a legacy value stored in the clear. */
 const SEALED = 'sealed:v1:';
+const FORMAT: SealFormat = { prefix: SEALED, separator: ':', encoding: 'base64' };
 
 /**
  * Registry credentials (a template's docker_login_pass) are secrets: stored and carried only sealed
@@ -43,21 +45,14 @@ export class RegistryLoginBox {
   /** '' stays '' (no password); a value already sealed is kept. */
   seal(plain: string, scope: string): string {
     if (plain === '' || RegistryLoginBox.isSealed(plain)) return plain;
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.keyFor(scope), iv);
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `${SEALED}${[iv, cipher.getAuthTag(), body].map((part) => part.toString('base64')).join(':')}`;
+    return sealText(this.keyFor(scope), plain, FORMAT);
   }
 
   /** The password; a legacy clear value as it is; null when it cannot be opened (another key or scope). */
   open(value: string, scope: string): string | null {
     if (!RegistryLoginBox.isSealed(value)) return value;
-    const [iv, tag, body] = value.slice(SEALED.length).split(':');
-    if (!iv || !tag || !body) return null;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.keyFor(scope), Buffer.from(iv, 'base64'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+      return openText(this.keyFor(scope), value, FORMAT);
     } catch {
       return null;
     }

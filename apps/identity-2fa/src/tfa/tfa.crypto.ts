@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt } from 'node:crypto';
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import { type SealFormat, openText, sealText } from '@rigmarket/contracts';
 import { hashKey } from '@rigmarket/http-kit';
 import { createCryptoPlugin } from '@otplib/core';
 import { generateSync, verifySync } from '@otplib/totp';
@@ -48,7 +49,10 @@ export function base32Decode(text: string): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/** AES-256-GCM for TOTP secrets at rest: `v1.<iv>.<tag>.<ciphertext>` (base64url parts). */
+/** TOTP secrets at rest: `v1.<iv>.<tag>.<ciphertext>` (base64url parts). */
+const SECRET_FORMAT: SealFormat = { prefix: 'v1.', separator: '.', encoding: 'base64url' };
+
+/** AES-256-GCM for TOTP secrets at rest (contracts' sealText). */
 export class SecretBox {
   private readonly key: Buffer;
 
@@ -73,26 +77,11 @@ export class SecretBox {
   }
 
   seal(plain: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return [
-      'v1',
-      iv.toString('base64url'),
-      cipher.getAuthTag().toString('base64url'),
-      body.toString('base64url'),
-    ].join('.');
+    return sealText(this.key, plain, SECRET_FORMAT);
   }
 
   open(sealed: string): string {
-    const [version, iv, tag, body] = sealed.split('.');
-    if (version !== 'v1' || !iv || !tag || body === undefined)
-      throw new Error('Unknown sealed-secret format');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(
-      'utf8',
-    );
+    return openText(this.key, sealed, SECRET_FORMAT);
   }
 }
 
