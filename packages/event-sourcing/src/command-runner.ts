@@ -39,9 +39,23 @@ interface Folded<State> {
   snapshotVersion: number;
 }
 
-export interface HandleOptions {
-  /** Extra writes in the same transaction (e.g. an idempotency record). */
-  alsoInTransaction?: (sql: Sql, events: EventEnvelope[]) => Promise<void>;
+/** A command as callers give it: the decider's command without `at`, which the runner stamps from its clock. */
+export type CommandBody<Command extends { at: string }> = Command extends unknown
+  ? Omit<Command, 'at'>
+  : never;
+
+/** An evolver with the decide of commands that carry their time (`at`). */
+export interface TimedDecider<
+  State,
+  Command extends { at: string },
+  Event extends DomainEvent,
+> extends Evolver<State, Event> {
+  decide(command: Command, state: State): Event[];
+}
+
+export interface HandleOptions<State = unknown> {
+  /** Extra writes in the same transaction (e.g. an idempotency record), given the state before the events. */
+  alsoInTransaction?: (sql: Sql, events: EventEnvelope[], stateBefore: State) => Promise<void>;
   maxAttempts?: number;
 }
 
@@ -69,7 +83,7 @@ export class CommandRunner {
      */
     decide: (state: State, now: Date, sql: Sql) => Event[] | Promise<Event[]>,
     metadata: EventMetadata,
-    options: HandleOptions = {},
+    options: HandleOptions<State> = {},
   ): Promise<CommandResult<State>> {
     const maxAttempts = options.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {
@@ -90,7 +104,7 @@ export class CommandRunner {
               await applyProjection(sql, this.store.schema, projection, envelope);
             }
           }
-          await options.alsoInTransaction?.(sql, envelopes);
+          await options.alsoInTransaction?.(sql, envelopes, folded.state);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
           return { events: envelopes, state, version: version + events.length, eventsRead };
@@ -105,6 +119,29 @@ export class CommandRunner {
         throw error;
       }
     }
+  }
+
+  /**
+   * handle() for a decider whose commands carry their time: stamps `at` with the clock's time of the attempt
+   * (an ISO string) and decides. `command` may be computed in the transaction (a look-up that goes into it).
+   */
+  run<State, Command extends { at: string }, Event extends DomainEvent>(
+    streamId: string,
+    decider: TimedDecider<State, Command, Event>,
+    command: CommandBody<Command> | ((sql: Sql) => Promise<CommandBody<Command>>),
+    metadata: EventMetadata,
+    options: HandleOptions<State> = {},
+  ): Promise<CommandResult<State>> {
+    return this.handle(
+      streamId,
+      decider,
+      async (state, now, sql) => {
+        const body = typeof command === 'function' ? await command(sql) : command;
+        return decider.decide({ ...body, at: now.toISOString() } as unknown as Command, state);
+      },
+      metadata,
+      options,
+    );
   }
 
   /** Reads a stream's current state without deciding anything. */

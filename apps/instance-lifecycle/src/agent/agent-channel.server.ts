@@ -202,14 +202,10 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
 
   /** `HostAgentEnrolled` once per machine: other contexts learn that its instances are served by an agent. */
   private async enroll(machineId: number, ownerId: number, driver: string): Promise<void> {
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       hostAgentStreamId(machineId),
       hostAgentDecider,
-      (state, now) =>
-        hostAgentDecider.decide(
-          { type: 'EnrollHostAgent', machineId, ownerId, driver, at: now.toISOString() },
-          state,
-        ),
+      { type: 'EnrollHostAgent', machineId, ownerId, driver },
       { correlationId: `agent-hello-${machineId}`, causationId: `agent-hello-${machineId}` },
     );
   }

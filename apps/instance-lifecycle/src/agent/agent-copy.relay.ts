@@ -266,23 +266,15 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     metadata: EventMetadata,
     command: CopyCommandBody | null,
   ): Promise<string> {
-    const result = await this.runtime.runner.handle(
-      agentCopyStreamId(job.jobId),
-      agentCopyDecider,
-      (state, now) =>
-        command
-          ? agentCopyDecider.decide(
-              {
-                ...command,
-                jobId: job.jobId,
-                instanceId: job.instanceId,
-                at: now.toISOString(),
-              } as AgentCopyCommand,
-              state,
-            )
-          : [],
-      { ...metadata, causationId: `agent-copy-${job.jobId}` },
-    );
+    const streamId = agentCopyStreamId(job.jobId);
+    const result = command
+      ? await this.runtime.runner.run(
+          streamId,
+          agentCopyDecider,
+          { ...command, jobId: job.jobId, instanceId: job.instanceId },
+          { ...metadata, causationId: `agent-copy-${job.jobId}` },
+        )
+      : await this.runtime.runner.load(streamId, agentCopyDecider);
     return result.state.status;
   }
 

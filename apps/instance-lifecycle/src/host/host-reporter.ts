@@ -11,11 +11,10 @@ export class HostReporter {
 
   async report(instanceId: number, report: HostReport): Promise<void> {
     try {
-      await this.runtime.runner.handle(
+      await this.runtime.runner.run(
         instanceStreamId(instanceId),
         instanceDecider,
-        (state, now) =>
-          instanceDecider.decide({ type: 'ReportHostState', at: now.toISOString(), ...report }, state),
+        { type: 'ReportHostState', ...report },
         { correlationId: `host-report-${instanceId}`, causationId: `host-report-${instanceId}` },
       );
     } catch (error) {

@@ -22,6 +22,7 @@ import {
 } from '@rigmarket/contracts';
 import {
   type ContextRuntime,
+  type CommandBody,
   type HandleOptions,
   type Sql,
   applyProjection,
@@ -63,11 +64,7 @@ import {
   withSyncAndMaintenance,
 } from './sync-maintenance-notices';
 
-type InstanceCommandBody = InstanceCommand extends infer C
-  ? C extends InstanceCommand
-    ? Omit<C, 'at'>
-    : never
-  : never;
+type InstanceCommandBody = CommandBody<InstanceCommand>;
 
 /**
  * Runs one command on an instance's stream; the host commands its events call for are written in the
@@ -78,26 +75,16 @@ export async function runInstanceCommand(
   instanceId: number,
   command: InstanceCommandBody,
   metadata: EventMetadata,
-  options: HandleOptions & HostCommandOptions = {},
+  options: HandleOptions<InstanceState> & HostCommandOptions = {},
 ) {
-  let before: InstanceState = instanceDecider.initialState();
   let written = 0;
-  const result = await runtime.runner.handle(
-    instanceStreamId(instanceId),
-    instanceDecider,
-    (state, now) => {
-      before = state;
-      return instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, state);
+  const result = await runtime.runner.run(instanceStreamId(instanceId), instanceDecider, command, metadata, {
+    ...options,
+    alsoInTransaction: async (sql, events, before) => {
+      await options.alsoInTransaction?.(sql, events, before);
+      written = await writeHostCommands(sql, before, events, options);
     },
-    metadata,
-    {
-      ...options,
-      alsoInTransaction: async (sql, events) => {
-        await options.alsoInTransaction?.(sql, events);
-        written = await writeHostCommands(sql, before, events, options);
-      },
-    },
-  );
+  });
   if (written > 0) kickAfterCommit(runtime);
   return result;
 }
@@ -440,10 +427,10 @@ async function allocateGpus(
   metadata: EventMetadata,
 ): Promise<void> {
   let marked = 0;
-  await runtime.runner.handle(
+  await runtime.runner.run(
     allocationStreamId(a.machineId),
     allocationDecider,
-    (state, now) => allocationDecider.decide({ type: 'AllocateGpus', at: now.toISOString(), ...a }, state),
+    { type: 'AllocateGpus', ...a },
     metadata,
     {
       maxAttempts: 100,
@@ -469,11 +456,10 @@ export async function releaseGpus(
   instanceId: number,
   metadata: EventMetadata,
 ): Promise<void> {
-  await runtime.runner.handle(
+  await runtime.runner.run(
     allocationStreamId(machineId),
     allocationDecider,
-    (state, now) =>
-      allocationDecider.decide({ type: 'ReleaseGpus', at: now.toISOString(), machineId, instanceId }, state),
+    { type: 'ReleaseGpus', machineId, instanceId },
     metadata,
     { maxAttempts: 100 },
   );
@@ -607,14 +593,10 @@ export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
     }
     await runInstanceCommand(this.runtime, instanceId, { type: 'ChangeBid', requesterId, price }, metadata);
     if (state.status === 'active' && !state.outbid) {
-      await this.runtime.runner.handle(
+      await this.runtime.runner.run(
         allocationStreamId(state.machineId),
         allocationDecider,
-        (s, now) =>
-          allocationDecider.decide(
-            { type: 'ChangeBid', at: now.toISOString(), machineId: state.machineId, instanceId, bid: price },
-            s,
-          ),
+        { type: 'ChangeBid', machineId: state.machineId, instanceId, bid: price },
         metadata,
         { maxAttempts: 100 },
       );

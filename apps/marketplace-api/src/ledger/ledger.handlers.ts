@@ -8,12 +8,13 @@ import {
   QueryHandler,
 } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { chargeAlreadyEarned } from './earned-charges';
 import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';
 
+/** A ledger command as callers give it: the runner stamps `at`; `alreadyEarned` is looked up in its transaction. */
 type LedgerCommandBody = LedgerCommand extends infer C
   ? C extends LedgerCommand
     ? Omit<C, 'at' | 'alreadyEarned'>
@@ -25,18 +26,13 @@ export async function runLedgerCommand(
   command: LedgerCommandBody,
   metadata: EventMetadata,
 ): Promise<number> {
-  const result = await runtime.runner.handle(
+  const result = await runtime.runner.run(
     ledgerStreamId(command.userId),
     ledgerDecider,
-    async (state, now, sql) => {
-      const alreadyEarned =
-        command.type === 'RecordEarning' &&
-        (await chargeAlreadyEarned(sql, runtime.schema, command.chargeId));
-      return ledgerDecider.decide(
-        { ...command, at: now.toISOString(), alreadyEarned } as LedgerCommand,
-        state,
-      );
-    },
+    async (sql): Promise<CommandBody<LedgerCommand>> =>
+      command.type === 'RecordEarning'
+        ? { ...command, alreadyEarned: await chargeAlreadyEarned(sql, runtime.schema, command.chargeId) }
+        : command,
     metadata,
   );
   return result.state.balance;

@@ -15,18 +15,14 @@ import {
   type MachineHardware,
   type MachineVerification,
 } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { GPUS_ALLOCATED } from '../read-models/machines/offers';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { computeScore } from './gpu-models';
 import { type MachineCommand, type MachineState, machineDecider, machineStreamId } from './machine.decider';
 
-type MachineCommandBody = MachineCommand extends infer C
-  ? C extends MachineCommand
-    ? Omit<C, 'at'>
-    : never
-  : never;
+type MachineCommandBody = CommandBody<MachineCommand>;
 
 async function runMachineCommand(
   runtime: ContextRuntime,
@@ -34,12 +30,7 @@ async function runMachineCommand(
   command: MachineCommandBody,
   metadata: EventMetadata,
 ): Promise<MachineState> {
-  const result = await runtime.runner.handle(
-    machineStreamId(machineId),
-    machineDecider,
-    (state, now) => machineDecider.decide({ ...command, at: now.toISOString() } as MachineCommand, state),
-    metadata,
-  );
+  const result = await runtime.runner.run(machineStreamId(machineId), machineDecider, command, metadata);
   return result.state;
 }
 

@@ -15,7 +15,7 @@ import {
   type TemplateContent,
   templateLoginScope,
 } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME, REGISTRY_LOGIN_BOX } from '../marketplace.tokens';
 import { type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
@@ -32,11 +32,7 @@ import {
   templateStreamId,
 } from './template.decider';
 
-type TemplateCommandBody = TemplateCommand extends infer C
-  ? C extends TemplateCommand
-    ? Omit<C, 'at'>
-    : never
-  : never;
+type TemplateCommandBody = CommandBody<TemplateCommand>;
 
 interface TemplateRow {
   template_id: number;
@@ -92,12 +88,7 @@ async function runTemplateCommand(
   command: TemplateCommandBody,
   metadata: EventMetadata,
 ): Promise<TemplateState> {
-  const result = await runtime.runner.handle(
-    templateStreamId(templateId),
-    templateDecider,
-    (state, now) => templateDecider.decide({ ...command, at: now.toISOString() } as TemplateCommand, state),
-    metadata,
-  );
+  const result = await runtime.runner.run(templateStreamId(templateId), templateDecider, command, metadata);
   return result.state;
 }
 

@@ -1,6 +1,12 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventMetadata, InstanceCreated } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor, ReactorWorker } from '@rigmarket/event-sourcing';
+import type {
+  CommandBody,
+  ContextRuntime,
+  EnvelopeOf,
+  Reactor,
+  ReactorWorker,
+} from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { volumeDecider, volumeStreamId, type VolumeCommand } from './volume.decider';
 import { volumeSpaceDecider, volumeSpaceStreamId } from './volume-space.decider';
@@ -31,23 +37,18 @@ export async function createVolumeForInstance(
       ? await findVolumeOffer(runtime, request.volumeOfferId)
       : null;
   const candidateId = await runtime.nextId('volume_ids');
-  const { state: space } = await runtime.runner.handle(
+  const { state: space } = await runtime.runner.run(
     volumeSpaceStreamId(request.machineId),
     volumeSpaceDecider,
-    (state, now) =>
-      volumeSpaceDecider.decide(
-        {
-          type: 'ReserveSpaceForInstance',
-          at: now.toISOString(),
-          machineId: request.machineId,
-          volumeId: candidateId,
-          instanceId: request.instanceId,
-          sizeGb: request.sizeGb,
-          listedGb: offer?.sizeGb ?? 0,
-          listed: offer?.rentable ?? false,
-        },
-        state,
-      ),
+    {
+      type: 'ReserveSpaceForInstance',
+      machineId: request.machineId,
+      volumeId: candidateId,
+      instanceId: request.instanceId,
+      sizeGb: request.sizeGb,
+      listedGb: offer?.sizeGb ?? 0,
+      listed: offer?.rentable ?? false,
+    },
     metadata,
     { maxAttempts: 50 },
   );
@@ -59,24 +60,18 @@ export async function createVolumeForInstance(
     machineId: request.machineId,
     sizeGb: request.sizeGb,
   };
-  const command = (at: string): VolumeCommand =>
+  const command: CommandBody<VolumeCommand> =
     outcome.refused === null
       ? {
           type: 'CreateVolume',
-          at,
           ...volume,
           name: request.name,
           priceDisk: offer?.priceDisk ?? 0,
           freeGb: request.sizeGb,
           instanceId: request.instanceId,
         }
-      : { type: 'RefuseVolume', at, ...volume, instanceId: request.instanceId, reason: outcome.refused };
-  await runtime.runner.handle(
-    volumeStreamId(outcome.volumeId),
-    volumeDecider,
-    (state, now) => volumeDecider.decide(command(now.toISOString()), state),
-    metadata,
-  );
+      : { type: 'RefuseVolume', ...volume, instanceId: request.instanceId, reason: outcome.refused };
+  await runtime.runner.run(volumeStreamId(outcome.volumeId), volumeDecider, command, metadata);
 }
 
 /** instance-lifecycle's InstanceCreated with config.newVolume -> the volume is created (or refused) here. */

@@ -8,8 +8,8 @@ import {
   QueryHandler,
 } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { machineDecider, machineStreamId, type MachineCommand } from '../machines/machine.decider';
+import type { CommandBody, ContextRuntime } from '@rigmarket/event-sourcing';
+import { machineDecider, machineStreamId } from '../machines/machine.decider';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { coerce, type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
@@ -35,21 +35,16 @@ export class ListVolumeSpaceHandler implements ICommandHandler<ListVolumeSpaceCo
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: ListVolumeSpaceCommand): Promise<void> {
     for (const machineId of command.machineIds) {
-      await this.runtime.runner.handle(
+      await this.runtime.runner.run(
         machineStreamId(machineId),
         machineDecider,
-        (state, now) =>
-          machineDecider.decide(
-            {
-              type: 'ListVolumeSpace',
-              at: now.toISOString(),
-              requesterId: command.requesterId,
-              sizeGb: command.sizeGb,
-              priceDisk: command.priceDisk,
-              endDate: command.endDate,
-            },
-            state,
-          ),
+        {
+          type: 'ListVolumeSpace',
+          requesterId: command.requesterId,
+          sizeGb: command.sizeGb,
+          priceDisk: command.priceDisk,
+          endDate: command.endDate,
+        },
         command.metadata,
       );
     }
@@ -71,15 +66,10 @@ export class UnlistVolumeSpaceHandler implements ICommandHandler<UnlistVolumeSpa
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: UnlistVolumeSpaceCommand): Promise<void> {
     // A volume offer's id is its machine's id.
-    const unlist: MachineCommand['type'] = 'UnlistVolumeSpace';
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       machineStreamId(command.volumeOfferId),
       machineDecider,
-      (state, now) =>
-        machineDecider.decide(
-          { type: unlist, at: now.toISOString(), requesterId: command.requesterId },
-          state,
-        ),
+      { type: 'UnlistVolumeSpace', requesterId: command.requesterId },
       command.metadata,
     );
   }
@@ -139,9 +129,8 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
     const offer = await findVolumeOffer(this.runtime, command.offerId);
     if (!offer?.rentable) throw ApiError.notFound(`No volume offer ${command.offerId}`, 'no_such_offer');
     const volumeId = await this.runtime.nextId('volume_ids');
-    const create = (at: string): VolumeCommand => ({
+    const create: CommandBody<VolumeCommand> = {
       type: 'CreateVolume',
-      at,
       volumeId,
       ownerId: command.ownerId,
       machineId: command.offerId,
@@ -149,37 +138,21 @@ export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand>
       name: command.name,
       priceDisk: offer.priceDisk,
       freeGb: offer.freeGb,
-    });
+    };
     const space = (type: 'ReserveSpace' | 'ReleaseSpace') =>
-      this.runtime.runner.handle(
+      this.runtime.runner.run(
         volumeSpaceStreamId(command.offerId),
         volumeSpaceDecider,
-        (state, now) =>
-          volumeSpaceDecider.decide(
-            type === 'ReserveSpace'
-              ? {
-                  type,
-                  at: now.toISOString(),
-                  machineId: command.offerId,
-                  volumeId,
-                  sizeGb: command.sizeGb,
-                  listedGb: offer.sizeGb,
-                }
-              : { type, at: now.toISOString(), machineId: command.offerId, volumeId },
-            state,
-          ),
+        type === 'ReserveSpace'
+          ? { type, machineId: command.offerId, volumeId, sizeGb: command.sizeGb, listedGb: offer.sizeGb }
+          : { type, machineId: command.offerId, volumeId },
         command.metadata,
         { maxAttempts: 50 },
       );
     // The space first, on the machine's one stream: concurrent creations cannot overbook it.
     await space('ReserveSpace');
     try {
-      await this.runtime.runner.handle(
-        volumeStreamId(volumeId),
-        volumeDecider,
-        (state, now) => volumeDecider.decide(create(now.toISOString()), state),
-        command.metadata,
-      );
+      await this.runtime.runner.run(volumeStreamId(volumeId), volumeDecider, create, command.metadata);
     } catch (error) {
       await space('ReleaseSpace');
       throw error;
@@ -202,26 +175,18 @@ export class DeleteVolumeCommand extends Command<void> {
 export class DeleteVolumeHandler implements ICommandHandler<DeleteVolumeCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: DeleteVolumeCommand): Promise<void> {
-    const { state } = await this.runtime.runner.handle(
+    const { state } = await this.runtime.runner.run(
       volumeStreamId(command.volumeId),
       volumeDecider,
-      (s, now) =>
-        volumeDecider.decide(
-          { type: 'DeleteVolume', at: now.toISOString(), requesterId: command.requesterId },
-          s,
-        ),
+      { type: 'DeleteVolume', requesterId: command.requesterId },
       command.metadata,
     );
     if (state.status !== 'deleted') return;
     const machineId = state.machineId;
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       volumeSpaceStreamId(machineId),
       volumeSpaceDecider,
-      (s, now) =>
-        volumeSpaceDecider.decide(
-          { type: 'ReleaseSpace', at: now.toISOString(), machineId, volumeId: command.volumeId },
-          s,
-        ),
+      { type: 'ReleaseSpace', machineId, volumeId: command.volumeId },
       command.metadata,
       { maxAttempts: 50 },
     );

@@ -8,30 +8,20 @@ import {
   QueryHandler,
 } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type MaintenanceCanceled } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { machineOwner } from '../read-models/known-machines/queries';
 import { SCHEMA } from '../schema';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { type MaintenanceCommand, maintenanceDecider, maintenanceStreamId } from './maintenance.decider';
 
-type MaintenanceCommandBody = MaintenanceCommand extends infer C
-  ? C extends MaintenanceCommand
-    ? Omit<C, 'at'>
-    : never
-  : never;
+type MaintenanceCommandBody = CommandBody<MaintenanceCommand>;
 
 function runMaintenanceCommand(
   runtime: ContextRuntime,
   command: MaintenanceCommandBody,
   metadata: EventMetadata,
 ) {
-  return runtime.runner.handle(
-    maintenanceStreamId(command.machineId),
-    maintenanceDecider,
-    (state, now) =>
-      maintenanceDecider.decide({ ...command, at: now.toISOString() } as MaintenanceCommand, state),
-    metadata,
-  );
+  return runtime.runner.run(maintenanceStreamId(command.machineId), maintenanceDecider, command, metadata);
 }
 
 /** The spec's failure for an unknown machine, or one that is not the caller's (the same answer: no probing). */

@@ -1,22 +1,17 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { COPY_EXECUTOR, SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { type CopyExecutor, CopyFailure, type CopyJob } from './executor/copy-executor';
 import { type SyncCommand, SyncErrors, syncDecider, syncStreamId } from './sync.decider';
 
 const SHUTDOWN = new Error('shutting down');
 
-type SyncCommandBody = SyncCommand extends infer C ? (C extends SyncCommand ? Omit<C, 'at'> : never) : never;
+type SyncCommandBody = CommandBody<SyncCommand>;
 
 /** Runs one command on a job's stream with the clock's time. */
 export function runSyncCommand(runtime: ContextRuntime, command: SyncCommandBody, metadata: EventMetadata) {
-  return runtime.runner.handle(
-    syncStreamId(command.instanceId),
-    syncDecider,
-    (state, now) => syncDecider.decide({ ...command, at: now.toISOString() } as SyncCommand, state),
-    metadata,
-  );
+  return runtime.runner.run(syncStreamId(command.instanceId), syncDecider, command, metadata);
 }
 
 /**

@@ -1,0 +1,44 @@
+import type { DomainEvent } from '@rigmarket/contracts';
+import { ManualClock } from './clock';
+import { CommandRunner } from './command-runner';
+import { Database } from './database';
+import { EventStore } from './event-store';
+import { eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
+
+type Noted = DomainEvent<'Noted', { text: string; at: string }>;
+type Note = { type: 'Note'; text: string; at: string };
+const notes = {
+  initialState: (): string[] => [],
+  evolve: (state: string[], event: Noted) => [...state, event.data.text],
+  decide: (command: Note, state: string[]): Noted[] =>
+    state.includes(command.text) ? [] : [{ type: 'Noted', data: { text: command.text, at: command.at } }],
+};
+
+describe('CommandRunner.run', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    await runMigrations(db, 'identity', [eventStoreMigration, snapshotsMigration]);
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it("stamps the command's time from the runner's clock and hands the state before the events to alsoInTransaction", async () => {
+    const clock = new ManualClock('2026-05-01T12:00:00.000Z');
+    const runner = new CommandRunner(db, new EventStore('identity', 'identity'), [], clock);
+    await runner.run('note-1', notes, { type: 'Note', text: 'a' }, { correlationId: 'c', causationId: 'c' });
+    clock.advance(60_000);
+    const seen: string[][] = [];
+    const result = await runner.run(
+      'note-1',
+      notes,
+      { type: 'Note', text: 'b' },
+      { correlationId: 'c', causationId: 'c' },
+      { alsoInTransaction: async (_sql, _events, before) => void seen.push(before) },
+    );
+    expect(result.events.map((e) => e.data)).toEqual([{ text: 'b', at: '2026-05-01T12:01:00.000Z' }]);
+    expect(result.state).toEqual(['a', 'b']);
+    expect(seen).toEqual([['a']]);
+  });
+});
