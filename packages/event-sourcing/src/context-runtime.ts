@@ -3,6 +3,7 @@ import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
 import type { Database } from './database';
 import { deadLettersMigration } from './dead-letters';
+import { type EventSource, contextEventSource } from './event-source';
 import { EventStore } from './event-store';
 import { type Migration, eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
 import { OutboxRelay, type RelayOptions } from './outbox-relay';
@@ -43,6 +44,11 @@ export interface RuntimeInfra {
   migrate?: boolean;
   /** The context's one reactor worker (poll interval, attempts). */
   reactors?: ReactorWorkerOptions;
+  /**
+   * Where a rebuild reads other contexts' events (Kafka topics kept forever, when the contexts have separate
+   * databases); absent: their event stores in this database. Its own events always come from its store.
+   */
+  eventSource?: EventSource;
 }
 
 /** The running storage side of one context: migrations applied, relay running, projections subscribed. */
@@ -118,7 +124,9 @@ export class ContextRuntime {
   rebuild(projectionName: string): Promise<number> {
     const projection = this.projections.find((p) => p.name === projectionName);
     if (!projection) throw new Error(`Unknown projection ${projectionName} in ${this.definition.context}`);
-    return rebuildProjection(this.infra.db, this.schema, projection);
+    return rebuildProjection(this.infra.db, this.schema, projection, (sql) =>
+      contextEventSource(this.definition.context, sql, this.infra.eventSource),
+    );
   }
 
   async stop(): Promise<void> {

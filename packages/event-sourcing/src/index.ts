@@ -5,6 +5,7 @@ export * from './migrations';
 export * from './event-store';
 export * from './transport';
 export * from './projections';
+export * from './event-source';
 export * from './dead-letters';
 export * from './reactors';
 export * from './outbox-relay';

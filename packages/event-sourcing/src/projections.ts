@@ -2,7 +2,6 @@ import {
   type ContextName,
   type DomainEvent,
   type EventEnvelope,
-  CONTEXT_SCHEMAS,
   InvalidEventError,
   assertValidEvent,
   topicFor,
@@ -10,7 +9,7 @@ import {
 } from '@rigmarket/contracts';
 import type { Database, Sql } from './database';
 import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
-import { EventStore } from './event-store';
+import { type EventSource, storeEventSource } from './event-source';
 import type { DeliveryInfo, Subscription, Transport } from './transport';
 
 export interface StreamSource {
@@ -291,22 +290,29 @@ export async function subscribeProjections(
 }
 
 /**
- * Drops a projection's rows and replays it from the event stores that own its sources, in one
- * transaction: readers see the old table until the rebuilt one commits. Returns the events applied.
+ * Drops a projection's rows and replays it from the events of its sources, in one transaction: readers
+ * see the old table until the rebuilt one commits. The events come through `source` (default: the owning
+ * contexts' stores in this database). Returns the events applied.
  */
 export async function rebuildProjection(
   db: Database,
   schema: string,
   projection: Projection,
+  source?: (sql: Sql) => EventSource,
 ): Promise<number> {
-  return db.transaction((sql) => replayProjection(sql, schema, projection));
+  return db.transaction((sql) => replayProjection(sql, schema, projection, source?.(sql)));
 }
 
 /**
  * rebuildProjection's work in the caller's transaction (a migration that changes a read model's shape
  * replays it this way): empties the projection's tables and positions, applies every source event.
  */
-export async function replayProjection(sql: Sql, schema: string, projection: Projection): Promise<number> {
+export async function replayProjection(
+  sql: Sql,
+  schema: string,
+  projection: Projection,
+  source: EventSource = storeEventSource(sql),
+): Promise<number> {
   for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
   await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
     projection.name,
@@ -314,21 +320,12 @@ export async function replayProjection(sql: Sql, schema: string, projection: Pro
   await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [projection.name]);
   let applied = 0;
   const contexts = [...new Set(projection.sources.map((s) => s.context))];
+  // The positions were just deleted, so they are kept here and written once per batch (one multi-row
+  // upsert) instead of a SELECT ... FOR UPDATE and an upsert around every event.
+  const positions = new Map<string, number>();
   for (const context of contexts) {
-    // A context that never ran here (its tables absent) has no events to replay.
-    const [exists] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
-      `${CONTEXT_SCHEMAS[context]}.events`,
-    ]);
-    if (!exists?.found) continue;
-    const store = new EventStore(context, CONTEXT_SCHEMAS[context]);
     const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
-    let after = '0';
-    // The positions were just deleted, so they are kept here and written once per batch (one multi-row
-    // upsert) instead of a SELECT ... FOR UPDATE and an upsert around every event.
-    const positions = new Map<string, number>();
-    for (;;) {
-      const batch = await store.readAll(sql, after, 500, streamTypes);
-      if (batch.length === 0) break;
+    const reached = await source.replay(context, streamTypes, async (batch) => {
       const touched = new Set<string>();
       for (const event of batch) {
         if (!isSource(projection, event) || event.streamPosition <= (positions.get(event.streamId) ?? 0))
@@ -344,11 +341,10 @@ export async function replayProjection(sql: Sql, schema: string, projection: Pro
         projection.name,
         [...touched].map((id) => [id, positions.get(id)!]),
       );
-      after = batch[batch.length - 1]!.globalPosition;
-    }
+    });
     await sql.execute(
       `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position) VALUES ($1, $2, $3, $4)`,
-      [projection.name, projection.version, `store:${context}`, after],
+      [projection.name, projection.version, reached.source, reached.position],
     );
   }
   return applied;

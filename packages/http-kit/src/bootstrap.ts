@@ -12,7 +12,7 @@ import {
   type Transport,
   systemClock,
 } from '@rigmarket/event-sourcing';
-import { transportFromEnvironment } from '@rigmarket/messaging';
+import { eventSourceFromEnvironment, transportFromEnvironment } from '@rigmarket/messaging';
 import { HealthModule } from './health';
 import { configureHttpApp, loggerModule } from './http-app';
 
@@ -23,6 +23,8 @@ export interface ServeOptions {
   transport: Transport;
   clock?: RuntimeInfra['clock'];
   relay?: RuntimeInfra['relay'];
+  /** Where rebuilds read other contexts' events (RIGMARKET_REBUILD_SOURCE=kafka); default their stores. */
+  eventSource?: RuntimeInfra['eventSource'];
   port: number;
   host?: string;
 }
@@ -39,6 +41,7 @@ export async function createPlatformApp(
     transport: options.transport,
     clock: options.clock ?? systemClock,
     relay: options.relay,
+    eventSource: options.eventSource,
   };
   const root: DynamicModule = {
     module: RootModule,
@@ -164,6 +167,7 @@ export async function runStandalone(
       modules,
       db,
       transport,
+      eventSource: eventSourceFromEnvironment(appName),
       port: Number(process.env.PORT ?? defaultPort),
       host: process.env.HOST,
     });
