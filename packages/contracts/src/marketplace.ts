@@ -76,12 +76,16 @@ export type MachineVerificationChanged = DomainEvent<
   'MachineVerificationChanged',
   { machineId: number; verification: MachineVerification }
 >;
-/** A heartbeat from the host agent, with the reliability over the rolling window it yields. */
+/**
+ * A heartbeat from the host agent, with the reliability it yielded. No longer recorded: heartbeats are
+ * liveness rows (marketplace.machine_liveness) and only MachineReliabilityChanged reaches the stream; older
+ * streams still hold these, so consumers keep reading them.
+ */
 export type MachineHeartbeat = DomainEvent<
   'MachineHeartbeat',
   { machineId: number; at: string; reliability: number }
 >;
-/** No heartbeat came for a while: the reliability recomputed over the rolling window (it decays while the machine is silent). */
+/** The reliability over the rolling window moved: after a heartbeat, or while the machine is silent (the sweep). */
 export type MachineReliabilityChanged = DomainEvent<
   'MachineReliabilityChanged',
   { machineId: number; at: string; reliability: number }

@@ -1,6 +1,12 @@
 import type { MachineAsk, MachineEvent, MachineHardware } from '@rigmarket/contracts';
 import { deciderSpec } from '@rigmarket/testing';
-import { HEARTBEAT_INTERVAL_S, MachineErrors, machineDecider, reliabilityOf } from './machine.decider';
+import {
+  HEARTBEAT_INTERVAL_S,
+  MachineErrors,
+  machineDecider,
+  reliabilityOf,
+  slotOf,
+} from './machine.decider';
 
 const AT = '2026-05-01T12:00:00.000Z';
 const hardware: MachineHardware = {
@@ -147,28 +153,45 @@ describe('machine decider', () => {
       .thenNothingHappened();
   });
 
-  it('records a heartbeat with the reliability it yields', () => {
-    // registered at AT, first heartbeat two intervals later: 1 slot of 3 seen
+  it('records an event for a heartbeat only when it moves the reliability, and only from the owner', () => {
     const later = new Date(Date.parse(AT) + 2 * HEARTBEAT_INTERVAL_S * 1000).toISOString();
     spec
       .given([registered])
-      .when({ type: 'RecordHeartbeat', at: later, requesterId: 3 })
-      .then([{ type: 'MachineHeartbeat', data: { machineId: 7, at: later, reliability: 0.3333 } }]);
+      .when({ type: 'RecordHeartbeat', at: later, requesterId: 3, reliability: 0.3333 })
+      .then([{ type: 'MachineReliabilityChanged', data: { machineId: 7, at: later, reliability: 0.3333 } }]);
+    spec
+      .given([
+        registered,
+        { type: 'MachineReliabilityChanged', data: { machineId: 7, at: later, reliability: 0.3333 } },
+      ])
+      .when({ type: 'RecordHeartbeat', at: later, requesterId: 3, reliability: 0.3333 })
+      .thenNothingHappened();
+    spec
+      .given([registered])
+      .when({ type: 'RecordHeartbeat', at: later, requesterId: 4, reliability: 1 })
+      .thenThrows(MachineErrors.notFound);
   });
 });
 
 describe('reliability of a silent machine (the reliability sweep)', () => {
   const after = (seconds: number) => new Date(Date.parse(AT) + seconds * 1000).toISOString();
-  // registered at AT, heartbeats in its first two intervals: reliability 1
+  // registered at AT, heartbeats (events from before machine_liveness) in its first two intervals: reliability 1
   const beats: MachineEvent[] = [0, 1].map((i) => ({
     type: 'MachineHeartbeat',
     data: { machineId: 7, at: after(i * HEARTBEAT_INTERVAL_S), reliability: 1 },
   }));
 
-  it('decays while no heartbeat comes: 2 intervals seen of the 10 elapsed', () => {
+  it('records the lower score of a silent machine (2 intervals seen of the 10 elapsed)', () => {
+    expect(
+      reliabilityOf(
+        [0, 1].map((i) => slotOf(Date.parse(after(i * 60)) / 1000)),
+        Date.parse(AT) / 1000,
+        Date.parse(after(9 * 60)) / 1000,
+      ),
+    ).toBe(0.2);
     spec
       .given([registered, ...beats])
-      .when({ type: 'RecomputeReliability', at: after(9 * HEARTBEAT_INTERVAL_S) })
+      .when({ type: 'RecomputeReliability', at: after(9 * HEARTBEAT_INTERVAL_S), reliability: 0.2 })
       .then([
         {
           type: 'MachineReliabilityChanged',
@@ -180,9 +203,9 @@ describe('reliability of a silent machine (the reliability sweep)', () => {
   it('changes nothing when the score has not moved, or for a machine that does not exist', () => {
     spec
       .given([registered, ...beats])
-      .when({ type: 'RecomputeReliability', at: after(HEARTBEAT_INTERVAL_S) })
+      .when({ type: 'RecomputeReliability', at: after(HEARTBEAT_INTERVAL_S), reliability: 1 })
       .thenNothingHappened();
-    spec.given([]).when({ type: 'RecomputeReliability', at: AT }).thenNothingHappened();
+    spec.given([]).when({ type: 'RecomputeReliability', at: AT, reliability: 0 }).thenNothingHappened();
   });
 });
 

@@ -21,8 +21,7 @@ export type MachineState =
       listed: boolean;
       ask: MachineAsk | null;
       verification: MachineVerification;
-      /** Heartbeat slots (epoch seconds / interval) seen inside the rolling window. */
-      heartbeatSlots: number[];
+      /** The last recorded reliability; the heartbeats it comes from are in `machine_liveness`, not events. */
       reliability: number;
       volumeSpaceListed: boolean;
     };
@@ -41,9 +40,13 @@ export type MachineCommand = { at: string } & (
   | { type: 'UnlistMachine'; requesterId: number }
   | { type: 'SetMinBid'; requesterId: number; minBid: number }
   | { type: 'SetVerification'; verification: MachineVerification }
-  | { type: 'RecordHeartbeat'; requesterId: number }
+  /**
+   * A heartbeat of the owner's host, with the reliability its liveness slots now yield (reliabilityOf,
+   * computed by the handler from `machine_liveness`): an event only when the reliability changes.
+   */
+  | { type: 'RecordHeartbeat'; requesterId: number; reliability: number }
   /** The reliability sweep, for a machine that sent no heartbeat lately: the window moved on without it. */
-  | { type: 'RecomputeReliability' }
+  | { type: 'RecomputeReliability'; reliability: number }
   | {
       type: 'ListVolumeSpace';
       requesterId: number;
@@ -62,7 +65,7 @@ export const MachineErrors = {
 
 export const initialState = (): MachineState => ({ status: 'none' });
 
-const slotOf = (epochSeconds: number) => Math.floor(epochSeconds / HEARTBEAT_INTERVAL_S);
+export const slotOf = (epochSeconds: number): number => Math.floor(epochSeconds / HEARTBEAT_INTERVAL_S);
 
 /** Share of heartbeat slots seen in the window (or since registration, when younger than the window). */
 export function reliabilityOf(slots: readonly number[], registeredAt: number, now: number): number {
@@ -83,7 +86,6 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
         listed: false,
         ask: null,
         verification: 'unverified',
-        heartbeatSlots: [],
         reliability: 0,
         volumeSpaceListed: false,
       };
@@ -102,12 +104,8 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
       return { ...state, volumeSpaceListed: true };
     case 'VolumeSpaceUnlisted':
       return { ...state, volumeSpaceListed: false };
-    case 'MachineHeartbeat': {
-      const at = Date.parse(event.data.at) / 1000;
-      const oldest = slotOf(at - RELIABILITY_WINDOW_S);
-      const slots = [...state.heartbeatSlots.filter((s) => s >= oldest && s !== slotOf(at)), slotOf(at)];
-      return { ...state, heartbeatSlots: slots, reliability: event.data.reliability };
-    }
+    // Heartbeats recorded as events before liveness moved to machine_liveness.
+    case 'MachineHeartbeat':
     case 'MachineReliabilityChanged':
       return { ...state, reliability: event.data.reliability };
   }
@@ -261,41 +259,26 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       if (!machine.volumeSpaceListed) return [];
       return [{ type: 'VolumeSpaceUnlisted', data: { machineId: machine.machineId, unlistedAt: nowIso } }];
     }
-    case 'RecordHeartbeat': {
-      const machine = ownedMachine(state, command.requesterId);
-      const at = Date.parse(command.at) / 1000;
-      const slots = [...machine.heartbeatSlots, slotOf(at)];
+    case 'RecordHeartbeat':
+    case 'RecomputeReliability': {
+      const machine = command.type === 'RecordHeartbeat' ? ownedMachine(state, command.requesterId) : state;
+      if (machine.status !== 'registered' || command.reliability === machine.reliability) return [];
       return [
         {
-          type: 'MachineHeartbeat',
-          data: {
-            machineId: machine.machineId,
-            at: nowIso,
-            reliability: reliabilityOf(slots, machine.registeredAt, at),
-          },
+          type: 'MachineReliabilityChanged',
+          data: { machineId: machine.machineId, at: nowIso, reliability: command.reliability },
         },
-      ];
-    }
-    case 'RecomputeReliability': {
-      if (state.status !== 'registered') return [];
-      const reliability = reliabilityOf(
-        state.heartbeatSlots,
-        state.registeredAt,
-        Date.parse(command.at) / 1000,
-      );
-      if (reliability === state.reliability) return [];
-      return [
-        { type: 'MachineReliabilityChanged', data: { machineId: state.machineId, at: nowIso, reliability } },
       ];
     }
   }
 }
 
 /**
- * A machine's stream grows by a heartbeat a minute: a snapshot every 100 events bounds every command's fold.
- * Bump `version` whenever MachineState or evolve changes (older snapshots are then ignored and replaced).
+ * Streams from before machine_liveness grew by a heartbeat a minute: a snapshot every 100 events bounds
+ * every command's fold. Bump `version` whenever MachineState or evolve changes (older snapshots are then
+ * ignored and replaced).
  */
-export const machineSnapshot = { version: 1, every: 100 };
+export const machineSnapshot = { version: 2, every: 100 };
 
 export const machineDecider = { initialState, evolve, decide, snapshot: machineSnapshot };
 export const machineStreamId = (machineId: number): string => `machine-${machineId}`;

@@ -20,7 +20,15 @@ import { GPUS_ALLOCATED } from '../read-models/machines/offers';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { computeScore } from './gpu-models';
-import { type MachineCommand, type MachineState, machineDecider, machineStreamId } from './machine.decider';
+import { recordBeat } from './liveness';
+import {
+  type MachineCommand,
+  MachineErrors,
+  type MachineState,
+  machineDecider,
+  machineStreamId,
+  reliabilityOf,
+} from './machine.decider';
 
 type MachineCommandBody = CommandBody<MachineCommand>;
 
@@ -190,13 +198,21 @@ export class RecordHeartbeatCommand extends Command<{ reliability: number }> {
 export class RecordHeartbeatHandler implements ICommandHandler<RecordHeartbeatCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: RecordHeartbeatCommand): Promise<{ reliability: number }> {
-    const state = await runMachineCommand(
+    const { state } = await this.runtime.runner.load(machineStreamId(command.machineId), machineDecider);
+    // Another host's machine is reported as missing (the decider's rule), before anything is recorded.
+    if (state.status !== 'registered' || state.ownerId !== command.requesterId)
+      throw ApiError.notFound('no such machine id', MachineErrors.notFound);
+    const now = this.runtime.runner.clock.now().getTime() / 1000;
+    const slots = await this.runtime.db.transaction((sql) => recordBeat(sql, command.machineId, now));
+    const reliability = reliabilityOf(slots, state.registeredAt, now);
+    // An event only when the reliability moved.
+    await runMachineCommand(
       this.runtime,
       command.machineId,
-      { type: 'RecordHeartbeat', requesterId: command.requesterId },
+      { type: 'RecordHeartbeat', requesterId: command.requesterId, reliability },
       command.metadata,
     );
-    return { reliability: state.status === 'registered' ? state.reliability : 0 };
+    return { reliability };
   }
 }
 

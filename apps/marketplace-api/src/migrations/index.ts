@@ -12,6 +12,7 @@ import { ledgerExactMoney } from './0010-ledger-exact-money';
 import { ledgerEarnedCharges } from './0011-ledger-earned-charges';
 import { authApiKeys } from './0012-auth-api-keys';
 import { authApiKeyExpiry } from './0013-auth-api-key-expiry';
+import { machineLiveness } from './0014-machine-liveness';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -28,4 +29,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   ledgerEarnedCharges,
   authApiKeys,
   authApiKeyExpiry,
+  machineLiveness,
 ];
