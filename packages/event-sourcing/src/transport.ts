@@ -30,5 +30,20 @@ export interface Transport {
   /** Resolves only once the broker (or every in-process subscriber) acknowledged all messages. */
   publish(messages: readonly OutgoingMessage[]): Promise<void>;
   subscribe(subscription: Subscription): Promise<void>;
+  /**
+   * A transport that keeps no messages for subscribers not yet registered (in-process) refuses to publish
+   * between `hold()` and `open()`: an app holds it while its contexts start and subscribe, so an outbox row
+   * left unpublished by a crash is not marked published before every subscriber is there to get it.
+   */
+  hold?(): void;
+  open?(): void;
   close(): Promise<void>;
+}
+
+/** Why a held transport refused to publish: the relay leaves the rows unpublished and tries again. */
+export class TransportNotOpenError extends Error {
+  constructor() {
+    super('the transport is not open yet: subscribers are still being registered');
+    this.name = 'TransportNotOpenError';
+  }
 }

@@ -32,10 +32,16 @@ export interface ServeOptions {
 @Module({})
 class RootModule {}
 
-/** Builds the Nest application for the given contexts over the given adapters (not listening yet). */
+/**
+ * Builds and initialises the Nest application for the given contexts over the given adapters (not listening
+ * yet). The transport is held while the contexts start (their relays cannot publish) and opened once every
+ * projection and reactor has subscribed: the in-process transport keeps nothing for a late subscriber, and
+ * an outbox row a crash left unpublished must reach every subscriber after the restart.
+ */
 export async function createPlatformApp(
   options: Omit<ServeOptions, 'port' | 'host'>,
 ): Promise<INestApplication> {
+  options.transport.hold?.();
   const infra: RuntimeInfra = {
     db: options.db,
     transport: options.transport,
@@ -59,6 +65,9 @@ export async function createPlatformApp(
   };
   const app = await NestFactory.create(root, { bodyParser: false, bufferLogs: true });
   configureHttpApp(app);
+  // Module init and bootstrap hooks subscribe the reactors: only after them may anything be delivered.
+  await app.init();
+  options.transport.open?.();
   return app;
 }
 

@@ -1,5 +1,10 @@
 import type { EventEnvelope } from '@rigmarket/contracts';
-import type { OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
+import {
+  type OutgoingMessage,
+  type Subscription,
+  type Transport,
+  TransportNotOpenError,
+} from '@rigmarket/event-sourcing';
 
 export interface DeadLetter {
   groupId: string;
@@ -26,6 +31,7 @@ export class InProcessTransport implements Transport {
   private readonly subscriptions: Subscription[] = [];
   private readonly offsets = new Map<string, number>();
   private chain: Promise<void> = Promise.resolve();
+  private held = false;
 
   constructor(
     private readonly maxAttempts = 3,
@@ -36,7 +42,21 @@ export class InProcessTransport implements Transport {
     this.subscriptions.push(subscription);
   }
 
+  /**
+   * Unlike Kafka, this transport keeps nothing for a subscriber that registers later: a message published
+   * before then is gone for it. So an app holds the transport while it starts (publish is refused, the
+   * relays keep their rows and try again) and opens it once every context and reactor has subscribed.
+   */
+  hold(): void {
+    this.held = true;
+  }
+
+  open(): void {
+    this.held = false;
+  }
+
   publish(messages: readonly OutgoingMessage[]): Promise<void> {
+    if (this.held) return Promise.reject(new TransportNotOpenError());
     // One delivery at a time, so two relays cannot interleave one group's handling.
     const run = this.chain.then(() => this.deliver(messages));
     this.chain = run.catch(() => undefined);
