@@ -3,7 +3,7 @@ import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
 import {
   Database,
   EventStore,
-  type Projection,
+  projectionLag,
   type Sql,
   coreMigrations,
   parkedEvents,
@@ -65,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
             const mine = parked.find((x) => x.schema === schema && x.subscriber === p.name);
             process.stdout.write(
               `${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}` +
-                `\tlag ${await projectionLag(db, schema, p)}\tparked ${mine?.parked ?? 0}` +
+                `\tlag ${(await projectionLag(db, schema, p))?.events ?? '-'}\tparked ${mine?.parked ?? 0}` +
                 `${mine ? `\tlast error: ${mine.lastError}` : ''}\n`,
             );
           }
@@ -146,24 +146,6 @@ async function main(argv: string[]): Promise<number> {
 async function tablePresent(sql: Sql, table: string): Promise<boolean> {
   const [row] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [table]);
   return row?.found === true;
-}
-
-/** Source events (in this database) past the projection's applied position of their stream. */
-async function projectionLag(db: Database, schema: string, p: Projection): Promise<string> {
-  if (!(await tablePresent(db, `${schema}.projection_stream_positions`))) return '-';
-  let lag = 0;
-  for (const context of [...new Set(p.sources.map((s) => s.context))]) {
-    const source = CONTEXT_SCHEMAS[context];
-    if (!(await tablePresent(db, `${source}.events`))) return '-';
-    const [row] = await db.query<{ lag: string }>(
-      `SELECT count(*)::text AS lag FROM ${source}.events e
-         LEFT JOIN ${schema}.projection_stream_positions p ON p.projection = $1 AND p.stream_id = e.stream_id
-        WHERE e.stream_type = ANY($2::text[]) AND e.stream_position > COALESCE(p.position, 0)`,
-      [p.name, p.sources.filter((s) => s.context === context).map((s) => s.streamType)],
-    );
-    lag += Number(row?.lag ?? 0);
-  }
-  return String(lag);
 }
 
 function option(args: string[], name: string, fallback: number): number {

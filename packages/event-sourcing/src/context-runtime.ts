@@ -38,6 +38,8 @@ export interface RuntimeInfra {
   transport: Transport;
   clock: Clock;
   relay?: RelayOptions;
+  /** Filled as contexts start: their subscribed projections, whose lag `/readyz` watches. */
+  subscribed?: Array<{ schema: string; projections: readonly Projection[] }>;
   /** Prefix of consumer groups, e.g. the app name. */
   groupPrefix?: string;
   /** Run migrations at start (default true). */
@@ -83,6 +85,7 @@ export class ContextRuntime {
       definition.subscribedProjections,
       infra.groupPrefix ?? `rigmarket.${definition.context}`,
     );
+    infra.subscribed?.push({ schema: runtime.schema, projections: definition.subscribedProjections });
     runtime.relay.start();
     return runtime;
   }

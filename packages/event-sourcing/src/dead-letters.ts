@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import { CONTEXT_SCHEMAS, type EventEnvelope } from '@rigmarket/contracts';
 import type { Database, Sql } from './database';
 import type { Migration } from './migrations';
+import { projectionLag } from './projection-lag';
+import type { Projection } from './projections';
 
 /**
  * Events a subscribed projection could not apply after its retries, parked per context in
@@ -121,14 +123,19 @@ export async function parkedEvents(
   return found;
 }
 
+/** How far behind `/readyz` lets a relay or a subscribed projection fall before the app is not ready. */
+export const DEFAULT_MAX_FLOW_LAG_MS = 60_000;
+
 /**
- * Why a context is not ready, or undefined: an event parked by one of its projections or reactors, or its
- * outbox relay more than `maxRelayLagMs` behind (the oldest unpublished event). For `/readyz`.
+ * Why a context is not ready, or undefined: an event parked by one of its projections or reactors, its
+ * outbox relay more than `maxLagMs` behind (the oldest unpublished event), or one of its subscribed
+ * projections with a source event stored more than `maxLagMs` ago and not applied yet. For `/readyz`.
  */
 export async function eventFlowProblem(
   db: Database,
   schemas: readonly string[] = Object.values(CONTEXT_SCHEMAS),
-  maxRelayLagMs = 60_000,
+  maxLagMs = DEFAULT_MAX_FLOW_LAG_MS,
+  subscribed: ReadonlyArray<{ schema: string; projections: readonly Projection[] }> = [],
 ): Promise<string | undefined> {
   const parked = await parkedEvents(db, schemas);
   if (parked.length > 0)
@@ -143,8 +150,15 @@ export async function eventFlowProblem(
         WHERE o.published_at IS NULL`,
     );
     const lag = Number(row?.lag_ms ?? 0);
-    if (lag > maxRelayLagMs)
+    if (lag > maxLagMs)
       return `${schema}: events not yet delivered to other contexts for ${Math.round(lag / 1000)} s`;
+  }
+  for (const { schema, projections } of subscribed) {
+    for (const projection of projections) {
+      const lag = await projectionLag(db, schema, projection);
+      if (lag && lag.oldestMs > maxLagMs)
+        return `${schema}/${projection.name} is ${lag.events} event(s) behind, the oldest stored ${Math.round(lag.oldestMs / 1000)} s ago`;
+    }
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ export * from './transport';
 export * from './projections';
 export * from './event-source';
 export * from './dead-letters';
+export * from './projection-lag';
 export * from './reactors';
 export * from './outbox-relay';
 export * from './command-runner';

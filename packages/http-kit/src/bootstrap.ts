@@ -5,6 +5,7 @@ import { Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   Database,
+  DEFAULT_MAX_FLOW_LAG_MS,
   eventFlowProblem,
   onDatabaseFault,
   PlatformInfraModule,
@@ -48,7 +49,9 @@ export async function createPlatformApp(
     clock: options.clock ?? systemClock,
     relay: options.relay,
     eventSource: options.eventSource,
+    subscribed: [],
   };
+  const maxFlowLagMs = Number(process.env.RIGMARKET_READY_MAX_LAG_MS ?? DEFAULT_MAX_FLOW_LAG_MS);
   const root: DynamicModule = {
     module: RootModule,
     imports: [
@@ -56,8 +59,9 @@ export async function createPlatformApp(
       PlatformInfraModule.forRoot(infra),
       HealthModule.forRoot(async () => {
         await options.db.query('SELECT 1');
-        // parked events or a stuck outbox relay: the reason, 503 (docs/operations.md, Parked events)
-        const problem = await eventFlowProblem(options.db);
+        // parked events, a stuck outbox relay or a projection far behind: the reason, 503
+        // (docs/operations.md, Parked events)
+        const problem = await eventFlowProblem(options.db, undefined, maxFlowLagMs, infra.subscribed);
         if (problem) throw new Error(problem);
       }),
       ...options.modules,
