@@ -38,8 +38,8 @@ export interface RuntimeInfra {
   transport: Transport;
   clock: Clock;
   relay?: RelayOptions;
-  /** Filled as contexts start: their subscribed projections, whose lag `/readyz` watches. */
-  subscribed?: Array<{ schema: string; projections: readonly Projection[] }>;
+  /** Filled as contexts start: the app flushes their relays once the transport opens, `/readyz` watches them. */
+  started?: ContextRuntime[];
   /** Prefix of consumer groups, e.g. the app name. */
   groupPrefix?: string;
   /** Run migrations at start (default true). */
@@ -85,7 +85,7 @@ export class ContextRuntime {
       definition.subscribedProjections,
       infra.groupPrefix ?? `rigmarket.${definition.context}`,
     );
-    infra.subscribed?.push({ schema: runtime.schema, projections: definition.subscribedProjections });
+    infra.started?.push(runtime);
     runtime.relay.start();
     return runtime;
   }

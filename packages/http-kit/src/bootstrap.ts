@@ -49,7 +49,7 @@ export async function createPlatformApp(
     clock: options.clock ?? systemClock,
     relay: options.relay,
     eventSource: options.eventSource,
-    subscribed: [],
+    started: [],
   };
   const maxFlowLagMs = Number(process.env.RIGMARKET_READY_MAX_LAG_MS ?? DEFAULT_MAX_FLOW_LAG_MS);
   const root: DynamicModule = {
@@ -61,7 +61,15 @@ export async function createPlatformApp(
         await options.db.query('SELECT 1');
         // parked events, a stuck outbox relay or a projection far behind: the reason, 503
         // (docs/operations.md, Parked events)
-        const problem = await eventFlowProblem(options.db, undefined, maxFlowLagMs, infra.subscribed);
+        const problem = await eventFlowProblem(
+          options.db,
+          undefined,
+          maxFlowLagMs,
+          (infra.started ?? []).map((c) => ({
+            schema: c.schema,
+            projections: c.definition.subscribedProjections,
+          })),
+        );
         if (problem) throw new Error(problem);
       }),
       ...options.modules,
@@ -72,6 +80,9 @@ export async function createPlatformApp(
   // Module init and bootstrap hooks subscribe the reactors: only after them may anything be delivered.
   await app.init();
   options.transport.open?.();
+  // What the relays could not publish while held (rows a crash left, events of the start itself) goes out
+  // now, so the app is caught up when it starts answering.
+  await Promise.all((infra.started ?? []).map((c) => c.relay.flush().catch(() => 0)));
   return app;
 }
 

@@ -1,0 +1,45 @@
+import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
+import { type Database, projectionLag } from '@rigmarket/event-sourcing';
+import { eventually } from '@rigmarket/testing';
+import { ALL_CONTEXTS } from '../platform';
+
+/** What is still on its way between the contexts: unpublished outbox rows, projection lag, reactor work. */
+export async function eventsInFlight(db: Database): Promise<string[]> {
+  const waiting: string[] = [];
+  for (const context of ALL_CONTEXTS) {
+    const schema = CONTEXT_SCHEMAS[context.context];
+    const [present] = await db.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
+      `${schema}.outbox`,
+    ]);
+    if (!present?.found) continue; // a context not run here
+    const [outbox] = await db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM ${schema}.outbox WHERE published_at IS NULL`,
+    );
+    if (Number(outbox?.n) > 0) waiting.push(`${schema} outbox ${outbox!.n}`);
+    const [queued] = await db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM ${schema}.reactor_queue WHERE done_at IS NULL AND attempts < 10`,
+    );
+    if (Number(queued?.n) > 0) waiting.push(`${schema} reactor queue ${queued!.n}`);
+    for (const projection of context.subscribedProjections) {
+      const lag = await projectionLag(db, schema, projection);
+      if (lag && lag.events > 0) waiting.push(`${schema}/${projection.name} lag ${lag.events}`);
+    }
+  }
+  return waiting;
+}
+
+/**
+ * Waits until nothing is in flight between the running apps (distributed mode: their shared database is
+ * read directly), so that stopping them leaves every read model caught up with the events.
+ */
+export async function waitUntilSettled(db: Database, timeoutMs = 60_000): Promise<void> {
+  let last: string[] = [];
+  await eventually(
+    async () => {
+      last = await eventsInFlight(db);
+      return last.length === 0 ? true : undefined;
+    },
+    timeoutMs,
+    'the events between the apps to settle',
+  ).catch((error: Error) => Promise.reject(new Error(`${error.message}: ${last.join(', ')}`)));
+}
