@@ -3,7 +3,6 @@ import { authKeysProjection } from '@rigmarket/http-kit';
 import { marketplaceMigrations } from './migrations';
 import { adminUsersProjection } from './read-models/admin-users/projection';
 import { billingPeriodsProjection } from './read-models/billing-periods/projection';
-import { instanceAllocationsProjection } from './read-models/instance-allocations/projection';
 import { ledgerProjection } from './read-models/ledger/projection';
 import { machinesProjection } from './read-models/machines/projection';
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
@@ -26,7 +25,8 @@ export const marketplaceContext: ContextDefinition = {
   subscribedProjections: [
     authKeysProjection(SCHEMA),
     adminUsersProjection,
-    instanceAllocationsProjection,
+    // machines: inline for the machine streams, subscribed for the instance streams (GPU allocations)
+    machinesProjection,
     billingPeriodsProjection,
     maintenanceWindowsProjection,
     templateUsageProjection,

@@ -5,6 +5,7 @@ import {
   EventStore,
   projectionLag,
   type Sql,
+  contextProjections,
   coreMigrations,
   parkedEvents,
   retryParkedEvents,
@@ -61,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
         const parked = await parkedEvents(db);
         for (const c of ALL_CONTEXTS) {
           const schema = CONTEXT_SCHEMAS[c.context];
-          for (const p of [...c.inlineProjections, ...c.subscribedProjections]) {
+          for (const p of contextProjections(c)) {
             const mine = parked.find((x) => x.schema === schema && x.subscriber === p.name);
             process.stdout.write(
               `${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}` +
@@ -105,14 +106,10 @@ async function main(argv: string[]): Promise<number> {
       case 'rebuild': {
         const targets =
           args[0] === '--all'
-            ? ALL_CONTEXTS.flatMap((c) =>
-                [...c.inlineProjections, ...c.subscribedProjections].map((p) => ({ c, p })),
-              )
+            ? ALL_CONTEXTS.flatMap((c) => contextProjections(c).map((p) => ({ c, p })))
             : (() => {
                 const c = contextOf(args[0]);
-                const p = [...c.inlineProjections, ...c.subscribedProjections].find(
-                  (x) => x.name === args[1],
-                );
+                const p = contextProjections(c).find((x) => x.name === args[1]);
                 if (!p) throw new Error(`Unknown projection ${args[1] ?? '(none)'} in ${c.context}`);
                 return [{ c, p }];
               })();

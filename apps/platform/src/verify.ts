@@ -4,6 +4,7 @@ import {
   type Database,
   type Projection,
   type Sql,
+  contextProjections,
   rebuildProjection,
   replayProjection,
 } from '@rigmarket/event-sourcing';
@@ -134,7 +135,7 @@ export async function verify(
       write(`${c.context}: not in this database, skipped`);
       continue;
     }
-    for (const p of [...c.inlineProjections, ...c.subscribedProjections]) {
+    for (const p of contextProjections(c)) {
       try {
         const found = await projectionDifferences(db, c, p);
         report.differences.push(...found);

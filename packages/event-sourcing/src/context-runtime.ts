@@ -29,8 +29,16 @@ export interface ContextDefinition {
   migrations: readonly Migration[];
   /** Read models of its own events, updated in the command's transaction (read-your-writes). */
   inlineProjections: readonly Projection[];
-  /** Read models of other contexts' events, fed by the transport. */
+  /**
+   * Read models of other contexts' events, fed by the transport. A projection of both (own and others'
+   * streams) is listed in both: its own streams are applied inline, only the others' are subscribed.
+   */
   subscribedProjections: readonly Projection[];
+}
+
+/** Every projection of a context, once (one listed as inline and subscribed counts once). */
+export function contextProjections(definition: ContextDefinition): Projection[] {
+  return [...new Set([...definition.inlineProjections, ...definition.subscribedProjections])];
 }
 
 export interface RuntimeInfra {
@@ -84,6 +92,7 @@ export class ContextRuntime {
       runtime.schema,
       definition.subscribedProjections,
       infra.groupPrefix ?? `rigmarket.${definition.context}`,
+      definition.context,
     );
     infra.started?.push(runtime);
     runtime.relay.start();
@@ -109,7 +118,7 @@ export class ContextRuntime {
   }
 
   get projections(): Projection[] {
-    return [...this.definition.inlineProjections, ...this.definition.subscribedProjections];
+    return contextProjections(this.definition);
   }
 
   /** The next value of one of this context's id sequences (ids are public integers, like the spec's). */

@@ -166,12 +166,15 @@ export function projectionSubscription(
   schema: string,
   projection: Projection,
   groupPrefix: string,
+  /** The subscribing context: its own sources are applied inline, not subscribed. */
+  own?: ContextName,
 ): Subscription {
+  const sources = projection.sources.filter((s) => s.context !== own);
   return {
     groupId: `${groupPrefix}.${projection.name}.v${projection.version}`,
-    topics: [...new Set(projection.sources.map((s) => topicFor(s.context, s.streamType)))],
+    topics: [...new Set(sources.map((s) => topicFor(s.context, s.streamType)))],
     handle: async (envelope: EventEnvelope, delivery: DeliveryInfo) => {
-      if (!isSource(projection, envelope)) return;
+      if (!isSource(projection, envelope) || envelope.context === own) return;
       const invalid = invalidInboundEvent(projection.eventTypes, envelope);
       if (invalid !== undefined) {
         // Retrying cannot make it valid: parked at once (later events of its stream park behind it).
@@ -283,9 +286,10 @@ export async function subscribeProjections(
   schema: string,
   projections: readonly Projection[],
   groupPrefix: string,
+  own?: ContextName,
 ): Promise<void> {
   for (const projection of projections) {
-    await transport.subscribe(projectionSubscription(db, schema, projection, groupPrefix));
+    await transport.subscribe(projectionSubscription(db, schema, projection, groupPrefix, own));
   }
 }
 

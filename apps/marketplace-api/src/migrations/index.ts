@@ -13,6 +13,7 @@ import { ledgerEarnedCharges } from './0011-ledger-earned-charges';
 import { authApiKeys } from './0012-auth-api-keys';
 import { authApiKeyExpiry } from './0013-auth-api-key-expiry';
 import { machineLiveness } from './0014-machine-liveness';
+import { machinesWithAllocations } from './0015-machines-with-allocations';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -30,4 +31,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   authApiKeys,
   authApiKeyExpiry,
   machineLiveness,
+  machinesWithAllocations,
 ];

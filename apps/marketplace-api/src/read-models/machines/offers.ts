@@ -56,9 +56,8 @@ export async function insertOfferRows(sql: Sql, rows: readonly OfferRow[], schem
 }
 
 /**
- * GPUs held by live instances, from the instance_allocations read model. Computed when read (the stored
- * machines.gpus_allocated column of 0003 is no longer used), so rebuilding the machines projection alone
- * keeps the allocations: each read model is fed by its own events only.
+ * GPUs held by live instances (instance_allocations, kept by the machines projection from instance-lifecycle's
+ * instance events). Computed when read (the stored machines.gpus_allocated column of 0002 is not used).
  */
 export const GPUS_ALLOCATED = `(SELECT COALESCE(SUM(ia.num_gpus), 0) FROM ${SCHEMA}.instance_allocations ia WHERE ia.machine_id = m.machine_id AND ia.held) AS gpus_allocated`;
 

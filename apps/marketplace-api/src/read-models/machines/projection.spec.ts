@@ -1,6 +1,6 @@
 import { projectionSpec } from '@rigmarket/testing';
 import { marketplaceContext } from '../../marketplace.context';
-import { AT, machineListed, machineRegistered } from '../testing/events';
+import { AT, instanceCreated, machineListed, machineRegistered } from '../testing/events';
 import { machinesProjection } from './projection';
 
 describe('machines projection (machines and their offers)', () => {
@@ -52,6 +52,49 @@ describe('machines projection (machines and their offers)', () => {
             reliability: 0.9,
             beat: true,
             offers: 0,
+          },
+        ],
+      ));
+
+  it('holds GPUs per live instance and offers only the free ones; an outbid instance lets them go until started', () =>
+    spec
+      .given([
+        machineRegistered(7),
+        machineListed(7),
+        instanceCreated(9, 7, 2),
+        instanceCreated(10, 7, 1),
+        instanceCreated(11, 7, 1),
+        {
+          streamId: 'instance-10',
+          type: 'InstanceOutbid',
+          data: { instanceId: 10, machineId: 7, numGpus: 1, at: AT },
+        },
+        {
+          streamId: 'instance-11',
+          type: 'InstanceOutbid',
+          data: { instanceId: 11, machineId: 7, numGpus: 1, at: AT },
+        },
+        {
+          streamId: 'instance-9',
+          type: 'InstanceDestroyed',
+          data: { instanceId: 9, renter: 2, machineId: 7, numGpus: 2, at: AT },
+        },
+      ])
+      .when({
+        streamId: 'instance-11',
+        type: 'InstanceIntentChanged',
+        data: { instanceId: 11, intendedStatus: 'running', at: AT },
+      })
+      .then(
+        `SELECT (SELECT json_agg(json_build_array(instance_id, num_gpus, held) ORDER BY instance_id) FROM marketplace.instance_allocations) AS allocations,
+                (SELECT json_agg(num_gpus ORDER BY num_gpus) FROM marketplace.offers WHERE machine_id = 7) AS offers`,
+        [
+          {
+            allocations: [
+              [10, 1, false],
+              [11, 1, true],
+            ],
+            offers: [1, 2, 3],
           },
         ],
       ));
