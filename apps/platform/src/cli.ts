@@ -11,6 +11,7 @@ import {
   retryParkedEvents,
   runMigrations,
 } from '@rigmarket/event-sourcing';
+import { eventSourceFromEnvironment } from '@rigmarket/messaging';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 import { ALL_CONTEXTS } from './platform';
 import { rebuildAll, verify } from './verify';
@@ -113,7 +114,12 @@ async function main(argv: string[]): Promise<number> {
                 if (!p) throw new Error(`Unknown projection ${args[1] ?? '(none)'} in ${c.context}`);
                 return [{ c, p }];
               })();
-        const failed = await rebuildAll(db, targets, (line) => process.stdout.write(`${line}\n`));
+        const failed = await rebuildAll(
+          db,
+          targets,
+          (line) => process.stdout.write(`${line}\n`),
+          eventSourceFromEnvironment('rigmarket-cli'),
+        );
         return failed ? 1 : 0;
       }
       case 'verify': {

@@ -4,6 +4,8 @@ import {
   type Database,
   type Projection,
   type Sql,
+  type EventSource,
+  contextEventSource,
   contextProjections,
   rebuildProjection,
   replayProjection,
@@ -174,12 +176,16 @@ export async function rebuildAll(
   db: Database,
   targets: ReadonlyArray<{ c: ContextDefinition; p: Projection }>,
   write: (line: string) => void,
+  /** Where other contexts' events come from (RIGMARKET_REBUILD_SOURCE=kafka); default their stores here. */
+  remote?: EventSource,
 ): Promise<number> {
   let failed = 0;
   for (const { c, p } of targets) {
     const started = Date.now();
     try {
-      const applied = await rebuildProjection(db, CONTEXT_SCHEMAS[c.context], p);
+      const applied = await rebuildProjection(db, CONTEXT_SCHEMAS[c.context], p, (sql) =>
+        contextEventSource(c.context, sql, remote),
+      );
       write(`rebuilt ${c.context}/${p.name}: ${applied} events applied in ${Date.now() - started} ms`);
     } catch (error) {
       failed += 1;
