@@ -22,8 +22,10 @@ export interface SnapshotPolicy {
   every: number;
 }
 
-export interface CommandResult<State> {
+export interface CommandResult<State, Event extends DomainEvent = DomainEvent> {
   events: EventEnvelope[];
+  /** The same events as the decider returned them (typed; the envelopes carry ids and positions). */
+  decided: Event[];
   /** State after the new events. */
   state: State;
   version: number;
@@ -53,9 +55,17 @@ export interface TimedDecider<
   decide(command: Command, state: State): Event[];
 }
 
-export interface HandleOptions<State = unknown> {
-  /** Extra writes in the same transaction (e.g. an idempotency record), given the state before the events. */
-  alsoInTransaction?: (sql: Sql, events: EventEnvelope[], stateBefore: State) => Promise<void>;
+export interface HandleOptions<State = unknown, Event extends DomainEvent = DomainEvent> {
+  /**
+   * Extra writes in the same transaction (e.g. an idempotency record), given the state before the events
+   * and the events as the decider returned them.
+   */
+  alsoInTransaction?: (
+    sql: Sql,
+    events: EventEnvelope[],
+    stateBefore: State,
+    decided: Event[],
+  ) => Promise<void>;
   maxAttempts?: number;
 }
 
@@ -83,8 +93,8 @@ export class CommandRunner {
      */
     decide: (state: State, now: Date, sql: Sql) => Event[] | Promise<Event[]>,
     metadata: EventMetadata,
-    options: HandleOptions<State> = {},
-  ): Promise<CommandResult<State>> {
+    options: HandleOptions<State, Event> = {},
+  ): Promise<CommandResult<State, Event>> {
     const maxAttempts = options.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -96,7 +106,7 @@ export class CommandRunner {
           const events = await decide(state, now, sql);
           if (events.length === 0) {
             await this.maybeSnapshot(sql, streamId, evolver, folded, state, version);
-            return { events: [], state, version, eventsRead };
+            return { events: [], decided: [], state, version, eventsRead };
           }
           const envelopes = await this.store.append(sql, streamId, version, events, metadata, now);
           for (const envelope of envelopes) {
@@ -104,10 +114,10 @@ export class CommandRunner {
               await applyProjection(sql, this.store.schema, projection, envelope);
             }
           }
-          await options.alsoInTransaction?.(sql, envelopes, folded.state);
+          await options.alsoInTransaction?.(sql, envelopes, folded.state, events);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
-          return { events: envelopes, state, version: version + events.length, eventsRead };
+          return { events: envelopes, decided: events, state, version: version + events.length, eventsRead };
         });
         if (result.events.length > 0) await this.afterCommit().catch(() => undefined);
         return result;
@@ -130,8 +140,8 @@ export class CommandRunner {
     decider: TimedDecider<State, Command, Event>,
     command: CommandBody<Command> | ((sql: Sql) => Promise<CommandBody<Command>>),
     metadata: EventMetadata,
-    options: HandleOptions<State> = {},
-  ): Promise<CommandResult<State>> {
+    options: HandleOptions<State, Event> = {},
+  ): Promise<CommandResult<State, Event>> {
     return this.handle(
       streamId,
       decider,

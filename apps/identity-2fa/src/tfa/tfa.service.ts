@@ -91,7 +91,7 @@ export class TfaService {
       (state, now) => tfaDecider.decide(build(now.toISOString()), state),
       metadata,
     );
-    const events = result.events.map((e) => ({ type: e.type, data: e.data }) as TfaEvent);
+    const events = result.decided;
     for (const event of events) {
       const error = failureError(event);
       if (error) throw error;

@@ -97,9 +97,10 @@ export async function writeHostCommands(
   sql: Sql,
   before: InstanceState,
   envelopes: readonly EventEnvelope[],
+  /** The same events as the decider returned them. */
+  events: readonly InstanceEvent[],
   options: HostCommandOptions = {},
 ): Promise<number> {
-  const events = envelopes.map((e) => ({ type: e.type, data: e.data }) as InstanceEvent);
   const after = events.reduce(instanceDecider.evolve, before);
   if (after.status === 'none') return 0;
   const commands = hostCommandsFor(before, events, options.stopMsg);

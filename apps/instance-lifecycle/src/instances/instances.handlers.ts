@@ -75,14 +75,14 @@ export async function runInstanceCommand(
   instanceId: number,
   command: InstanceCommandBody,
   metadata: EventMetadata,
-  options: HandleOptions<InstanceState> & HostCommandOptions = {},
+  options: HandleOptions<InstanceState, InstanceEvent> & HostCommandOptions = {},
 ) {
   let written = 0;
   const result = await runtime.runner.run(instanceStreamId(instanceId), instanceDecider, command, metadata, {
     ...options,
-    alsoInTransaction: async (sql, events, before) => {
-      await options.alsoInTransaction?.(sql, events, before);
-      written = await writeHostCommands(sql, before, events, options);
+    alsoInTransaction: async (sql, envelopes, before, decided) => {
+      await options.alsoInTransaction?.(sql, envelopes, before, decided);
+      written = await writeHostCommands(sql, before, envelopes, decided, options);
     },
   });
   if (written > 0) kickAfterCommit(runtime);
@@ -114,7 +114,7 @@ export async function runInstanceCommandIn(
   for (const envelope of envelopes)
     for (const projection of runtime.definition.inlineProjections)
       await applyProjection(sql, runtime.schema, projection, envelope);
-  await writeHostCommands(sql, before, envelopes);
+  await writeHostCommands(sql, before, envelopes, events);
   return envelopes;
 }
 
