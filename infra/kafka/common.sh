@@ -11,7 +11,8 @@ KAFKA_PORT=${KAFKA_PORT:-19092}
 KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-19093}
 # any fixed 22-char base64url UUID; it must stay the same for a given data dir
 KAFKA_CLUSTER_ID=${KAFKA_CLUSTER_ID:-MkU3OEVBNTcwNTJENDM2Qk}
-KAFKA_LIBS=$KAFKA_DIR/libs-$KAFKA_VERSION
+# the jars are shared by every broker of this checkout (a test's own broker has its own KAFKA_DIR)
+KAFKA_LIBS=${KAFKA_LIBS:-$INFRA_DIR/kafka/libs-$KAFKA_VERSION}
 KAFKA_PIDFILE=$KAFKA_DIR/broker.pid
 KAFKA_OUT=$KAFKA_DIR/logs/broker.out
 

@@ -94,11 +94,12 @@ listen_addresses = '127.0.0.1'
 port = $PG_PORT
 unix_socket_directories = '$PG_RUN'
 max_connections = 200
-# test/dev speed: a crash can lose or corrupt data, never use for anything you want to keep
-fsync = off
-synchronous_commit = off
-full_page_writes = off
 CONF
+# test/dev speed: a crash can lose or corrupt data, never use for anything you want to keep. PG_DURABLE=1
+# keeps PostgreSQL's durable defaults (the crash tests restart a cluster of their own that way).
+if [ "${PG_DURABLE:-0}" != 1 ]; then
+  printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >> "$PG_DATA/rigmarket.conf"
+fi
 grep -q "^include_if_exists = 'rigmarket.conf'" "$PG_DATA/postgresql.conf" ||
   printf "\ninclude_if_exists = 'rigmarket.conf'\n" >> "$PG_DATA/postgresql.conf"
 if is_root; then chown "$PG_OS_USER:" "$PG_DATA/rigmarket.conf" "$PG_DATA/postgresql.conf"; fi

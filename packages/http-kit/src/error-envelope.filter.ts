@@ -41,6 +41,23 @@ function sqlState(exception: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/**
+ * The database (or the connection to it) is away: a restart, a failover, a network cut. The request may
+ * succeed if sent again shortly, so 503 rather than 500. SQLSTATE class 08 (connection exception), 57P01-03
+ * (shutting down, crashed, not accepting connections yet), 53300 (too many connections), a socket error, or
+ * pg's "Connection terminated".
+ */
+function databaseUnavailable(exception: unknown): boolean {
+  const state = sqlState(exception);
+  if (state && (state.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(state))) return true;
+  const error = exception as { code?: unknown; driverError?: { code?: unknown }; message?: unknown } | null;
+  const code = error?.driverError?.code ?? error?.code;
+  if (typeof code === 'string' && UNAVAILABLE_NODE_CODES.has(code)) return true;
+  return typeof error?.message === 'string' && /^Connection terminated/.test(error.message);
+}
+
 /** Turns any failure into the API's Error object `{success: false, error, msg}` with a fitting status. */
 export function toErrorResponse(exception: unknown, request?: Request): { status: number; body: ErrorBody } {
   if (exception instanceof ApiError) return { status: exception.status, body: exception.toBody() };
@@ -76,6 +93,16 @@ export function toErrorResponse(exception: unknown, request?: Request): { status
         success: false,
         error: ErrorCodes.badRequest,
         msg: `Invalid request: ${INPUT_SQLSTATES[state]}`,
+      },
+    };
+  }
+  if (databaseUnavailable(exception)) {
+    return {
+      status: 503,
+      body: {
+        success: false,
+        error: 'service_unavailable',
+        msg: 'The database is unavailable at the moment; retry shortly',
       },
     };
   }

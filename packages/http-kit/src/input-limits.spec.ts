@@ -92,4 +92,20 @@ describe('request limits (input-limits.ts)', () => {
     expect(toErrorResponse(Object.assign(new Error('x'), { code: '40001' })).status).toBe(500);
     expect(toErrorResponse(ApiError.conflict('c')).status).toBe(409);
   });
+
+  it('answers 503 service_unavailable while the database is away (restart, crash, connection lost)', () => {
+    const away = [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('terminating connection'), { driverError: { code: '57P01' } }),
+      Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
+      Object.assign(new Error('connection failure'), { code: '08006' }),
+      new Error('Connection terminated unexpectedly'),
+    ];
+    for (const error of away)
+      expect(toErrorResponse(error)).toMatchObject({
+        status: 503,
+        body: { success: false, error: 'service_unavailable' },
+      });
+    expect(toErrorResponse(new Error('something else')).status).toBe(500);
+  });
 });

@@ -106,7 +106,10 @@ export async function kill(proc: Spawned | undefined, signal: NodeJS.Signals): P
  * after a few acknowledged writes, kill -9, restart; then convergence, lost writes, doubled events, compute
  * without running.
  */
-export async function crashRun(target: Target, label: string, faults = KILLS): Promise<void> {
+/** What the renters were answered, by HTTP status. */
+export type Answers = Map<number, number>;
+
+export async function crashRun(target: Target, label: string, faults = KILLS): Promise<Answers> {
   const ops: Op[] = [];
   let unacked = 0;
   const live: number[] = [];
@@ -290,6 +293,7 @@ export async function crashRun(target: Target, label: string, faults = KILLS): P
       differences: [],
       failures: [],
     });
+    return answers;
   } finally {
     await db.close();
   }
