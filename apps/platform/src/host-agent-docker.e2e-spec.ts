@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
-import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import {
+  HostAgent,
+  INSTANCE_LABEL,
+  MACHINE_LABEL,
+  containerName,
+  dockerFromEnvironment,
+} from '@rigmarket/host-agent';
 import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { AgentSessions, INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
@@ -506,16 +512,29 @@ describe.each([
     );
   });
 
-  it('when the agent disconnects and does not come back, its instances become offline; back, it removes what was destroyed meanwhile', async () => {
+  it('when the agent disconnects and does not come back, its instances become offline; back, it converges to what changed meanwhile', async () => {
     const created = await accept({ image: IMAGE, runtype: 'ssh' });
     const id = created.body.new_contract as number;
+    const kept = (await accept({ image: IMAGE, runtype: 'ssh' })).body.new_contract as number;
     await until(id, 'running');
+    await until(kept, 'running');
     await agent?.stop();
     agent = undefined;
     const offline = await until(id, 'offline');
     expect(offline.status_msg).toContain('agent disconnected');
+    // Meanwhile: one destroyed, one stopped, and a container of this machine no instance owns.
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await http().put(`/api/v0/instances/${kept}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
     expect((await containerState(id))?.State.Running).toBe(true); // nobody told the host
+    expect((await containerState(kept))?.State.Running).toBe(true);
+    const strayId = 2_000_000_000 + randomInt(100_000_000);
+    const stray = await docker.createContainer({
+      Image: IMAGE,
+      name: containerName(strayId),
+      Cmd: ['sleep', '600'],
+      Labels: { [MACHINE_LABEL]: String(machineId), [INSTANCE_LABEL]: String(strayId) },
+    });
+    await stray.start();
 
     agent = await HostAgent.start({
       apiUrl: h.baseUrl,
@@ -533,6 +552,14 @@ describe.each([
       30_000,
       'the destroyed instance container removed',
     );
+    await eventually(
+      async () => ((await containerState(strayId)) === null ? true : undefined),
+      30_000,
+      'the container no instance owns removed',
+    );
+    await until(kept, 'stopped');
+    expect((await containerState(kept))?.State.Running).toBe(false);
+    await http().delete(`/api/v0/instances/${kept}/`).set(as(renterKey)).send({}).expect(200);
   });
 
   it("rebuilds instance-lifecycle's read models from the events the real host reported to the same rows", async () => {
