@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database, deadLetterLogger } from '@rigmarket/event-sourcing';
-import { InProcessTransport } from '@rigmarket/messaging';
-import { createTestDatabase, eventually } from '@rigmarket/testing';
+import { Database, type Transport, deadLetterLogger } from '@rigmarket/event-sourcing';
+import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
+import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 import { runOperatorCli } from './testing/operator-cli';
@@ -13,18 +13,33 @@ const ADMIN_KEY = 'parked-events-admin-key';
  * the event id, retries, parks it in its context's dead_letters; `rigmarket projections` and /readyz show
  * it; once the fault is removed `rigmarket retry` applies it and the read model equals its events.
  */
-describe('a projection that fails on an event', () => {
+async function kafka(): Promise<Transport> {
+  const transport = new KafkaTransport({
+    brokers: requiredEnv('KAFKA_BROKERS').split(','),
+    clientId: 'parked-events',
+    namespace: `${uniqueName('parked')}.`,
+  });
+  await transport.ensureTopics();
+  return transport;
+}
+
+describe.each([
+  ['in-process transport', async (): Promise<Transport> => new InProcessTransport()],
+  ['Kafka', kafka],
+])('a projection that fails on an event (%s)', (_transportName, makeTransport) => {
   let database: { url: string; drop: () => Promise<void> };
   let db: Database;
   let app: INestApplication;
+  let transport: Transport;
   const cli = (...args: string[]) => runOperatorCli(database.url, ...args);
 
   beforeAll(async () => {
     database = await createTestDatabase();
     db = await Database.connect({ kind: 'postgres', url: database.url });
+    transport = await makeTransport();
     app = await createEmbeddedApp({
       db,
-      transport: new InProcessTransport(),
+      transport,
       identity: { adminKey: ADMIN_KEY },
       marketplace: { billingIntervalMs: 0 },
     });
@@ -32,6 +47,7 @@ describe('a projection that fails on an event', () => {
   }, 60_000);
   afterAll(async () => {
     await app?.close();
+    await transport?.close();
     await db?.close();
     await database?.drop();
   });
