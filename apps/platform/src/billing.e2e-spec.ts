@@ -347,8 +347,8 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     // Two billing periods as rented before the limits existed: one at an absurd rate, one ordinary (the renter's).
     const start = new Date(clock.now().getTime() - HOUR).toISOString();
     await marketplace.db.query(
-      `INSERT INTO marketplace.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour)
-       VALUES (900001, $1, $2, 1, $3, 'gpu', 1e308), (900002, $1, $2, 1, $3, 'gpu', 0.36)`,
+      `INSERT INTO marketplace.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour_micros)
+       VALUES (900001, $1, $2, 1, $3, 'gpu', 9000000000000000000), (900002, $1, $2, 1, $3, 'gpu', 360000)`,
       [start, renterId, machineId],
     );
     const errors: string[] = [];

@@ -389,7 +389,7 @@ const instance = {
       hostId: id,
       machineId: id,
       billing: z.enum(['compute', 'storage', 'none']),
-      ratePerHour: z.number(),
+      ratePerHourMicros: z.number().int().nonnegative(),
       at: time,
     }),
   ),

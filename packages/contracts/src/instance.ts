@@ -139,7 +139,8 @@ export type InstanceBillingChanged = DomainEvent<
     hostId: number;
     machineId: number;
     billing: InstanceBillingClass;
-    ratePerHour: number;
+    /** The rate billed from `at` on, in micro-dollars per hour (integer; version 1 carried float dollars). */
+    ratePerHourMicros: number;
     at: string;
   }
 >;
@@ -165,6 +166,6 @@ export const InstancePublicEvents = {
   InstanceOutbid: { schemaVersion: 1, streamType: 'instance' },
   InstanceBidChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
-  InstanceBillingChanged: { schemaVersion: 1, streamType: 'instance' },
+  InstanceBillingChanged: { schemaVersion: 2, streamType: 'instance' },
   InstanceVolumeAttached: { schemaVersion: 1, streamType: 'instance' },
 } as const;

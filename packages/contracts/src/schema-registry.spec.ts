@@ -39,3 +39,33 @@ describe('upcasting old event versions', () => {
     );
   });
 });
+
+describe('InstanceBillingChanged version 1 (float dollars per hour)', () => {
+  it('is read as integer micro-dollars per hour, rounded to the nearest', async () => {
+    await import('./ledger-upcasters');
+    const v1 = {
+      ...envelope('InstanceBillingChanged', 1, {
+        instanceId: 7,
+        renter: 2,
+        hostId: 1,
+        machineId: 3,
+        billing: 'compute',
+        ratePerHour: 1.2016666666666667,
+        at: '2026-01-01T00:00:00.000Z',
+      }),
+      context: 'instance' as const,
+      streamType: 'instance',
+    };
+    const up = upcast(v1);
+    expect(up.schemaVersion).toBe(2);
+    expect(up.data).toEqual({
+      instanceId: 7,
+      renter: 2,
+      hostId: 1,
+      machineId: 3,
+      billing: 'compute',
+      ratePerHourMicros: 1_201_667,
+      at: '2026-01-01T00:00:00.000Z',
+    });
+  });
+});

@@ -47,12 +47,12 @@ const state = (
   type: 'InstanceStateChanged',
   data: { instanceId: 7, actualStatus, sshHost: null, sshPort: null, ports: {}, statusMsg: null, at: AT },
 });
-const billing = (kind: 'compute' | 'storage' | 'none', ratePerHour: number): InstanceEvent => ({
+const billing = (kind: 'compute' | 'storage' | 'none', ratePerHourMicros: number): InstanceEvent => ({
   type: 'InstanceBillingChanged',
-  data: { instanceId: 7, renter: 2, hostId: 1, machineId: 3, billing: kind, ratePerHour, at: AT },
+  data: { instanceId: 7, renter: 2, hostId: 1, machineId: 3, billing: kind, ratePerHourMicros, at: AT },
 });
 /** What creation appends: the instance, billed for compute from now on. */
-const opened: InstanceEvent[] = [created, billing('storage', 0.5)];
+const opened: InstanceEvent[] = [created, billing('storage', 500_000)];
 const destroyed: InstanceEvent = {
   type: 'InstanceDestroyed',
   data: { instanceId: 7, renter: 2, machineId: 3, numGpus: 4, at: AT },
@@ -105,7 +105,7 @@ describe('instance decider', () => {
           },
         },
         // Compute is billed from the host's running report: an instance that never ran pays its disk only.
-        billing('compute', 2),
+        billing('compute', 2_000_000),
       ]);
     spec
       .given([...opened, state('loading')])
@@ -114,16 +114,16 @@ describe('instance decider', () => {
   });
 
   it('stops (compute billing ends, storage goes on) and starts again by intent; the same intent twice changes nothing', () => {
-    const running = [...opened, state('loading'), state('running'), billing('compute', 2)];
+    const running = [...opened, state('loading'), state('running'), billing('compute', 2_000_000)];
     const stop: InstanceEvent = {
       type: 'InstanceIntentChanged',
       data: { instanceId: 7, intendedStatus: 'stopped', at: AT },
     };
-    const stopped = [...running, stop, billing('storage', 0.5)];
+    const stopped = [...running, stop, billing('storage', 500_000)];
     spec
       .given(running)
       .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' })
-      .then([stop, billing('storage', 0.5)]);
+      .then([stop, billing('storage', 500_000)]);
     spec
       .given(stopped)
       .when({ type: 'SetIntendedState', at: AT, requesterId: 2, state: 'stopped' })
@@ -148,14 +148,14 @@ describe('instance decider', () => {
     spec
       .given([...stopped, state('stopped'), start, state('loading')])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'running' })
-      .then([state('running'), billing('compute', 2)]);
+      .then([state('running'), billing('compute', 2_000_000)]);
   });
 
   it('bills storage only once the container exits, and nothing once destroyed', () => {
     spec
-      .given([...opened, state('running'), billing('compute', 2)])
+      .given([...opened, state('running'), billing('compute', 2_000_000)])
       .when({ type: 'ReportHostState', at: AT, actualStatus: 'exited' })
-      .then([state('exited'), billing('storage', 0.5)]);
+      .then([state('exited'), billing('storage', 500_000)]);
     spec
       .given([...opened, state('running')])
       .when({ type: 'DestroyInstance', at: AT, requesterId: 2 })
@@ -175,7 +175,7 @@ describe('instance decider', () => {
 
   it('reboots and recycles a running instance only', () => {
     spec
-      .given([...opened, state('running'), billing('compute', 2)])
+      .given([...opened, state('running'), billing('compute', 2_000_000)])
       .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: true })
       .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: true, at: AT } }]);
     spec
@@ -205,13 +205,13 @@ describe('instance decider', () => {
       type: 'InstanceOutbid',
       data: { instanceId: 7, machineId: 3, numGpus: 4, at: AT },
     };
-    const bidRunning = [bid, billing('compute', 1), state('running')];
+    const bidRunning = [bid, billing('compute', 1_000_000), state('running')];
     spec
       .given(bidRunning)
       .when({ type: 'MarkOutbid', at: AT })
-      .then([outbid, billing('storage', 0.5)]);
+      .then([outbid, billing('storage', 500_000)]);
     spec
-      .given([...bidRunning, outbid, billing('storage', 0.5)])
+      .given([...bidRunning, outbid, billing('storage', 500_000)])
       .when({ type: 'MarkOutbid', at: AT })
       .thenNothingHappened();
     expect(
@@ -223,7 +223,7 @@ describe('instance decider', () => {
       .when({ type: 'ChangeBid', at: AT, requesterId: 2, price: 1.5 })
       .then([
         { type: 'InstanceBidChanged', data: { instanceId: 7, price: 1.5, at: AT } },
-        billing('compute', 1.5),
+        billing('compute', 1_500_000),
       ]);
     spec
       .given([created])
@@ -286,7 +286,7 @@ describe('instance decider', () => {
       type: 'InstanceCreated',
       data: { ...data, config: { ...config, newVolume }, createdAt: AT },
     };
-    const opening = [waiting, billing('storage', 0.5)];
+    const opening = [waiting, billing('storage', 500_000)];
     const attached: InstanceEvent = {
       type: 'InstanceVolumeAttached',
       data: { instanceId: 7, volumeId: 55, mountPath: '/data', at: AT },
@@ -362,7 +362,7 @@ describe('instance decider', () => {
         .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
         .thenThrows(InstanceErrors.waitingForVolume);
       spec
-        .given([...opening, attached, state('running'), billing('compute', 2)])
+        .given([...opening, attached, state('running'), billing('compute', 2_000_000)])
         .when({ type: 'RestartInstance', at: AT, requesterId: 2, recycle: false })
         .then([{ type: 'InstanceRestarted', data: { instanceId: 7, recycle: false, at: AT } }]);
     });

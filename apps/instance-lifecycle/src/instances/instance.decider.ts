@@ -1,5 +1,6 @@
 import {
   ApiError,
+  dollarsToMicros,
   type InstanceActualStatus,
   type InstanceBillingClass,
   type InstanceConfig,
@@ -32,7 +33,7 @@ export type InstanceState =
       dphTotal: number;
       storageDph: number;
       /** What the last InstanceBillingChanged said (class and rate), so only changes are emitted. */
-      billed: { billing: InstanceBillingClass; ratePerHour: number };
+      billed: { billing: InstanceBillingClass; ratePerHourMicros: number };
       /** Created with volume_info create_new: not provisioned until marketplace created the volume. */
       pendingVolume: { mountPath: string } | null;
     };
@@ -113,7 +114,7 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
         hostId: event.data.hostId,
         dphTotal: event.data.dphTotal,
         storageDph: event.data.storageDph ?? 0,
-        billed: { billing: 'none', ratePerHour: 0 },
+        billed: { billing: 'none', ratePerHourMicros: 0 },
         pendingVolume: event.data.config.newVolume
           ? { mountPath: event.data.config.newVolume.mountPath }
           : null,
@@ -123,7 +124,10 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
     case 'InstanceBillingChanged':
       return state.status === 'none'
         ? state
-        : { ...state, billed: { billing: event.data.billing, ratePerHour: event.data.ratePerHour } };
+        : {
+            ...state,
+            billed: { billing: event.data.billing, ratePerHourMicros: event.data.ratePerHourMicros },
+          };
     case 'InstanceStateChanged':
       return state.status === 'none' ? state : { ...state, actual: event.data.actualStatus };
     case 'InstanceIntentChanged':
@@ -176,8 +180,11 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
   const after = events.reduce(evolve, state);
   if (after.status === 'none') return events;
   const billing = billingClassOf(after.actual, after.intended, after.status === 'destroyed');
-  const ratePerHour = billing === 'compute' ? after.dphTotal : billing === 'storage' ? after.storageDph : 0;
-  if (billing === after.billed.billing && ratePerHour === after.billed.ratePerHour) return events;
+  // The rate is money: integer micro-dollars per hour from here on (the prices behind it are bounded).
+  const ratePerHourMicros = dollarsToMicros(
+    billing === 'compute' ? after.dphTotal : billing === 'storage' ? after.storageDph : 0,
+  );
+  if (billing === after.billed.billing && ratePerHourMicros === after.billed.ratePerHourMicros) return events;
   const at = command.at;
   const data = {
     instanceId: after.instanceId,
@@ -185,7 +192,7 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
     hostId: after.hostId,
     machineId: after.machineId,
     billing,
-    ratePerHour,
+    ratePerHourMicros,
     at,
   };
   return [...events, { type: 'InstanceBillingChanged', data }];

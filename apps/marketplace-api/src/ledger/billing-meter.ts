@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError, MAX_LEDGER_AMOUNT_MICROS, dollarsToMicros } from '@rigmarket/contracts';
+import { ApiError, MAX_LEDGER_AMOUNT_MICROS } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { PeriodicJob } from '../periodic-job';
@@ -18,7 +18,7 @@ interface DueRow {
   host_id: number;
   machine_id: number;
   kind: 'gpu' | 'storage';
-  rate_per_hour: number;
+  rate_per_hour_micros: string;
   from_at: Date | string;
   to_at: Date | string;
 }
@@ -61,13 +61,13 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
 
   async due(now: Date): Promise<DueCharge[]> {
     const rows = await this.runtime.db.query<DueRow>(
-      `SELECT p.instance_id, p.renter_id, p.host_id, p.machine_id, p.kind, p.rate_per_hour,
+      `SELECT p.instance_id, p.renter_id, p.host_id, p.machine_id, p.kind, p.rate_per_hour_micros,
               GREATEST(p.started_at, COALESCE(b.until, p.started_at)) AS from_at,
               LEAST(COALESCE(p.ended_at, $1::timestamptz), $1::timestamptz) AS to_at
          FROM ${this.runtime.schema}.billing_periods p
          LEFT JOIN (SELECT instance_id, max(period_end) AS until FROM ${this.runtime.schema}.ledger_entries
                      WHERE instance_id IS NOT NULL AND kind LIKE 'charge_%' GROUP BY instance_id) b USING (instance_id)
-        WHERE p.rate_per_hour > 0
+        WHERE p.rate_per_hour_micros > 0
           AND LEAST(COALESCE(p.ended_at, $1::timestamptz), $1::timestamptz) > GREATEST(p.started_at, COALESCE(b.until, p.started_at))
         ORDER BY p.instance_id, p.started_at`,
       [now.toISOString()],
@@ -81,7 +81,7 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
         hostId: Number(r.host_id),
         machineId: Number(r.machine_id),
         kind: r.kind,
-        amountMicros: chargeFor(dollarsToMicros(Number(r.rate_per_hour)), from, to),
+        amountMicros: chargeFor(Number(r.rate_per_hour_micros), from, to),
         periodStart: from.toISOString(),
         periodEnd: to.toISOString(),
       };

@@ -14,6 +14,7 @@ import { authApiKeys } from './0012-auth-api-keys';
 import { authApiKeyExpiry } from './0013-auth-api-key-expiry';
 import { machineLiveness } from './0014-machine-liveness';
 import { machinesWithAllocations } from './0015-machines-with-allocations';
+import { billingRateMicros } from './0016-billing-rate-micros';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -32,4 +33,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   authApiKeyExpiry,
   machineLiveness,
   machinesWithAllocations,
+  billingRateMicros,
 ];

@@ -15,7 +15,7 @@ const billing = (
     hostId: 3,
     machineId: 7,
     billing: billingClass,
-    ratePerHour: billingClass === 'compute' ? 2 : 0.01,
+    ratePerHourMicros: billingClass === 'compute' ? 2_000_000 : 10_000,
     at: `2026-05-01T12:0${minute}:00.000Z`,
   } as InstanceBillingChanged['data'],
 });
@@ -29,17 +29,17 @@ describe('billing_periods projection', () => {
       .given([billing('compute', 0), billing('storage', 5)])
       .when(billing('none', 9))
       .then(
-        `SELECT kind, rate_per_hour, started_at::text AS started, ended_at::text AS ended FROM marketplace.billing_periods ORDER BY started_at`,
+        `SELECT kind, rate_per_hour_micros::text AS rate_per_hour_micros, started_at::text AS started, ended_at::text AS ended FROM marketplace.billing_periods ORDER BY started_at`,
         [
           {
             kind: 'gpu',
-            rate_per_hour: 2,
+            rate_per_hour_micros: '2000000',
             started: '2026-05-01 12:00:00+00',
             ended: '2026-05-01 12:05:00+00',
           },
           {
             kind: 'storage',
-            rate_per_hour: 0.01,
+            rate_per_hour_micros: '10000',
             started: '2026-05-01 12:05:00+00',
             ended: '2026-05-01 12:09:00+00',
           },

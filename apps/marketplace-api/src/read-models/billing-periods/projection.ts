@@ -13,17 +13,17 @@ export const billingPeriodsProjection = defineProjection<InstanceBillingChanged>
   eventTypes: ['InstanceBillingChanged'],
   async apply(sql, event) {
     if (event.type !== 'InstanceBillingChanged') return;
-    const { instanceId, renter, hostId, machineId, billing, ratePerHour, at } = event.data;
+    const { instanceId, renter, hostId, machineId, billing, ratePerHourMicros, at } = event.data;
     await sql.execute(
       `UPDATE ${SCHEMA}.billing_periods SET ended_at = $2 WHERE instance_id = $1 AND ended_at IS NULL`,
       [instanceId, at],
     );
     if (billing === 'none') return;
     await sql.execute(
-      `INSERT INTO ${SCHEMA}.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour)
+      `INSERT INTO ${SCHEMA}.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour_micros)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (instance_id, started_at) DO UPDATE SET kind = EXCLUDED.kind, rate_per_hour = EXCLUDED.rate_per_hour, ended_at = NULL`,
-      [instanceId, at, renter, hostId, machineId, CHARGE_KIND[billing], ratePerHour],
+       ON CONFLICT (instance_id, started_at) DO UPDATE SET kind = EXCLUDED.kind, rate_per_hour_micros = EXCLUDED.rate_per_hour_micros, ended_at = NULL`,
+      [instanceId, at, renter, hostId, machineId, CHARGE_KIND[billing], ratePerHourMicros],
     );
   },
 });
