@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Acceptance of issue 3: the full TOTP flow with the real `vastai` CLI (docs/client-compat.md §2.16) against
+# The full TOTP flow with the real `vastai` CLI (docs/client-compat.md §2.16) against
 # the embedded platform: authorize (e-mail code, read from the development mailer's log) -> totp-setup ->
 # activate (10 backup codes) -> login with TOTP -> login with a backup code -> status -> delete.
 #

@@ -13,7 +13,7 @@ import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit } from './testing/users';
 
 /**
- * Issue 5's last acceptance, as an operator deploys it: the distributed platform (the four apps as
+ * The whole journey as an operator deploys it: the distributed platform (the four apps as
  * separate OS processes on PostgreSQL and Kafka, behind the nginx edge), a host agent process with the
  * Docker driver registering its machine through the edge, and the real `vastai` CLI renting it: a real
  * container runs, and stop, start, label, logs and destroy act on it.

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 
 /**
- * Property-based fuzzing of every route of the embedded platform (issue 18, docs/api.md "Limits"): hostile
+ * Property-based fuzzing of every route of the embedded platform (docs/api.md "Limits"): hostile
  * bodies, query strings and path parameters, anonymously and with a renter's key. Asserts that no request
  * answers 5xx, that every request answers within REQUEST_BOUND_MS, and that a route which needs a key answers
  * an anonymous caller 401/403 whatever the body (authentication before validation). The route table comes

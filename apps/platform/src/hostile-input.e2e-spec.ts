@@ -6,7 +6,7 @@ import { createEmbeddedApp } from './platform';
 import { HOST_HARDWARE } from './testing/fixtures';
 
 /**
- * Issue 18's hostile inputs against the embedded platform (PGlite): each is refused with a 400/413 Error
+ * Hostile inputs (docs/api.md, Limits) against the embedded platform (PGlite): each is refused with a 400/413 Error
  * object naming what is wrong, nothing reaches the database engine that could wedge it, and the platform
  * still answers afterwards (docs/api.md "Limits").
  */

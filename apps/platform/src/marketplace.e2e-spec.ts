@@ -186,7 +186,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       ]) {
         expect(typeof four[key]).toBe('number');
       }
-      // every field of an offer that issue 4 names
+      // every field of an offer that the API names (docs/api.md)
       const OFFER_FIELDS = [
         'id',
         'machine_id',

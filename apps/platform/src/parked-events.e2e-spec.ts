@@ -9,7 +9,7 @@ import { runOperatorCli } from './testing/operator-cli';
 const ADMIN_KEY = 'parked-events-admin-key';
 
 /**
- * No silent loss (issue 11, item 3): a subscribed projection that fails on an event logs it at error with
+ * No silent loss (docs/reliability.md): a subscribed projection that fails on an event logs it at error with
  * the event id, retries, parks it in its context's dead_letters; `rigmarket projections` and /readyz show
  * it; once the fault is removed `rigmarket retry` applies it and the read model equals its events.
  */

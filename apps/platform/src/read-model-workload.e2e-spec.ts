@@ -12,7 +12,7 @@ import { ALL_CONTEXTS, allContextModules } from './platform';
 import { verify } from './verify';
 
 /**
- * Read models equal their events under concurrent load (issue 11, item 1). Embedded: the platform
+ * Read models equal their events under concurrent load (docs/reliability.md). Embedded: the platform
  * (`node apps/platform/dist/main.js`, billing every second) under three renters renting, stopping,
  * starting and destroying, plus template, API key and credit traffic, for WORKLOAD_MS; then a graceful
  * stop and `rigmarket verify`'s comparison of every read model with its replay, table by table.

@@ -137,7 +137,7 @@ describe('the vastai CLI against the embedded platform', () => {
     expect((await vastai('show', 'team-role', 'ops')).out).toContain('404');
   });
 
-  describe('marketplace (issue 4 acceptance)', () => {
+  describe('marketplace: search, offers, machines', () => {
     const hardware = {
       gpu_name: 'RTX 4090',
       num_gpus: 4,

@@ -145,7 +145,7 @@ describe('event store on PostgreSQL', () => {
     ]);
   });
 
-  it('publishes a stream in order when the outbox ids cross 99 -> 100 (issue 11: a text sort sent 100 before 99)', async () => {
+  it('publishes a stream in order when the outbox ids cross 99 -> 100 (a text sort sent 100 before 99)', async () => {
     await db.execute(`UPDATE identity.outbox SET published_at = now()`);
     await db.query(`SELECT setval('identity.outbox_id_seq', 95)`);
     for (let i = 0; i < 12; i += 1)

@@ -100,7 +100,7 @@ export class OutboxRelay {
       if (leased === 0) return published;
       const rows = await this.db.query<OutboxRow>(
         // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
-        // sort '10' before '9', delivering a stream's events out of order (issue 11's read-model drift).
+        // sort '10' before '9', delivering a stream's events out of order (a read-model drift found under load).
         `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope FROM ${this.schema}.outbox o
           WHERE o.published_at IS NULL AND o.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
           ORDER BY o.id LIMIT $1`,

@@ -12,7 +12,7 @@ import { RecordingMailer } from '../mailer';
 import { totpCode } from './tfa.crypto';
 
 /**
- * Acceptance (issue 3): the full TOTP flow with the real `vastai` CLI (docs/client-compat.md §2.16).
+ * The full TOTP flow with the real `vastai` CLI (docs/client-compat.md §2.16).
  * Uses the python of `.infra/vastai-venv` (installed by scripts/vastai-cli.sh, which `npm test` runs), or
  * VASTAI_PYTHON; never skipped. scripts/tfa-cli-acceptance.sh does the same against the built platform.
  */
