@@ -11,3 +11,5 @@ export * from './context-module';
 export * from './input-limits';
 export * from './rate-limit';
 export * from './quotas';
+export * from './openapi';
+export * from './routes';
