@@ -1,9 +1,13 @@
-// Heartbeats of a listed 8-GPU machine through the command runner and the machines projection (inline), as
-// POST /machines/:id/heartbeat runs them: ms per heartbeat once the machine's reliability is steady.
+// Heartbeats of a listed 8-GPU machine as POST /machines/:id/heartbeat runs them (RecordHeartbeatHandler: a
+// liveness row, and a machine event only when the reliability moves): ms per heartbeat once it is steady.
 const { ContextRuntime, ManualClock } = require('@rigmarket/event-sourcing');
 const { InProcessTransport } = require('@rigmarket/messaging');
 const { marketplaceContext } = require('@rigmarket/marketplace-api');
 const { machineDecider } = require('../../apps/marketplace-api/dist/machines/machine.decider');
+const {
+  RecordHeartbeatCommand,
+  RecordHeartbeatHandler,
+} = require('../../apps/marketplace-api/dist/machines/machines.handlers');
 const { stats, timeEach, freshDatabase } = require('../lib');
 
 const metadata = { correlationId: 'bench', causationId: 'bench' };
@@ -61,15 +65,16 @@ module.exports = async function heartbeat(mode, { short }) {
       );
     await run({ type: 'RegisterMachine', machineId: 7, ownerId: 1, hardware, dlperf: 100, tflops: 80 });
     await run({ type: 'ListMachine', requesterId: 1, ask });
+    const handler = new RecordHeartbeatHandler(runtime);
     const beat = () => {
       clock.advance(60_000);
-      return run({ type: 'RecordHeartbeat', requesterId: 1 });
+      return handler.execute(new RecordHeartbeatCommand(1, 7, metadata));
     };
     for (let i = 0; i < 5; i += 1) await beat();
     const s = stats(await timeEach(short ? 20 : 300, beat));
     return [
       {
-        case: 'heartbeat of a listed 8-GPU machine (command + machines projection)',
+        case: 'heartbeat of a listed 8-GPU machine (liveness row; an event only when the reliability moves)',
         mode,
         p50: s.p50,
         p99: s.p99,
