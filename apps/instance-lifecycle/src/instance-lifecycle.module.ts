@@ -48,6 +48,7 @@ import {
   DestroyInstanceHandler,
   GetInstanceHandler,
   InstanceFiltersHandler,
+  ListAllInstancesHandler,
   ListInstancesHandler,
   RestartInstanceHandler,
 } from './instances/instances.handlers';
@@ -116,6 +117,7 @@ export class InstanceLifecycleModule {
         DestroyInstanceHandler,
         GetInstanceHandler,
         InstanceFiltersHandler,
+        ListAllInstancesHandler,
         ListInstancesHandler,
         RestartInstanceHandler,
         ChangeBidHandler,

@@ -39,7 +39,7 @@ import {
   GetInstanceQuery,
   InstanceFiltersQuery,
   type InstanceChanges,
-  type InstancePage,
+  ListAllInstancesQuery,
   ListInstancesQuery,
   RestartInstanceCommand,
 } from './instances.handlers';
@@ -167,15 +167,7 @@ export class InstancesV0Controller {
   @Get()
   @RequirePermission('instance_read')
   async list(@Principal() principal: AuthenticatedKey) {
-    const instances: InstancePage['instances'] = [];
-    let token: string | null = null;
-    do {
-      const page: InstancePage = await this.queries.execute(
-        new ListInstancesQuery(principal.userId, token ? { after_token: token } : {}),
-      );
-      instances.push(...page.instances);
-      token = page.next_token;
-    } while (token);
+    const instances = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
     return { success: true, instances_found: instances.length, instances };
   }
 
