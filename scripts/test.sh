@@ -20,6 +20,9 @@ bash scripts/infra.sh up
 step "installing the real vastai CLI for client-compatibility tests"
 bash scripts/vastai-cli.sh
 
+step "installing Debian's Chromium for the browser tests (scripts/chromium.sh)"
+bash scripts/chromium.sh
+
 step "building (turbo)"
 npx turbo run build --output-logs=errors-only
 

@@ -16,7 +16,7 @@ import {
 import { eventSourceFromEnvironment, transportFromEnvironment } from '@rigmarket/messaging';
 import { HealthModule } from './health';
 import { configureHttpApp, loggerModule } from './http-app';
-import { serveOpenApiDocument } from './openapi';
+import { serveApiDocs, serveOpenApiDocument } from './openapi';
 
 export interface ServeOptions {
   /** Context modules to host: one (distributed) or all four (embedded). */
@@ -79,6 +79,7 @@ export async function createPlatformApp(
   const app = await NestFactory.create(root, { bodyParser: false, bufferLogs: true });
   configureHttpApp(app);
   serveOpenApiDocument(app);
+  serveApiDocs(app);
   // Module init and bootstrap hooks subscribe the reactors: only after them may anything be delivered.
   await app.init();
   options.transport.open?.();

@@ -1,4 +1,6 @@
+import { dirname } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import { static as expressStatic } from 'express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { routesOf } from './routes';
 
@@ -73,4 +75,47 @@ export function serveOpenApiDocument(app: INestApplication): OpenAPIObject {
       res.type('application/json').send(body),
     );
   return document;
+}
+
+/** Where the interactive docs are served (Swagger UI from npm, its files served by the app: no CDN). */
+export const DOCS_PATH = '/docs';
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Rigmarket API</title>
+<link rel="stylesheet" href="${DOCS_PATH}/assets/swagger-ui.css">
+<link rel="icon" type="image/png" href="${DOCS_PATH}/assets/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${DOCS_PATH}/assets/swagger-ui-bundle.js"></script>
+<script src="${DOCS_PATH}/init.js"></script>
+</body>
+</html>
+`;
+
+const DOCS_INIT = `window.ui = SwaggerUIBundle({
+  url: '${OPENAPI_PATHS[0]}',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  persistAuthorization: true,
+});
+`;
+
+/**
+ * Interactive docs at DOCS_PATH: Swagger UI reading the app's own OpenAPI document. Its files come from the
+ * swagger-ui-dist package on disk, served by the app (no CDN, works offline). No key needed.
+ */
+export function serveApiDocs(app: INestApplication): void {
+  const assets = dirname(require.resolve('swagger-ui-dist/package.json'));
+  const adapter = app.getHttpAdapter();
+  type Res = { type(t: string): { send(b: string): void } };
+  adapter.get(DOCS_PATH, (_req: unknown, res: Res) => res.type('text/html').send(DOCS_PAGE));
+  adapter.get(`${DOCS_PATH}/init.js`, (_req: unknown, res: Res) =>
+    res.type('application/javascript').send(DOCS_INIT),
+  );
+  app.use(`${DOCS_PATH}/assets`, expressStatic(assets, { index: false, fallthrough: false, maxAge: '1h' }));
 }
