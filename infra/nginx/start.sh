@@ -28,7 +28,7 @@ fi
 sed -e "s/@@USER_DIRECTIVE@@/$user_directive/" \
     -e "s/@@EDGE_PORT@@/$EDGE_PORT/g" -e "s/@@IDENTITY_PORT@@/$IDENTITY_PORT/g" \
     -e "s/@@MARKETPLACE_PORT@@/$MARKETPLACE_PORT/g" -e "s/@@INSTANCE_PORT@@/$INSTANCE_PORT/g" \
-    -e "s/@@SYNC_PORT@@/$SYNC_PORT/g" \
+    -e "s/@@SYNC_PORT@@/$SYNC_PORT/g" -e "s#@@REPO@@#$REPO#g" \
     "$HERE/nginx.conf.template" > "$NGINX_CONF.new"
 if grep -q '@@' "$NGINX_CONF.new"; then die "$T" "unrendered placeholder in $NGINX_CONF.new"; fi
 mv "$NGINX_CONF.new" "$NGINX_CONF"

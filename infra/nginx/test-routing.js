@@ -97,6 +97,9 @@ const CASES = [
   ['GET', '/api/v0/gpu_names/unique/', 'marketplace'],
   ['GET', '/api/v0/charges', 'marketplace'],
   ['GET', '/api/v0/credit/', 'marketplace'],
+  // the interactive docs (any app serves the page and its assets)
+  ['GET', '/docs', 'marketplace'],
+  ['GET', '/docs/assets/swagger-ui.css', 'marketplace'],
   // no route: JSON 404 from the edge itself
   ['GET', '/api/v0/nope', 404],
   ['GET', '/api/v0/usersx', 404],
@@ -235,6 +238,18 @@ async function main() {
   r = await request('GET', '/api/v0/nope');
   check(/^[0-9a-f]{32}$/.test(r.headers['x-request-id'] || ''), 'X-Request-Id on the edge 404 too');
   console.log('ok   headers: X-Request-Id (kept / generated / echoed), X-Forwarded-For, Host');
+
+  // the edge itself serves the whole platform's OpenAPI document (docs/openapi.json)
+  const committed = fs.readFileSync(
+    require('path').join(__dirname, '..', '..', 'docs', 'openapi.json'),
+    'utf8',
+  );
+  for (const path of ['/api/v0/openapi.json', '/openapi.json']) {
+    r = await request('GET', path);
+    check(r.status === 200 && r.body === committed, `${path} is docs/openapi.json (got ${r.status})`);
+    check(/application\/json/.test(r.headers['content-type'] || ''), `${path} is JSON`);
+  }
+  console.log('ok   OpenAPI document served by the edge');
 
   // 3. bodies: chunked body on GET, 3 MB body on DELETE
   r = await request('GET', '/api/v0/instances/', {

@@ -1,6 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 import { routesOf } from '@rigmarket/http-kit';
@@ -62,5 +64,14 @@ describe('the OpenAPI document of the embedded platform', () => {
         expect(operation.responses.default).toMatchObject({
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         });
+  });
+
+  it('equals the committed docs/openapi.json, which the distributed edge serves (else: npm run openapi)', async () => {
+    const served = (await request(app.getHttpServer()).get('/api/v0/openapi.json').expect(200))
+      .body as unknown;
+    const committed = JSON.parse(
+      readFileSync(join(__dirname, '..', '..', '..', 'docs', 'openapi.json'), 'utf8'),
+    ) as unknown;
+    expect(served).toEqual(committed);
   });
 });
