@@ -12,7 +12,11 @@ const { createEmbeddedApp } = require('../apps/platform/dist/platform');
 
 async function main() {
   const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  const app = await createEmbeddedApp({ db, transport: new InProcessTransport(), identity: { adminKey: 'openapi-generator' } });
+  const app = await createEmbeddedApp({
+    db,
+    transport: new InProcessTransport(),
+    identity: { adminKey: 'openapi-generator' },
+  });
   try {
     const file = join(__dirname, '..', 'docs', 'openapi.json');
     writeFileSync(file, `${JSON.stringify(buildOpenApiDocument(app), null, 2)}\n`);
