@@ -89,7 +89,27 @@ export function clientAddress(request: Request, trustedProxies: readonly string[
 interface Bucket {
   name: 'address' | 'key' | 'strict';
   rule: RateLimitRule;
-  limiter: RateLimiterAbstract;
+  limiter: Promise<RateLimiterAbstract>;
+}
+
+/** Creates the shared counters' table (rate-limiter-flexible's layout) once, serialised across processes. */
+async function createRateLimitTable(pool: Pool, tableName: string): Promise<boolean> {
+  const client = await pool.connect().catch(() => null);
+  if (!client) return false;
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rigmarket-rate-limit:${tableName}`]);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS "${tableName.replace(/"/g, '""')}" (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+    );
+    await client.query('COMMIT');
+    return true;
+  } catch {
+    await client.query('ROLLBACK').catch(() => undefined);
+    return false;
+  } finally {
+    client.release();
+  }
 }
 
 /**
@@ -104,26 +124,38 @@ export function rateLimitMiddleware(config: RateLimitConfig = rateLimitConfigFro
     ? new Pool({ connectionString: config.postgres.url, max: 2, application_name: 'rigmarket-rate-limit' })
     : null;
   pool?.on('error', (error) => logger.warn(`rate-limit store: ${error.message}`));
+  const tableName = config.postgres?.tableName ?? 'rigmarket_rate_limits';
+  // The table is made once here, under an advisory lock: processes starting together would otherwise race
+  // on CREATE TABLE IF NOT EXISTS ("type ... already exists"), and the loser would count in memory alone.
+  const tableReady = pool ? createRateLimitTable(pool, tableName) : Promise.resolve(true);
+  void tableReady.then((ok) => {
+    if (!ok) logger.warn('rate-limit store: the table could not be created; counting in memory');
+  });
   const bucket = (name: Bucket['name'], r: RateLimitRule): Bucket | null => {
     if (r.points <= 0) return null;
     const options = { keyPrefix: name, points: r.points, duration: r.durationS };
     // While the shared store cannot answer, each process falls back to its own memory counters.
     const memory = new RateLimiterMemory(options);
-    const limiter = pool
-      ? new RateLimiterPostgres(
-          {
-            ...options,
-            storeClient: pool,
-            storeType: 'pool',
-            tableName: config.postgres?.tableName ?? 'rigmarket_rate_limits',
-            clearExpiredByTimeout: true,
-            insuranceLimiter: memory,
-          },
-          (error?: Error) => {
-            if (error) logger.warn(`rate-limit store: ${error.message}`);
-          },
+    const limiter: Promise<RateLimiterAbstract> = pool
+      ? tableReady.then((ok) =>
+          ok
+            ? new RateLimiterPostgres(
+                {
+                  ...options,
+                  storeClient: pool,
+                  storeType: 'pool',
+                  tableName,
+                  tableCreated: true,
+                  clearExpiredByTimeout: true,
+                  insuranceLimiter: memory,
+                },
+                (error?: Error) => {
+                  if (error) logger.warn(`rate-limit store: ${error.message}`);
+                },
+              )
+            : memory,
         )
-      : memory;
+      : Promise.resolve(memory);
     return { name, rule: r, limiter };
   };
   const address = bucket('address', config.perAddress);
@@ -146,7 +178,7 @@ export function rateLimitMiddleware(config: RateLimitConfig = rateLimitConfigFro
     let tightest: { bucket: Bucket; res: RateLimiterRes } | null = null;
     for (const [b, id] of applied) {
       try {
-        const res = await b.limiter.consume(id);
+        const res = await (await b.limiter).consume(id);
         if (!tightest || res.remainingPoints < tightest.res.remainingPoints) tightest = { bucket: b, res };
       } catch (error) {
         if (!(error instanceof RateLimiterRes)) {
