@@ -34,4 +34,15 @@ describe('bounded contexts stay apart', () => {
     );
     expect(offending).toEqual([]);
   });
+
+  it('deciders know nothing of HTTP: they refuse with domain error codes, never ApiError or a status', () => {
+    const deciders = apps.flatMap((app) =>
+      sources(join(root, 'apps', app, 'src')).filter((file) => file.endsWith('.decider.ts')),
+    );
+    expect(deciders.length).toBeGreaterThan(10);
+    const offending = deciders.filter((file) =>
+      /\bApiError\b|@nestjs\/|HttpException|\bstatus: [1-5]\d\d\b/.test(readFileSync(file, 'utf8')),
+    );
+    expect(offending.map((file) => relative(root, file))).toEqual([]);
+  });
 });

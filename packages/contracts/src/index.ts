@@ -1,6 +1,7 @@
 export * from './envelope';
 export * from './topics';
 export * from './errors';
+export * from './domain-error';
 export * from './permissions';
 export * from './identity';
 export * from './marketplace';

@@ -7,7 +7,7 @@ import type { DomainEvent } from '@rigmarket/contracts';
 export interface Decider<State, Command, Event extends DomainEvent> {
   initialState(): State;
   evolve(state: State, event: Event): State;
-  /** Returns the new events, or throws a domain error (an ApiError). */
+  /** Returns the new events, or throws a DomainError (a code; the HTTP edge gives it a status). */
   decide(command: Command, state: State): Event[];
 }
 

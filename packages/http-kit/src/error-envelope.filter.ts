@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { ApiError, ErrorCodes, type ErrorBody } from '@rigmarket/contracts';
+import { ApiError, DomainError, ErrorCodes, type ErrorBody } from '@rigmarket/contracts';
+import { DOMAIN_ERROR_HTTP } from './domain-error-http';
 import type { Request, Response } from 'express';
 import { MAX_BODY_BYTES } from './input-limits';
 
@@ -61,6 +62,11 @@ function databaseUnavailable(exception: unknown): boolean {
 /** Turns any failure into the API's Error object `{success: false, error, msg}` with a fitting status. */
 export function toErrorResponse(exception: unknown, request?: Request): { status: number; body: ErrorBody } {
   if (exception instanceof ApiError) return { status: exception.status, body: exception.toBody() };
+  if (exception instanceof DomainError) {
+    const { status, msg } = DOMAIN_ERROR_HTTP[exception.code];
+    const message = exception.hasMessage ? exception.message : msg;
+    return { status, body: { ...exception.details, success: false, error: exception.code, msg: message } };
+  }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const response = exception.getResponse();

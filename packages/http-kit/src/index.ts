@@ -1,4 +1,5 @@
 export * from './error-envelope.filter';
+export * from './domain-error-http';
 export * from './validation';
 export * from './json-content-type';
 export * from './auth-keys.projection';

@@ -1,4 +1,4 @@
-import { ApiError, type ApiKeyEvent, type ApiKeyKind, type KeyScope } from '@rigmarket/contracts';
+import { DomainError, type ApiKeyEvent, type ApiKeyKind, type KeyScope } from '@rigmarket/contracts';
 
 export type ApiKeyState =
   | { status: 'none' }
@@ -46,9 +46,9 @@ export function evolve(state: ApiKeyState, event: ApiKeyEvent): ApiKeyState {
 }
 
 function activeKeyOf(state: ApiKeyState, requesterUserId: number) {
-  if (state.status !== 'active') throw ApiError.notFound('No such API key', ApiKeyErrors.notFound);
+  if (state.status !== 'active') throw new DomainError(ApiKeyErrors.notFound, 'No such API key');
   if (state.userId !== requesterUserId) {
-    throw ApiError.forbidden('This API key belongs to another account', ApiKeyErrors.notOwner);
+    throw new DomainError(ApiKeyErrors.notOwner, 'This API key belongs to another account');
   }
   return state;
 }
@@ -56,7 +56,7 @@ function activeKeyOf(state: ApiKeyState, requesterUserId: number) {
 export function decide(command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[] {
   switch (command.type) {
     case 'CreateApiKey':
-      if (state.status !== 'none') throw ApiError.conflict('This API key id is taken', ApiKeyErrors.exists);
+      if (state.status !== 'none') throw new DomainError(ApiKeyErrors.exists, 'This API key id is taken');
       return [
         {
           type: 'ApiKeyCreated',

@@ -1,5 +1,5 @@
 import {
-  ApiError,
+  DomainError,
   type TeamRoleCreated,
   type TeamRoleDeleted,
   type TeamRoleUpdated,
@@ -56,10 +56,10 @@ export function evolve(state: TeamRoleState, event: TeamRoleEvent): TeamRoleStat
 function ownedActiveRole(state: TeamRoleState, requesterUserId: number) {
   // Another account's role is reported as missing: one user never sees another's objects.
   if (state.status !== 'active' || (!state.builtIn && state.ownerId !== requesterUserId)) {
-    throw ApiError.notFound('Team role not found', TeamRoleErrors.notFound);
+    throw new DomainError(TeamRoleErrors.notFound, 'Team role not found');
   }
   if (state.builtIn)
-    throw ApiError.forbidden(`The built-in role ${state.name} cannot be changed`, TeamRoleErrors.builtIn);
+    throw new DomainError(TeamRoleErrors.builtIn, `The built-in role ${state.name} cannot be changed`);
   return state;
 }
 
@@ -68,7 +68,7 @@ export function decide(command: TeamRoleCommand, state: TeamRoleState): TeamRole
     case 'CreateTeamRole': {
       if (state.status !== 'none') {
         if (command.builtIn) return []; // seeding again is a no-op
-        throw ApiError.conflict('This role id is taken', TeamRoleErrors.exists);
+        throw new DomainError(TeamRoleErrors.exists, 'This role id is taken');
       }
       const events: TeamRoleEvent[] = [
         {

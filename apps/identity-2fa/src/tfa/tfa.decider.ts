@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError } from '@rigmarket/contracts';
+import { DomainError } from '@rigmarket/contracts';
 import type { LockKey, MethodType, TfaChannel, TfaEvent, TfaPurpose } from './tfa.events';
 
 /** Windows and thresholds; docs/tfa.md explains the choices. */
@@ -355,30 +355,25 @@ export function isLocked(lock: Lock, now: string): boolean {
   return lock.lockedUntil !== null && ms(lock.lockedUntil) > ms(now);
 }
 
-export function lockedError(lock: Lock, now: string): ApiError {
-  return new ApiError(
-    429,
-    'tfa_locked',
-    'Too many failed attempts: this 2FA method is locked for 15 minutes',
-    {
-      fail_count: lock.failCount,
-      locked_until: epochSeconds(lock.lockedUntil),
-      // Sent as the Retry-After header too (ErrorEnvelopeFilter).
-      retry_after:
-        lock.lockedUntil === null ? 1 : Math.max(1, Math.ceil((ms(lock.lockedUntil) - ms(now)) / 1000)),
-    },
-  );
+export function lockedError(lock: Lock, now: string): DomainError {
+  return new DomainError('tfa_locked', 'Too many failed attempts: this 2FA method is locked for 15 minutes', {
+    fail_count: lock.failCount,
+    locked_until: epochSeconds(lock.lockedUntil),
+    // Sent as the Retry-After header too (ErrorEnvelopeFilter).
+    retry_after:
+      lock.lockedUntil === null ? 1 : Math.max(1, Math.ceil((ms(lock.lockedUntil) - ms(now)) / 1000)),
+  });
 }
 
 /** The error a recorded failure answers (the failing attempt's event is stored first). */
-export function failureError(event: TfaEvent): ApiError | null {
+export function failureError(event: TfaEvent): DomainError | null {
   if (event.type !== 'TfaVerificationFailed') return null;
   if (event.data.lockKey === 'backup')
-    return new ApiError(401, 'invalid_backup_code', 'The backup code is invalid or has been used', {
+    return new DomainError('invalid_backup_code', 'The backup code is invalid or has been used', {
       fail_count: event.data.failCount,
       locked_until: epochSeconds(event.data.lockedUntil),
     });
-  return new ApiError(400, '2fa_verification_failed', 'The 2FA code is not valid', {
+  return new DomainError('2fa_verification_failed', 'The 2FA code is not valid', {
     fail_count: event.data.failCount,
     locked_until: epochSeconds(event.data.lockedUntil),
   });
@@ -388,14 +383,15 @@ function totpMethod(state: TfaState, methodId: number | null): TfaMethod {
   const totps = state.methods.filter((m) => m.method === 'totp');
   if (methodId !== null) {
     const method = state.methods.find((m) => m.id === methodId);
-    if (!method) throw new ApiError(400, 'invalid_tfa_method', 'No 2FA method with this tfa_method_id');
+    if (!method) throw new DomainError('invalid_tfa_method', 'No 2FA method with this tfa_method_id');
     if (method.method !== 'totp')
-      throw new ApiError(400, 'invalid_tfa_method', 'tfa_method_id does not name a TOTP method');
+      throw new DomainError('invalid_tfa_method', 'tfa_method_id does not name a TOTP method');
     return method;
   }
   if (totps.length === 0)
-    throw new ApiError(400, 'invalid_tfa_method', 'No TOTP method is configured on this account');
-  if (totps.length > 1) throw ApiError.badRequest('Several TOTP methods exist: send tfa_method_id');
+    throw new DomainError('invalid_tfa_method', 'No TOTP method is configured on this account');
+  if (totps.length > 1)
+    throw new DomainError('bad_request', 'Several TOTP methods exist: send tfa_method_id');
   return totps[0]!;
 }
 
@@ -498,8 +494,7 @@ export function verify(
     }
     case 'code': {
       if (proof.secretHash === null)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'missing_params',
           'code and secret are required for SMS and e-mail verification',
         );
@@ -510,18 +505,17 @@ export function verify(
         challenge.channel === 'totp' ||
         !purposes.includes(challenge.purpose)
       ) {
-        throw new ApiError(400, 'challenge_not_found', 'No challenge matches this secret');
+        throw new DomainError('challenge_not_found', 'No challenge matches this secret');
       }
       if (!challenge.active)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'no_challenge_found',
           'No active challenge: it was used or cleared; request a new code',
         );
       if (ms(challenge.expiresAt) <= ms(now))
-        throw new ApiError(400, '2fa_expired', 'The 2FA code has expired; request a new one');
+        throw new DomainError('2fa_expired', 'The 2FA code has expired; request a new one');
       if (challenge.channel !== proof.channel)
-        throw new ApiError(400, 'challenge_not_found', `No ${proof.channel} challenge matches this secret`);
+        throw new DomainError('challenge_not_found', `No ${proof.channel} challenge matches this secret`);
       const key: LockKey = challenge.methodId ?? challenge.channel;
       const lock = currentLock(state, key, now);
       if (isLocked(lock, now)) throw lockedError(lock, now);
@@ -564,7 +558,7 @@ function resolveSmsTarget(
   if (methodId !== null) {
     const method = state.methods.find((m) => m.id === methodId);
     if (!method || method.method !== 'sms' || !method.phone)
-      throw new ApiError(400, 'invalid_tfa_method', 'tfa_method_id does not name an SMS method');
+      throw new DomainError('invalid_tfa_method', 'tfa_method_id does not name an SMS method');
     return { phone: method.phone, methodId };
   }
   if (phone !== null) {
@@ -575,7 +569,7 @@ function resolveSmsTarget(
   const chosen = sms.find((m) => m.isPrimary) ?? sms[0];
   if (chosen?.phone) return { phone: chosen.phone, methodId: chosen.id };
   if (state.legacyPhone) return { phone: state.legacyPhone, methodId: null };
-  throw ApiError.badRequest('phone_number is required: no phone number is on the account');
+  throw new DomainError('bad_request', 'phone_number is required: no phone number is on the account');
 }
 
 function checkSmsRate(
@@ -588,7 +582,7 @@ function checkSmsRate(
 ): void {
   const hourAgo = ms(now) - 3600_000;
   if (state.smsLog.filter((e) => ms(e.at) > hourAgo).length >= TFA_LIMITS.smsPerHour) {
-    throw new ApiError(429, 'sms_rate_limited', 'Too many SMS codes requested; wait before asking again');
+    throw new DomainError('sms_rate_limited', 'Too many SMS codes requested; wait before asking again');
   }
   if (!knownMethod && (purpose === 'setup' || purpose === 'authorize')) {
     const dayAgo = ms(now) - 24 * 3600_000;
@@ -596,8 +590,7 @@ function checkSmsRate(
       (e) => e.phone === phone && ms(e.at) > dayAgo && (e.purpose === 'setup' || e.purpose === 'authorize'),
     ).length;
     if (Math.max(used, acrossAccounts) >= TFA_LIMITS.preauthPerPhonePerDay) {
-      throw new ApiError(
-        429,
+      throw new DomainError(
         'preauth_phone_cap',
         'This phone number was used in too many authorization attempts; try again tomorrow',
       );
@@ -651,7 +644,7 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
 
     case 'SendEmailCode':
       if (!command.emailVerified)
-        throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+        throw new DomainError('email_not_verified', 'Verify your e-mail address before using 2FA codes');
       return [
         issue(
           state,
@@ -670,14 +663,13 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
 
     case 'SendSmsCode': {
       if (!command.mayReceiveCodes)
-        throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+        throw new DomainError('email_not_verified', 'Verify your e-mail address before using 2FA codes');
       const target = resolveSmsTarget(state, command.phone, command.methodId);
       const recent = state.challenges.find(
         (c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now),
       );
       if (recent)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'tfa_challenge_exists',
           'A code was sent recently and is still valid; use resend',
         );
@@ -711,24 +703,20 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       if (command.secretHash !== null) {
         challenge = findChallenge(state, command.secretHash);
         if (!challenge || challenge.channel !== 'sms')
-          throw new ApiError(400, 'challenge_not_found', 'No SMS challenge matches this secret');
+          throw new DomainError('challenge_not_found', 'No SMS challenge matches this secret');
       } else {
         const phone =
           command.methodId !== null ? resolveSmsTarget(state, null, command.methodId).phone : command.phone;
         if (phone === null)
-          throw ApiError.badRequest('phone_number or tfa_method_id is required without a secret');
+          throw new DomainError('bad_request', 'phone_number or tfa_method_id is required without a secret');
         challenge = [...state.challenges]
           .reverse()
           .find((c) => c.channel === 'sms' && c.phone === phone && c.active);
       }
       if (!challenge || !challenge.active)
-        throw new ApiError(
-          400,
-          'no_challenge_found',
-          'No active SMS challenge to resend; request a new code',
-        );
+        throw new DomainError('no_challenge_found', 'No active SMS challenge to resend; request a new code');
       if (command.phone !== null && command.phone !== challenge.phone) {
-        throw ApiError.badRequest('phone_number does not match the original challenge');
+        throw new DomainError('bad_request', 'phone_number does not match the original challenge');
       }
       checkSmsRate(state, challenge.phone!, 'verify', true, now);
       return [
@@ -774,12 +762,12 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
         methodId = null;
       } else if (methodId !== null) {
         const method = state.methods.find((m) => m.id === methodId);
-        if (!method) throw new ApiError(400, 'invalid_tfa_method', 'No 2FA method with this tfa_method_id');
+        if (!method) throw new DomainError('invalid_tfa_method', 'No 2FA method with this tfa_method_id');
         channel = method.method;
       }
       if (channel === 'email') {
         if (!command.emailVerified)
-          throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+          throw new DomainError('email_not_verified', 'Verify your e-mail address before using 2FA codes');
         return [
           issue(
             state,
@@ -815,14 +803,13 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
         ];
       }
       if (!command.emailVerified)
-        throw new ApiError(400, 'email_not_verified', 'Verify your e-mail address before using 2FA codes');
+        throw new DomainError('email_not_verified', 'Verify your e-mail address before using 2FA codes');
       const target = resolveSmsTarget(state, null, methodId);
       const recent = state.challenges.find(
         (c) => c.active && c.channel === 'sms' && c.phone === target.phone && ms(c.expiresAt) > ms(now),
       );
       if (recent)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'tfa_challenge_exists',
           'A code was sent recently and is still valid; use resend',
         );
@@ -847,26 +834,24 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
     case 'ConfirmAuthorization': {
       const pending = state.challenges.filter((c) => c.purpose === 'authorize');
       if (pending.length === 0)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'no_pending_authorization',
           'No pending authorization: call POST authorize-new-method first',
         );
       const challenge = findChallenge(state, command.secretHash);
       if (!challenge || challenge.purpose !== 'authorize')
-        throw new ApiError(400, 'challenge_not_found', 'No authorization challenge matches this secret');
+        throw new DomainError('challenge_not_found', 'No authorization challenge matches this secret');
       if (!challenge.active)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'no_challenge_found',
           'No active challenge: it was used or cleared; start again',
         );
       if (ms(challenge.expiresAt) <= ms(now))
-        throw new ApiError(400, '2fa_expired', 'The 2FA code has expired; start again');
+        throw new DomainError('2fa_expired', 'The 2FA code has expired; start again');
       let proof = command.proof;
       if (challenge.channel === 'totp') {
         if (proof.kind !== 'totp')
-          throw ApiError.badRequest('This authorization is by TOTP: send the TOTP code');
+          throw new DomainError('bad_request', 'This authorization is by TOTP: send the TOTP code');
         proof = { ...proof, methodId: challenge.methodId };
       } else if (proof.kind === 'code') {
         proof = { ...proof, channel: challenge.channel === 'sms' ? 'sms' : 'email' };
@@ -894,17 +879,15 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
 
     case 'ConfirmNewMethod': {
       if (command.label !== null && command.label.length > TFA_LIMITS.labelMax)
-        throw ApiError.badRequest('label must be at most 30 characters');
+        throw new DomainError('bad_request', 'label must be at most 30 characters');
       if (state.legacy && state.methods.length === 0) {
-        throw new ApiError(
-          400,
+        throw new DomainError(
           'untracked_2fa_found',
           'This account has untracked (legacy) 2FA: regenerate backup codes before adding a method',
         );
       }
       if (!authorized(state, now))
-        throw new ApiError(
-          403,
+        throw new DomainError(
           'authorization_required',
           'Adding a 2FA method needs a fresh authorization (authorize-new-method)',
         );
@@ -912,20 +895,19 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       let phone: string | null = null;
       if (command.method === 'totp') {
         if (state.methods.some((m) => m.method === 'totp'))
-          throw new ApiError(400, 'duplicate_tfa_method', 'A TOTP method is already configured');
+          throw new DomainError('duplicate_tfa_method', 'A TOTP method is already configured');
         const lock = currentLock(state, 'totp-setup', now);
         if (isLocked(lock, now)) throw lockedError(lock, now);
         if (command.totpStep === null) return fail(state, 'totp-setup', lock, now);
       } else {
-        if (!command.smsProof) throw new ApiError(400, 'missing_params', 'code and secret are required');
+        if (!command.smsProof) throw new DomainError('missing_params', 'code and secret are required');
         const verified = verify(state, command.smsProof, now, ['setup', 'verify', 'authorize']);
         if (!verified.ok) return verified.events;
         phone = verified.challenge?.phone ?? null;
         if (command.phone !== null && command.phone !== phone)
-          throw ApiError.badRequest('phone_number does not match the number the code was sent to');
+          throw new DomainError('bad_request', 'phone_number does not match the number the code was sent to');
         if (state.methods.some((m) => m.method === 'sms' && m.phone === phone)) {
-          throw new ApiError(
-            400,
+          throw new DomainError(
             'duplicate_tfa_method',
             'An SMS method with this phone number is already configured',
           );
@@ -957,7 +939,7 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
     }
 
     case 'CompleteLogin': {
-      if (!state.enabled) throw ApiError.badRequest('2FA is not enabled on this account');
+      if (!state.enabled) throw new DomainError('bad_request', '2FA is not enabled on this account');
       const verified = verify(state, command.proof, now, ['login', 'verify']);
       if (!verified.ok) return verified.events;
       return [
@@ -972,16 +954,15 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
     case 'RemoveMethod': {
       if (state.legacy && state.methods.length === 0)
         return [{ type: 'TfaDisabled', data: { userId: state.userId, at: now } }];
-      if (!state.enabled) throw ApiError.badRequest('2FA is not enabled on this account');
-      if (!command.proof) throw new ApiError(400, 'missing_auth_value', 'code or backup_code is required');
+      if (!state.enabled) throw new DomainError('bad_request', '2FA is not enabled on this account');
+      if (!command.proof) throw new DomainError('missing_auth_value', 'code or backup_code is required');
       if (command.proof.kind === 'backup' && command.targetId === null)
-        throw ApiError.badRequest('target_id is required with backup_code');
+        throw new DomainError('bad_request', 'target_id is required with backup_code');
       const verified = verify(state, command.proof, now, ['login', 'verify', 'authorize']);
       if (!verified.ok) return verified.events;
       const targetId = command.targetId ?? verified.methodId;
       const target = state.methods.find((m) => m.id === targetId);
-      if (!target)
-        throw new ApiError(400, 'invalid_tfa_method', 'No 2FA method with this id: send target_id');
+      if (!target) throw new DomainError('invalid_tfa_method', 'No 2FA method with this id: send target_id');
       const events: TfaEvent[] = [
         ...verified.events,
         { type: 'TfaMethodRemoved', data: { userId: state.userId, methodId: target.id, at: now } },
@@ -998,14 +979,14 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
       } else if (command.method !== null) {
         const ofType = state.methods.filter((m) => m.method === command.method);
         if (ofType.length > 1)
-          throw ApiError.badRequest('Several methods of this type exist: send tfa_method_id');
+          throw new DomainError('bad_request', 'Several methods of this type exist: send tfa_method_id');
         method = ofType[0];
       } else {
-        throw ApiError.badRequest('tfa_method_id or tfa_method is required');
+        throw new DomainError('bad_request', 'tfa_method_id or tfa_method is required');
       }
-      if (!method) throw new ApiError(400, 'invalid_tfa_method', 'No such 2FA method');
+      if (!method) throw new DomainError('invalid_tfa_method', 'No such 2FA method');
       if (command.label !== undefined && command.label.length > TFA_LIMITS.labelMax)
-        throw ApiError.badRequest('label must be at most 30 characters');
+        throw new DomainError('bad_request', 'label must be at most 30 characters');
       return [
         {
           type: 'TfaMethodUpdated',
@@ -1021,13 +1002,13 @@ export function decide(command: TfaCommand, current: TfaState): TfaEvent[] {
     }
 
     case 'RegenerateBackupCodes': {
-      if (!state.enabled) throw ApiError.badRequest('2FA is not enabled on this account');
+      if (!state.enabled) throw new DomainError('bad_request', '2FA is not enabled on this account');
       const verified = verify(state, command.proof, now, ['login', 'verify', 'authorize']);
       if (!verified.ok) return verified.events;
       const events: TfaEvent[] = [...verified.events];
       if (state.legacy && state.methods.length === 0) {
         if (!state.legacyPhone)
-          throw ApiError.badRequest('No phone number on file to backfill the legacy SMS method');
+          throw new DomainError('bad_request', 'No phone number on file to backfill the legacy SMS method');
         events.push({
           type: 'TfaMethodAdded',
           data: {

@@ -17,7 +17,13 @@ import {
   createParamDecorator,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiError, type EventMetadata, type PermissionCategory, scopeAllows } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  isRefusal,
+  type PermissionCategory,
+  scopeAllows,
+} from '@rigmarket/contracts';
 import {
   AUTH_KEY_LOOKUP,
   type AuthKeyLookup,
@@ -246,7 +252,7 @@ export class TfaAuthGuard implements CanActivate {
         caller = { userId, keyId: null, scope: null };
       }
     } catch (error) {
-      if (error instanceof ApiError) throw error;
+      if (isRefusal(error)) throw error;
       throw new ApiError(503, 'service_unavailable', 'The authorization store is unavailable; retry shortly');
     }
     if (!caller) throw authError();

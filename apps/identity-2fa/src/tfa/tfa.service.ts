@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiError, type EventMetadata, type KeyScope } from '@rigmarket/contracts';
+import { ApiError, type EventMetadata, isRefusal, type KeyScope } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
@@ -177,7 +177,7 @@ export class TfaService {
         () => ({ type: 'CancelChallenge', userId, secretHash, reason: 'delivery_failed' }),
         metadata,
       );
-      if (error instanceof ApiError) throw error;
+      if (isRefusal(error)) throw error;
       throw new ApiError(400, 'twilio_error', 'SMS delivery failed');
     }
   }

@@ -77,7 +77,7 @@ describe('login sessions (embedded)', () => {
       .set(as(first))
       .send({ old_password: 'not it at all', new_password: 'a new long password' })
       .expect(403);
-    expect(wrong.body).toMatchObject({ success: false, error: 'invalid_credentials' });
+    expect(wrong.body).toMatchObject({ success: false, error: 'wrong_password' });
     await http()
       .put('/api/v0/users/password/')
       .set(as(first))

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError } from '@rigmarket/contracts';
+import { DomainError } from '@rigmarket/contracts';
 import type { UserEvent } from './user.events';
 
 export type UserState =
@@ -38,6 +38,7 @@ export const UserErrors = {
   invalidToken: 'invalid_verification_token',
   tokenExpired: 'verification_token_expired',
   invalidCredentials: 'invalid_credentials',
+  wrongPassword: 'wrong_password',
 } as const;
 
 export const initialState = (): UserState => ({ status: 'none' });
@@ -80,7 +81,7 @@ function sameHash(a: string, b: string): boolean {
 export function decide(command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'RegisterUser': {
-      if (state.status !== 'none') throw ApiError.conflict('This user already exists', UserErrors.exists);
+      if (state.status !== 'none') throw new DomainError(UserErrors.exists, 'This user already exists');
       const events: UserEvent[] = [
         {
           type: 'UserRegistered',
@@ -111,19 +112,14 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return events;
     }
     case 'VerifyEmail': {
-      if (state.status !== 'registered') throw ApiError.notFound('No such user', UserErrors.notFound);
+      if (state.status !== 'registered') throw new DomainError(UserErrors.notFound, 'No such user');
       if (state.emailVerified) return [];
       const pending = state.pendingVerification;
       if (!pending || !sameHash(pending.tokenHash, command.tokenHash)) {
-        throw new ApiError(
-          400,
-          UserErrors.invalidToken,
-          'The verification code is not valid for this account',
-        );
+        throw new DomainError(UserErrors.invalidToken, 'The verification code is not valid for this account');
       }
       if (new Date(command.now) > new Date(pending.expiresAt)) {
-        throw new ApiError(
-          400,
+        throw new DomainError(
           UserErrors.tokenExpired,
           'The verification code has expired; register again or ask for a new one',
         );
@@ -132,7 +128,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
     }
     case 'RecordLogin': {
       if (state.status !== 'registered' || !state.passwordHash || !command.passwordMatches) {
-        throw new ApiError(401, UserErrors.invalidCredentials, 'Invalid e-mail or password');
+        throw new DomainError(UserErrors.invalidCredentials, 'Invalid e-mail or password');
       }
       return [
         {
@@ -142,9 +138,9 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       ];
     }
     case 'ChangePassword': {
-      if (state.status !== 'registered') throw ApiError.notFound('No such user', UserErrors.notFound);
+      if (state.status !== 'registered') throw new DomainError(UserErrors.notFound, 'No such user');
       if (!state.passwordHash || !command.oldPasswordMatches) {
-        throw new ApiError(403, UserErrors.invalidCredentials, 'The current password is not correct');
+        throw new DomainError(UserErrors.wrongPassword, 'The current password is not correct');
       }
       return [
         { type: 'UserPasswordSet', data: { userId: state.userId, passwordHash: command.passwordHash } },

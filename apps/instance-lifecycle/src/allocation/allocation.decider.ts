@@ -1,4 +1,4 @@
-import { ApiError, type DomainEvent } from '@rigmarket/contracts';
+import { DomainError, type DomainEvent } from '@rigmarket/contracts';
 
 /**
  * `allocation-<machineId>`: which instances hold a machine's GPUs. Every accept of an offer on the
@@ -82,9 +82,9 @@ export function decide(command: AllocationCommand, state: AllocationState): Allo
         });
       }
       if (command.numGpus > free) {
-        throw ApiError.conflict(
-          `This offer is no longer available: ${command.machineGpus - gpusInUse(state)} of the machine's ${command.machineGpus} GPUs are free; search again`,
+        throw new DomainError(
           AllocationErrors.unavailable,
+          `This offer is no longer available: ${command.machineGpus - gpusInUse(state)} of the machine's ${command.machineGpus} GPUs are free; search again`,
         );
       }
       return [

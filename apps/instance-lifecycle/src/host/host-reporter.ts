@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ApiError } from '@rigmarket/contracts';
+import { isRefusal } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { type HostReport, instanceDecider, instanceStreamId } from '../instances/instance.decider';
@@ -37,7 +37,7 @@ export class HostReporter implements OnApplicationShutdown {
         );
         return;
       } catch (error) {
-        const refused = error instanceof ApiError;
+        const refused = isRefusal(error);
         const giveUp = refused || this.stopping || Date.now() - started > REPORT_RETRY_WINDOW_MS;
         this.logger.warn(
           `report ${report.actualStatus} for instance ${instanceId} ${refused ? 'refused' : `failed (attempt ${attempt})`}: ${String(error)}${giveUp || refused ? '' : '; trying again'}`,

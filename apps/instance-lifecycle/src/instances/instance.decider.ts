@@ -1,5 +1,5 @@
 import {
-  ApiError,
+  DomainError,
   dollarsToMicros,
   type InstanceActualStatus,
   type InstanceBillingClass,
@@ -156,7 +156,7 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
 function owned(state: InstanceState, requesterId: number) {
   // Another renter's instance is reported as missing, like a destroyed one.
   if (state.status !== 'active' || state.renter !== requesterId)
-    throw ApiError.notFound('No such instance', InstanceErrors.notFound);
+    throw new DomainError(InstanceErrors.notFound, 'No such instance');
   return state;
 }
 
@@ -201,16 +201,14 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
 function decideChange(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
   switch (command.type) {
     case 'CreateInstance': {
-      if (state.status !== 'none')
-        throw ApiError.conflict('This instance id is taken', InstanceErrors.exists);
+      if (state.status !== 'none') throw new DomainError(InstanceErrors.exists, 'This instance id is taken');
       const { type: _type, at, ...data } = command;
       return [{ type: 'InstanceCreated', data: { ...data, createdAt: at } }];
     }
     case 'SetIntendedState': {
       const instance = owned(state, command.requesterId);
       if (command.state === 'running' && DEAD_STATES.includes(instance.actual)) {
-        throw new ApiError(
-          400,
+        throw new DomainError(
           InstanceErrors.cannotStart,
           `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`,
         );
@@ -236,22 +234,20 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
     case 'RestartInstance': {
       const instance = owned(state, command.requesterId);
       if (DEAD_STATES.includes(instance.actual)) {
-        throw new ApiError(
-          400,
+        throw new DomainError(
           InstanceErrors.cannotStart,
           `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`,
         );
       }
       if (instance.intended !== 'running')
-        throw new ApiError(
-          400,
+        throw new DomainError(
           InstanceErrors.notRunning,
           `Instance ${instance.instanceId} is stopped; start it instead`,
         );
       if (instance.pendingVolume)
-        throw ApiError.conflict(
-          `Instance ${instance.instanceId} is waiting for its volume; it has no container to restart yet`,
+        throw new DomainError(
           InstanceErrors.waitingForVolume,
+          `Instance ${instance.instanceId} is waiting for its volume; it has no container to restart yet`,
         );
       return [
         {
@@ -278,8 +274,7 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
     case 'ChangeBid': {
       const instance = owned(state, command.requesterId);
       if (instance.bidPrice === null)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           InstanceErrors.notABid,
           `Instance ${instance.instanceId} is on-demand; only interruptible instances have a bid`,
         );
@@ -312,8 +307,7 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
       // not run yet (waiting for its volume: a stop for credit or an outbid only changes its intent then).
       if (state.status !== 'active' || state.pendingVolume !== null) return [];
       if (command.actualStatus === 'running' && DEAD_STATES.includes(state.actual)) {
-        throw new ApiError(
-          409,
+        throw new DomainError(
           InstanceErrors.invalidReport,
           `Instance ${state.instanceId} is ${String(state.actual)}; it never reaches running`,
         );
@@ -338,9 +332,9 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
       // Late or repeated: a destroyed or dead instance, or one that has its volume already, changes nothing.
       if (state.status !== 'active' || !state.pendingVolume || DEAD_STATES.includes(state.actual)) return [];
       if (command.ownerId !== state.renter || command.machineId !== state.machineId) {
-        throw ApiError.conflict(
-          `Volume ${command.volumeId} is not the renter's on machine ${state.machineId}`,
+        throw new DomainError(
           InstanceErrors.volumeMismatch,
+          `Volume ${command.volumeId} is not the renter's on machine ${state.machineId}`,
         );
       }
       return [

@@ -14,7 +14,13 @@ import {
 } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import { type AuthenticatedKey, Principal, RequestMetadata, RequirePermission } from '@rigmarket/http-kit';
+import {
+  type AuthenticatedKey,
+  Principal,
+  RequestMetadata,
+  RequirePermission,
+  toErrorResponse,
+} from '@rigmarket/http-kit';
 import { parseCreateRequest } from './create-request';
 import {
   INSTANCE_KEY_FORBIDDEN,
@@ -100,8 +106,9 @@ export class AsksController {
           instance_api_key: created.instanceApiKey,
         });
       } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        results.push({ ask_id: offerId, success: false, error: error.code, msg: error.message });
+        const refusal = toErrorResponse(error);
+        if (refusal.status >= 500) throw error;
+        results.push({ ask_id: offerId, success: false, error: refusal.body.error, msg: refusal.body.msg });
       }
     }
     const created = results.filter((r) => r.success);
@@ -308,8 +315,9 @@ export class InstancesV0Controller {
         await run(id);
         results.push({ id, success: true });
       } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        results.push({ id, success: false, error: error.code, msg: error.message });
+        const refusal = toErrorResponse(error);
+        if (refusal.status >= 500) throw error;
+        results.push({ id, success: false, error: refusal.body.error, msg: refusal.body.msg });
       }
     }
     return results;

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandBus, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError, DomainError, type EventMetadata, isRefusal } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
@@ -81,7 +81,7 @@ export class LaunchInstanceHandler implements ICommandHandler<LaunchInstanceComm
         ORDER BY (ask->>'priceGpu')::float8, machine_id LIMIT $3`,
       [criteria.gpuNames, criteria.numGpus, criteria.limit, criteria.geolocations],
     );
-    let lastRefusal: ApiError | null = null;
+    let lastRefusal: ApiError | DomainError | null = null;
     for (const { machine_id } of rows) {
       const offerId = Number(machine_id) * 1000 + criteria.numGpus;
       try {
@@ -90,10 +90,7 @@ export class LaunchInstanceHandler implements ICommandHandler<LaunchInstanceComm
         );
         return { ...created, offerId };
       } catch (error) {
-        if (
-          error instanceof ApiError &&
-          (error.code === 'offer_unavailable' || error.code === 'no_such_offer')
-        ) {
+        if (isRefusal(error) && (error.code === 'offer_unavailable' || error.code === 'no_such_offer')) {
           lastRefusal = error;
           continue;
         }

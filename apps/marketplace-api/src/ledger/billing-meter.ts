@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError, MAX_LEDGER_AMOUNT_MICROS } from '@rigmarket/contracts';
+import { MAX_LEDGER_AMOUNT_MICROS, refusalCode } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { PeriodicJob } from '../periodic-job';
@@ -98,7 +98,7 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
         await this.charge(due);
         charged.push(due);
       } catch (error) {
-        if (error instanceof ApiError && error.code === 'already_billed') continue; // another meter was first
+        if (refusalCode(error) === 'already_billed') continue; // another meter was first
         this.log.error(
           `instance ${due.instanceId}: charge for ${due.periodStart}..${due.periodEnd} skipped (renter ${due.renterId}): ${String(error)}`,
         );

@@ -1,5 +1,5 @@
 import {
-  ApiError,
+  DomainError,
   type LedgerEvent,
   MAX_LEDGER_AMOUNT_MICROS,
   MICROS_PER_DOLLAR,
@@ -79,8 +79,7 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
 /** An integer number of micros in [0, max] ((0, max] unless allowZero), else 400 invalid_amount. */
 function micros(amount: number, max: number, what: string, allowZero = false): void {
   if (!Number.isSafeInteger(amount) || amount < 0 || (!allowZero && amount === 0) || amount > max) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       LedgerErrors.invalidAmount,
       `${what} must be a positive amount of at most $${(max / MICROS_PER_DOLLAR).toLocaleString('en-US')}`,
     );
@@ -92,8 +91,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
     case 'GrantCredit':
       micros(command.amountMicros, MAX_GRANT_MICROS, 'amount');
       if (state.balance + command.amountMicros > MAX_BALANCE_MICROS) {
-        throw new ApiError(
-          400,
+        throw new DomainError(
           LedgerErrors.invalidAmount,
           `A balance may not exceed $${MONEY_LIMITS.balance.toLocaleString('en-US')}: this grant would take it past that`,
         );
@@ -114,9 +112,9 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       micros(command.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'a charge', true);
       const billedUntil = state.billedUntil[command.instanceId];
       if (billedUntil !== undefined && new Date(command.periodStart) < new Date(billedUntil)) {
-        throw ApiError.conflict(
-          `instance ${command.instanceId} is already billed until ${billedUntil}`,
+        throw new DomainError(
           LedgerErrors.alreadyBilled,
+          `instance ${command.instanceId} is already billed until ${billedUntil}`,
         );
       }
       const amount = command.amountMicros;

@@ -1,5 +1,5 @@
 import {
-  ApiError,
+  DomainError,
   MONEY_LIMITS,
   type MachineAsk,
   type MachineEvent,
@@ -114,7 +114,7 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
 function ownedMachine(state: MachineState, requesterId: number) {
   // Another host's machine is reported as missing.
   if (state.status !== 'registered' || state.ownerId !== requesterId) {
-    throw ApiError.notFound('no such machine id', MachineErrors.notFound);
+    throw new DomainError(MachineErrors.notFound, 'no such machine id');
   }
   return state;
 }
@@ -136,11 +136,10 @@ export function durationSeconds(text: string): number | null {
 /** A price of an ask: a number >= 0 and at most its documented bound (docs/api.md "Limits"), else 400 naming both. */
 function checkPrice(name: string, value: number | null, max: number, unit: string): void {
   if (value === null || !Number.isFinite(value) || value < 0) {
-    throw new ApiError(400, MachineErrors.invalidAsk, `${name} must be a number >= 0`);
+    throw new DomainError(MachineErrors.invalidAsk, `${name} must be a number >= 0`);
   }
   if (value > max) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       MachineErrors.invalidAsk,
       `${name} must be at most ${max.toLocaleString('en-US')} ${unit} (got ${value})`,
       { field: name, max },
@@ -161,16 +160,16 @@ function validateAsk(ask: MachineAsk): void {
   if (ask.volPrice !== null)
     checkPrice('vol_price', ask.volPrice, MONEY_LIMITS.diskPricePerGbMonth, '$/GB/month');
   if (ask.creditDiscountMax > 1)
-    throw new ApiError(400, MachineErrors.invalidAsk, 'credit_discount_max must be between 0 and 1');
+    throw new DomainError(MachineErrors.invalidAsk, 'credit_discount_max must be between 0 and 1');
   if (!Number.isInteger(ask.minChunk) || ask.minChunk < 1)
-    throw new ApiError(400, MachineErrors.invalidAsk, 'min_chunk must be an integer >= 1');
+    throw new DomainError(MachineErrors.invalidAsk, 'min_chunk must be an integer >= 1');
 }
 
 export function decide(command: MachineCommand, state: MachineState): MachineEvent[] {
   const nowIso = command.at;
   switch (command.type) {
     case 'RegisterMachine': {
-      if (state.status !== 'none') throw ApiError.conflict('This machine id is taken', MachineErrors.exists);
+      if (state.status !== 'none') throw new DomainError(MachineErrors.exists, 'This machine id is taken');
       return [
         {
           type: 'MachineRegistered',
@@ -192,8 +191,7 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       if (ask.endDate === null && ask.duration !== null) {
         const seconds = durationSeconds(ask.duration);
         if (seconds === null)
-          throw new ApiError(
-            400,
+          throw new DomainError(
             MachineErrors.invalidAsk,
             `Invalid duration ${JSON.stringify(ask.duration)}: use e.g. "3 months", "2 weeks", "10 days"`,
           );
@@ -215,8 +213,7 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       const machine = ownedMachine(state, command.requesterId);
       checkPrice('price', command.minBid, MONEY_LIMITS.gpuPricePerHour, '$/hour per GPU');
       if (!machine.ask)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           MachineErrors.invalidAsk,
           'The machine has no ask yet: list it first (create_asks)',
         );
@@ -224,8 +221,7 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       return [{ type: 'MinBidChanged', data: { machineId: machine.machineId, minBid: command.minBid } }];
     }
     case 'SetVerification': {
-      if (state.status !== 'registered')
-        throw ApiError.notFound('no such machine id', MachineErrors.notFound);
+      if (state.status !== 'registered') throw new DomainError(MachineErrors.notFound, 'no such machine id');
       if (state.verification === command.verification) return [];
       return [
         {
@@ -237,7 +233,7 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
     case 'ListVolumeSpace': {
       const machine = ownedMachine(state, command.requesterId);
       if (!Number.isFinite(command.sizeGb) || command.sizeGb <= 0)
-        throw new ApiError(400, MachineErrors.invalidAsk, 'size must be a number of GB > 0');
+        throw new DomainError(MachineErrors.invalidAsk, 'size must be a number of GB > 0');
       checkPrice('size', command.sizeGb, MONEY_LIMITS.diskGb, 'GB');
       checkPrice('price_disk', command.priceDisk, MONEY_LIMITS.diskPricePerGbMonth, '$/GB/month');
       return [

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError, type TemplateContent, type TemplateEvent } from '@rigmarket/contracts';
+import { DomainError, type TemplateContent, type TemplateEvent } from '@rigmarket/contracts';
 
 export type TemplateState =
   | { status: 'none' }
@@ -62,15 +62,14 @@ export function evolve(state: TemplateState, event: TemplateEvent): TemplateStat
 function ownedTemplate(state: TemplateState, requesterId: number) {
   // Someone else's template is reported as missing, like a deleted one.
   if (state.status !== 'active' || state.creatorId !== requesterId)
-    throw ApiError.notFound('No such template', TemplateErrors.notFound);
+    throw new DomainError(TemplateErrors.notFound, 'No such template');
   return state;
 }
 
 export function decide(command: TemplateCommand, state: TemplateState): TemplateEvent[] {
   switch (command.type) {
     case 'CreateTemplate': {
-      if (state.status !== 'none')
-        throw ApiError.conflict('This template id is taken', TemplateErrors.exists);
+      if (state.status !== 'none') throw new DomainError(TemplateErrors.exists, 'This template id is taken');
       return [
         {
           type: 'TemplateCreated',

@@ -1,4 +1,4 @@
-import { ApiError, type DomainEvent } from '@rigmarket/contracts';
+import { DomainError, type DomainEvent } from '@rigmarket/contracts';
 import { VolumeErrors } from './volume.decider';
 
 /**
@@ -80,8 +80,7 @@ export function decide(command: VolumeSpaceCommand, state: VolumeSpaceState): Vo
       if (state.reserved[command.volumeId] !== undefined) return [];
       const free = command.listedGb - usedGb(state);
       if (command.sizeGb > free)
-        throw new ApiError(
-          400,
+        throw new DomainError(
           VolumeErrors.noSpace,
           `The volume offer has ${Math.max(0, free)} GB free, not ${command.sizeGb}`,
         );

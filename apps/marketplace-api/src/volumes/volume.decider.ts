@@ -1,4 +1,4 @@
-import { ApiError, type VolumeEvent } from '@rigmarket/contracts';
+import { DomainError, type VolumeEvent } from '@rigmarket/contracts';
 
 /** instanceId: the instance whose volume_info create_new asked for this volume (null for PUT /volumes). */
 export type VolumeState =
@@ -72,12 +72,11 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
         state.instanceId === command.instanceId
       )
         return [];
-      if (state.status !== 'none') throw ApiError.conflict('This volume id is taken', VolumeErrors.exists);
+      if (state.status !== 'none') throw new DomainError(VolumeErrors.exists, 'This volume id is taken');
       if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1)
-        throw new ApiError(400, VolumeErrors.invalidSize, 'size must be a whole number of GB >= 1');
+        throw new DomainError(VolumeErrors.invalidSize, 'size must be a whole number of GB >= 1');
       if (command.sizeGb > command.freeGb) {
-        throw new ApiError(
-          400,
+        throw new DomainError(
           VolumeErrors.noSpace,
           `The volume offer has ${command.freeGb} GB free, not ${command.sizeGb}`,
         );
@@ -100,7 +99,7 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
     }
     case 'RefuseVolume': {
       if (state.status !== 'none' && state.instanceId === command.instanceId) return [];
-      if (state.status !== 'none') throw ApiError.conflict('This volume id is taken', VolumeErrors.exists);
+      if (state.status !== 'none') throw new DomainError(VolumeErrors.exists, 'This volume id is taken');
       const { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } = command;
       return [
         { type: 'VolumeRefused', data: { volumeId, instanceId, ownerId, machineId, sizeGb, reason, at } },
@@ -108,7 +107,7 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
     }
     case 'DeleteVolume': {
       if (state.status !== 'active' || state.ownerId !== command.requesterId)
-        throw ApiError.notFound('No such volume', VolumeErrors.notFound);
+        throw new DomainError(VolumeErrors.notFound, 'No such volume');
       return [
         {
           type: 'VolumeDeleted',

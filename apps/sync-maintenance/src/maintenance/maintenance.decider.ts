@@ -1,4 +1,4 @@
-import { ApiError, type MaintenanceEvent } from '@rigmarket/contracts';
+import { DomainError, type MaintenanceEvent } from '@rigmarket/contracts';
 
 /**
  * `maintenance-<machineId>`: the host's maintenance windows on one machine. Only the machine's owner
@@ -81,28 +81,33 @@ export function decide(command: MaintenanceCommand, state: MaintenanceState): Ma
     case 'ScheduleMaintenance': {
       const { startTime, durationHours } = command;
       if (!Number.isFinite(startTime) || startTime <= 0)
-        throw ApiError.badRequest('sdate must be the window start in epoch seconds', {
+        throw new DomainError('bad_request', 'sdate must be the window start in epoch seconds', {
           error: MaintenanceErrors.invalidWindow,
         });
       if (!Number.isFinite(durationHours) || durationHours <= 0 || durationHours > MAX_DURATION_HOURS) {
-        throw ApiError.badRequest(
+        throw new DomainError(
+          'bad_request',
           `duration must be the window length in hours, above 0 and at most ${MAX_DURATION_HOURS}`,
           { error: MaintenanceErrors.invalidWindow },
         );
       }
       const endTime = startTime + durationHours * 3600;
       if (endTime <= epochSeconds(command.at))
-        throw ApiError.badRequest('The window would already be over: sdate + duration is in the past', {
-          error: MaintenanceErrors.invalidWindow,
-        });
+        throw new DomainError(
+          'bad_request',
+          'The window would already be over: sdate + duration is in the past',
+          {
+            error: MaintenanceErrors.invalidWindow,
+          },
+        );
       // Overlapping windows would make "how many were deleted" and the renters' notice ambiguous.
       const clash = pendingWindows(state, command.at).find(
         (w) => w.startTime < endTime && startTime < w.endTime,
       );
       if (clash)
-        throw ApiError.conflict(
-          `The window overlaps maintenance window ${clash.windowId} already scheduled on machine ${command.machineId}`,
+        throw new DomainError(
           MaintenanceErrors.overlapping,
+          `The window overlaps maintenance window ${clash.windowId} already scheduled on machine ${command.machineId}`,
         );
       return [
         {

@@ -4,7 +4,7 @@ import {
   type AgentCopyFailed,
   type AgentCopyProgressed,
   type AgentCopyStarted,
-  ApiError,
+  refusalCode,
 } from '@rigmarket/contracts';
 import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
@@ -80,7 +80,7 @@ export class AgentCopyReportsReactor implements Reactor<AgentCopyReport>, OnAppl
       }
     } catch (error) {
       // Canceled (or completed, on a redelivery) meanwhile: nothing to record.
-      if (error instanceof ApiError && error.code === SyncErrors.notActive) return;
+      if (refusalCode(error) === SyncErrors.notActive) return;
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { type EventMetadata, refusalCode } from '@rigmarket/contracts';
 import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { COPY_EXECUTOR, SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { type CopyExecutor, CopyFailure, type CopyJob } from './executor/copy-executor';
@@ -65,7 +65,7 @@ export class SyncWorkflow implements OnApplicationShutdown {
     } catch (error) {
       if (abort.signal.aborted && abort.signal.reason !== SHUTDOWN) return;
       // A report refused because the job was canceled (maybe through another replica): the copy stopped, as it should.
-      if (error instanceof ApiError && error.code === SyncErrors.notActive) return;
+      if (refusalCode(error) === SyncErrors.notActive) return;
       const reason =
         abort.signal.reason === SHUTDOWN
           ? 'Interrupted: the sync service stopped during the copy; start the copy again'

@@ -1,5 +1,5 @@
 import {
-  ApiError,
+  DomainError,
   type RcloneRequest,
   type SyncEvent,
   type SyncExecutor,
@@ -104,7 +104,7 @@ export function evolve(state: SyncState, event: SyncEvent): SyncState {
 function activeJob(state: SyncState, jobId: number): SyncJob {
   const job = state.current;
   if (!isActive(job) || job.jobId !== jobId) {
-    throw ApiError.conflict(`Remote copy job ${jobId} is no longer active`, SyncErrors.notActive);
+    throw new DomainError(SyncErrors.notActive, `Remote copy job ${jobId} is no longer active`);
   }
   return job;
 }
@@ -114,9 +114,9 @@ export function decide(command: SyncCommand, state: SyncState): SyncEvent[] {
   switch (command.type) {
     case 'RequestSync': {
       if (isActive(state.current)) {
-        throw ApiError.conflict(
-          `A remote copy to instance ${instanceId} is already in progress; cancel it first`,
+        throw new DomainError(
           SyncErrors.inProgress,
+          `A remote copy to instance ${instanceId} is already in progress; cancel it first`,
         );
       }
       const { type: _type, at: _at, ...data } = command;
