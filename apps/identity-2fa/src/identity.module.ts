@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { contextModule } from '@rigmarket/http-kit';
+import { AUTH_STRATEGIES, contextModule } from '@rigmarket/http-kit';
 import { AdminSeeder } from './admin-seed';
 import { ApiKeysController } from './api-keys/api-keys.http.controller';
 import {
@@ -16,6 +16,7 @@ import { LogSmsSender, SMS_SENDER, type SmsSender, type TwilioConfig, TwilioSmsS
 import { SecretBox } from './tfa/tfa.crypto';
 import { tfaHandlers } from './tfa/tfa.handlers';
 import { TFA_SECRET_BOX, TfaService } from './tfa/tfa.service';
+import { TfaSecretStrategy } from './tfa/tfa-secret.strategy';
 import { TfaController } from './tfa/tfa.http.controller';
 import { TeamRolesController } from './team-roles/team-roles.http.controller';
 import {
@@ -115,6 +116,11 @@ export class IdentityModule {
           useFactory: () => SecretBox.fromConfig(options.tfaKey ?? process.env.RIGMARKET_TFA_KEY),
         },
         TfaService,
+        {
+          provide: AUTH_STRATEGIES,
+          inject: [TfaService],
+          useFactory: (tfa: TfaService) => [new TfaSecretStrategy(tfa)],
+        },
         ...tfaHandlers,
         AdminSeeder,
         ...userHandlers,

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { RegistryLoginBox } from '@rigmarket/contracts';
-import { contextModule } from '@rigmarket/http-kit';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { AUTH_STRATEGIES, contextModule } from '@rigmarket/http-kit';
 import {
   AGENT_CHANNEL_OPTIONS,
   type AgentChannelOptions,
@@ -30,6 +31,7 @@ import {
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { PendingKeyBox } from './instances/pending-keys';
 import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
+import { InstanceKeyStrategy } from './instances/instance-key.strategy';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
@@ -84,6 +86,11 @@ export class InstanceLifecycleModule {
         InstancesV1Controller,
       ],
       providers: [
+        {
+          provide: AUTH_STRATEGIES,
+          inject: [INSTANCE_RUNTIME],
+          useFactory: (runtime: ContextRuntime) => [new InstanceKeyStrategy(runtime)],
+        },
         { provide: SIMULATED_HOST_TIMINGS, useValue: { ...REALISTIC_TIMINGS, ...options.simulatedHost } },
         {
           provide: LOG_STORE,

@@ -6,7 +6,7 @@ import {
   PLATFORM_INFRA,
   type RuntimeInfra,
 } from '@rigmarket/event-sourcing';
-import { AUTH_KEY_LOOKUP, AuthKeyLookup } from './bearer.guard';
+import { AUTH_KEY_LOOKUP, AuthKeyLookup } from './auth.guard';
 
 export interface ContextModuleSpec {
   /** The module class (one per context, so Nest keeps them apart). */

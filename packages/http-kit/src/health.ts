@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Inject, Module, type DynamicModule } from '@nestjs/common';
 import { ApiError } from '@rigmarket/contracts';
-import { Public } from './bearer.guard';
+import { Public } from './auth.guard';
 
 export const READINESS_CHECK = Symbol('READINESS_CHECK');
 export type ReadinessCheck = () => Promise<void>;

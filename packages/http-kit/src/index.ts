@@ -3,7 +3,7 @@ export * from './domain-error-http';
 export * from './validation';
 export * from './json-content-type';
 export * from './auth-keys.projection';
-export * from './bearer.guard';
+export * from './auth.guard';
 export * from './request-metadata';
 export * from './http-app';
 export * from './health';

@@ -8,7 +8,7 @@ import {
   RateLimiterPostgres,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { bearerValue } from './bearer.guard';
+import { bearerValue } from './auth.guard';
 
 /** `points` requests per `durationS` seconds. */
 export interface RateLimitRule {

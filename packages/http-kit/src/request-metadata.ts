@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ExecutionContext, createParamDecorator } from '@nestjs/common';
 import type { EventMetadata } from '@rigmarket/contracts';
-import type { AuthenticatedRequest } from './bearer.guard';
+import type { AuthenticatedRequest } from './auth.guard';
 
 export function requestId(request: AuthenticatedRequest): string {
   const id = (request as { id?: unknown }).id;

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -38,7 +38,7 @@ const keyIdPipe = new ParseIntPipe({
 });
 
 @Controller('api/v0')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class ApiKeysController {
   constructor(
     private readonly commands: CommandBus,

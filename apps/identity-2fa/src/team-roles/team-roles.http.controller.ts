@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -31,7 +31,7 @@ export class TeamRoleRequest {
 }
 
 @Controller('api/v0/team')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class TeamRolesController {
   constructor(
     private readonly commands: CommandBus,

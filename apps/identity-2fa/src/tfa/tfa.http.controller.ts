@@ -1,36 +1,24 @@
 import {
   Body,
-  type CanActivate,
   Controller,
   Delete,
   type ExecutionContext,
   Get,
   HttpCode,
-  Inject,
-  Injectable,
   Post,
   Put,
   Req,
   Res,
-  SetMetadata,
-  UseGuards,
+  applyDecorators,
   createParamDecorator,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { ApiError, type EventMetadata, type PermissionCategory } from '@rigmarket/contracts';
 import {
-  ApiError,
-  type EventMetadata,
-  isRefusal,
-  type PermissionCategory,
-  scopeAllows,
-} from '@rigmarket/contracts';
-import {
-  AUTH_KEY_LOOKUP,
-  type AuthKeyLookup,
+  Admits,
+  Authenticated,
   type AuthenticatedRequest,
-  badString,
-  bearerValue,
   metadataOf,
+  RequirePermission,
 } from '@rigmarket/http-kit';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
@@ -50,7 +38,7 @@ import {
   StartTfaAuthorizationCommand,
   UpdateTfaMethodCommand,
 } from './tfa.handlers';
-import { type TfaCaller, TfaService } from './tfa.service';
+import type { TfaCaller } from './tfa.service';
 
 const METHODS = ['sms', 'totp', 'email'] as const;
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -173,104 +161,35 @@ export class UpdateRequest {
   is_primary?: boolean;
 }
 
-/** Which callers a route admits (the spec's auth matrix). */
-interface Admits {
-  /** A logged-out caller holding a tfa_secret (from the password login or a code sent to it). */
-  secret: boolean;
-  bearer: boolean;
-  /** What a scoped bearer key needs (reads: user_read; changes: user_write). */
-  needs: PermissionCategory;
-}
-
-const authError = () =>
-  new ApiError(
-    403,
-    'auth_error',
-    'No valid authentication: send a bearer key, or the tfa_secret from your login',
-  );
 const SESSION_COOKIE = 'session_key';
 
-const TFA_ADMITS = 'rigmarket:tfa-admits';
-/** Which callers a TFA route admits; TfaAuthGuard authenticates them before any validation. */
-const Admit = (admits: Admits) => SetMetadata(TFA_ADMITS, admits);
+/** Which callers a TFA route admits (the spec's auth matrix) and what a scoped bearer key needs. */
+const Admit = ({ secret, needs }: { secret: boolean; needs: PermissionCategory }) =>
+  applyDecorators(...(secret ? [Admits('tfa_secret')] : []), RequirePermission(needs));
 
-interface TfaRequest extends AuthenticatedRequest {
-  tfaCaller?: TfaCaller;
-}
-
-/** The caller TfaAuthGuard found, with the request's event metadata. */
+/** The caller the AuthGuard found, as the 2FA handlers take it, with the request's event metadata. */
 const Caller = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): { caller: TfaCaller; metadata: EventMetadata } => {
-    const request = ctx.switchToHttp().getRequest<TfaRequest>();
-    if (!request.tfaCaller) throw authError();
-    return { caller: request.tfaCaller, metadata: metadataOf(request) };
+    const request = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
+    const principal = request.principal!;
+    const keyId = principal.credential === 'tfa_secret' ? null : principal.keyId;
+    return {
+      caller: { userId: principal.userId, keyId, scope: principal.scope },
+      metadata: metadataOf(request),
+    };
   },
 );
 
-/**
- * Authentication before validation: a guard runs before the body's DTO is validated, so an anonymous caller
- * (or a wrong key) gets 403 auth_error whatever the body holds, never a 400 that would tell a stranger
- * about the route's fields. A tfa_secret is read from the raw body only where the route admits one.
- */
-@Injectable()
-export class TfaAuthGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly tfa: TfaService,
-    @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
-  ) {}
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const admits = this.reflector.get<Admits | undefined>(TFA_ADMITS, context.getHandler());
-    if (!admits) throw authError();
-    const request = context.switchToHttp().getRequest<TfaRequest>();
-    const body: unknown = request.body;
-    const given =
-      typeof body === 'object' && body !== null ? (body as Record<string, unknown>).secret : undefined;
-    // A secret that could not have been issued (not a string, too long, NUL) authenticates no one.
-    const secret =
-      admits.secret && typeof given === 'string' && badString(given, 200) === undefined ? given : undefined;
-    const bearer = bearerValue(request);
-    let caller: TfaCaller | null = null;
-    try {
-      if (bearer) {
-        if (!admits.bearer) throw authError();
-        const key = await this.keys.find(bearer);
-        if (!key) throw authError();
-        request.principal = key;
-        if (!scopeAllows(key.scope, admits.needs)) {
-          throw new ApiError(
-            403,
-            'forbidden',
-            `This API key lacks the ${admits.needs} permission needed for this request`,
-          );
-        }
-        caller = { userId: key.userId, keyId: key.keyId, scope: key.scope };
-      } else if (secret) {
-        const userId = await this.tfa.userOfSecret(secret);
-        if (userId === null) throw authError();
-        caller = { userId, keyId: null, scope: null };
-      }
-    } catch (error) {
-      if (isRefusal(error)) throw error;
-      throw new ApiError(503, 'service_unavailable', 'The authorization store is unavailable; retry shortly');
-    }
-    if (!caller) throw authError();
-    request.tfaCaller = caller;
-    return true;
-  }
-}
-
-const WITH_SECRET: Admits = { secret: true, bearer: true, needs: 'user_write' };
-const BEARER_WRITE: Admits = { secret: false, bearer: true, needs: 'user_write' };
-const BEARER_READ: Admits = { secret: false, bearer: true, needs: 'user_read' };
+const WITH_SECRET = { secret: true, needs: 'user_write' } as const;
+const BEARER_WRITE = { secret: false, needs: 'user_write' } as const;
+const BEARER_READ = { secret: false, needs: 'user_read' } as const;
 
 /**
- * /api/v0/tfa/. Not behind BearerGuard: the routes admit logged-out holders of a tfa_secret, and
- * every refusal is 403 auth_error rather than the guard's 401 (TfaAuthGuard).
+ * /api/v0/tfa/. The routes admit logged-out holders of a tfa_secret besides bearer keys, and every refusal
+ * is 403 auth_error rather than 401 (a stranger learns nothing of the route), before any field is validated.
  */
 @Controller('api/v0/tfa')
-@UseGuards(TfaAuthGuard)
+@Authenticated({ refusal: 'auth_error' })
 export class TfaController {
   constructor(
     private readonly commands: CommandBus,

@@ -1,9 +1,9 @@
-import { Body, Controller, Get, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   Public,
   RequestMetadata,
@@ -78,7 +78,7 @@ export class ChangePasswordRequest {
 }
 
 @Controller('api/v0/users')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class UsersController {
   constructor(
     private readonly commands: CommandBus,

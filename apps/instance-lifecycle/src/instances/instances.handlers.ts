@@ -633,17 +633,6 @@ export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCo
 }
 
 /** The owner of the instance an instance key opens, or null. */
-export async function instanceKeyOwner(
-  runtime: ContextRuntime,
-  keyValue: string,
-): Promise<{ instanceId: number; ownerId: number } | null> {
-  const rows = await runtime.db.query<{ instance_id: number; owner_id: number }>(
-    `SELECT instance_id, owner_id FROM ${SCHEMA}.instance_keys WHERE key_hash = $1`,
-    [hashKey(keyValue)],
-  );
-  return rows[0] ? { instanceId: Number(rows[0].instance_id), ownerId: Number(rows[0].owner_id) } : null;
-}
-
 export class GetInstanceQuery extends Query<InstanceView | null> {
   constructor(
     readonly ownerId: number,

@@ -9,25 +9,20 @@ import {
   Post,
   Put,
   Query as QueryParam,
-  Req,
-  UseGuards,
 } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
-  type AuthenticatedKey,
+  Admits,
+  Authenticated,
+  type Caller,
   Principal,
   RequestMetadata,
   RequirePermission,
   toErrorResponse,
 } from '@rigmarket/http-kit';
 import { parseCreateRequest } from './create-request';
-import {
-  INSTANCE_KEY_FORBIDDEN,
-  InstanceBearerGuard,
-  InstanceKeyAllowed,
-  type InstanceKeyRequest,
-} from './instance-key.guard';
+import { INSTANCE_KEY_FORBIDDEN } from './instance-key.strategy';
 import {
   BulkCreateInstancesDto,
   ChangeBidDto,
@@ -63,14 +58,14 @@ function idList(raw: unknown[] | undefined, name: string): number[] {
 }
 
 /** An instance key opens one instance only. */
-function checkInstanceKey(request: InstanceKeyRequest, instanceId: number): void {
-  if (request.instanceKeyFor !== undefined && request.instanceKeyFor !== instanceId)
+function checkInstanceKey(caller: Caller, instanceId: number): void {
+  if (caller.instanceId !== undefined && caller.instanceId !== instanceId)
     throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
 }
 
 /** Creating an instance: PUT (and POST, as one description names it) /api/v0/asks/{offer_id}/. */
 @Controller('api/v0/asks')
-@UseGuards(InstanceBearerGuard)
+@Authenticated()
 export class AsksController {
   constructor(private readonly commands: CommandBus) {}
 
@@ -83,7 +78,7 @@ export class AsksController {
   @RequirePermission('instance_write')
   async bulk(
     @Body() body: BulkCreateInstancesDto,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const { ids, ...fields } = body;
@@ -125,7 +120,7 @@ export class AsksController {
     @Param('offerId') offerId: string,
     @Body() body: CreateInstanceDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     return this.create(offerId, body, principal, metadata, idempotencyKey);
@@ -138,7 +133,7 @@ export class AsksController {
     @Param('offerId') offerId: string,
     @Body() body: CreateInstanceDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     return this.create(offerId, body, principal, metadata, idempotencyKey);
@@ -147,7 +142,7 @@ export class AsksController {
   private async create(
     offerIdRaw: string,
     body: CreateInstanceDto,
-    principal: AuthenticatedKey,
+    principal: Caller,
     metadata: EventMetadata,
     idempotencyKey: string | undefined,
   ) {
@@ -163,7 +158,7 @@ export class AsksController {
 }
 
 @Controller('api/v0/instances')
-@UseGuards(InstanceBearerGuard)
+@Authenticated()
 export class InstancesV0Controller {
   constructor(
     private readonly commands: CommandBus,
@@ -173,7 +168,7 @@ export class InstancesV0Controller {
   /** Older clients: `?owner=me`; every row is the caller's own anyway. */
   @Get()
   @RequirePermission('instance_read')
-  async list(@Principal() principal: AuthenticatedKey) {
+  async list(@Principal() principal: Caller) {
     const instances = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
     return { success: true, instances_found: instances.length, instances };
   }
@@ -181,13 +176,13 @@ export class InstancesV0Controller {
   /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */
   @Get('filters')
   @RequirePermission('instance_read')
-  async filters(@Principal() principal: AuthenticatedKey) {
+  async filters(@Principal() principal: Caller) {
     return { success: true, filters: await this.queries.execute(new InstanceFiltersQuery(principal.userId)) };
   }
 
   @Get(':id')
   @RequirePermission('instance_read')
-  async one(@Param('id') id: string, @Principal() principal: AuthenticatedKey) {
+  async one(@Param('id') id: string, @Principal() principal: Caller) {
     return {
       instances: await this.queries.execute(
         new GetInstanceQuery(principal.userId, positiveId(id, 'instance id')),
@@ -199,7 +194,7 @@ export class InstancesV0Controller {
   @RequirePermission('instance_write')
   async bulkUpdate(
     @Body() body: UpdateInstanceDto,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const ids = idList(body.ids, 'ids');
@@ -214,7 +209,7 @@ export class InstancesV0Controller {
   async changeBid(
     @Param('id') idRaw: string,
     @Body() body: ChangeBidDto,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const id = positiveId(idRaw, 'instance id');
@@ -235,7 +230,7 @@ export class InstancesV0Controller {
   @RequirePermission('instance_write')
   async reboot(
     @Param('id') idRaw: string,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const id = positiveId(idRaw, 'instance id');
@@ -247,7 +242,7 @@ export class InstancesV0Controller {
   @RequirePermission('instance_write')
   async recycle(
     @Param('id') idRaw: string,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const id = positiveId(idRaw, 'instance id');
@@ -256,18 +251,17 @@ export class InstancesV0Controller {
   }
 
   @Put(':id')
-  @InstanceKeyAllowed()
+  @Admits('instance_key')
   @RequirePermission('instance_write')
   async update(
     @Param('id') idRaw: string,
     @Body() body: UpdateInstanceDto,
-    @Req() request: InstanceKeyRequest,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const id = positiveId(idRaw, 'instance id');
-    checkInstanceKey(request, id);
-    if (request.instanceKeyFor !== undefined && body.label !== undefined)
+    checkInstanceKey(principal, id);
+    if (principal.instanceId !== undefined && body.label !== undefined)
       throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
     const changes = changesOf(body);
     if (changes.state === undefined && changes.label === undefined)
@@ -283,7 +277,7 @@ export class InstancesV0Controller {
   @RequirePermission('instance_write')
   async bulkDestroy(
     @Body() body: DestroyInstancesDto,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const ids = idList(body.instance_ids, 'instance_ids');
@@ -294,16 +288,15 @@ export class InstancesV0Controller {
   }
 
   @Delete(':id')
-  @InstanceKeyAllowed()
+  @Admits('instance_key')
   @RequirePermission('instance_write')
   async destroy(
     @Param('id') idRaw: string,
-    @Req() request: InstanceKeyRequest,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const id = positiveId(idRaw, 'instance id');
-    checkInstanceKey(request, id);
+    checkInstanceKey(principal, id);
     await this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata));
     return { success: true, msg: `Instance ${id} destroyed` };
   }
@@ -333,13 +326,13 @@ function changesOf(body: UpdateInstanceDto): InstanceChanges {
 
 /** What current clients list with (docs/client-compat.md 2.3): keyset-style pages of at most 25. */
 @Controller('api/v1/instances')
-@UseGuards(InstanceBearerGuard)
+@Authenticated()
 export class InstancesV1Controller {
   constructor(private readonly queries: QueryBus) {}
 
   @Get()
   @RequirePermission('instance_read')
-  async list(@QueryParam() query: Record<string, unknown>, @Principal() principal: AuthenticatedKey) {
+  async list(@QueryParam() query: Record<string, unknown>, @Principal() principal: Caller) {
     const page = await this.queries.execute(new ListInstancesQuery(principal.userId, query));
     return { success: true, ...page, instances_found: page.instances.length };
   }
@@ -350,7 +343,7 @@ export class InstancesV1Controller {
  * had now (launch.ts). Answers like a create, plus the offer taken as ask_id.
  */
 @Controller('api/v0/launch_instance')
-@UseGuards(InstanceBearerGuard)
+@Authenticated()
 export class LaunchController {
   constructor(private readonly commands: CommandBus) {}
 
@@ -358,7 +351,7 @@ export class LaunchController {
   @RequirePermission('instance_write')
   async launch(
     @Body() body: LaunchInstanceDto,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @RequestMetadata() metadata: EventMetadata,
   ) {
     const { q, ...fields } = body;

@@ -1,21 +1,15 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Header,
-  Inject,
-  NotFoundException,
-  Param,
-  Put,
-  Req,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Get, Header, Inject, NotFoundException, Param, Put, Req } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { type AuthenticatedKey, Principal, Public, RequirePermission } from '@rigmarket/http-kit';
+import {
+  Authenticated,
+  type AuthenticatedKey,
+  Principal,
+  Public,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import type { Request } from 'express';
 import { LOG_STORE } from '../instance-lifecycle.tokens';
-import { InstanceBearerGuard } from '../instances/instance-key.guard';
 import type { LogStore } from './log-store';
 import { RequestLogsCommand } from './logs.handlers';
 import { RequestLogsDto } from './logs.dto';
@@ -36,7 +30,7 @@ function logBase(request: Request): string {
 
 /** PUT /api/v0/instances/request_logs/{id}/ (docs/client-compat.md 2.6): the CLI then polls result_url without auth. */
 @Controller()
-@UseGuards(InstanceBearerGuard)
+@Authenticated()
 export class LogsController {
   constructor(
     private readonly commands: CommandBus,

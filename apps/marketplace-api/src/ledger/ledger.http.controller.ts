@@ -1,9 +1,9 @@
-import { Body, Controller, Get, HttpCode, Post, Query as QueryParam, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -15,7 +15,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
 @Controller('api/v0')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class LedgerController {
   constructor(
     private readonly commands: CommandBus,

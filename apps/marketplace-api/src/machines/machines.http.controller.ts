@@ -1,15 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  ParseIntPipe,
-  Post,
-  Put,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiError,
@@ -19,8 +8,8 @@ import {
   type MachineVerification,
 } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   Public,
   RequestMetadata,
@@ -122,7 +111,7 @@ const machineIdPipe = new ParseIntPipe({
 });
 
 @Controller('api/v0')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class MachinesController {
   constructor(
     private readonly commands: CommandBus,

@@ -1,6 +1,6 @@
-import { Body, Controller, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Put } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { BearerGuard } from '@rigmarket/http-kit';
+import { Authenticated } from '@rigmarket/http-kit';
 import { SearchOffersQuery } from './offers.handlers';
 
 /**
@@ -8,7 +8,7 @@ import { SearchOffersQuery } from './offers.handlers';
  * one), but no particular permission category: any account's key may browse the market.
  */
 @Controller('api/v0')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class OffersController {
   constructor(private readonly queries: QueryBus) {}
 

@@ -1,19 +1,9 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Post,
-  Put,
-  Query as QueryParam,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -35,7 +25,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * vastai 1.9 edits through PUT /api/v1/template/ (with id and hash_id), so the v1 path is served too.
  */
 @Controller(['api/v0/template', 'api/v1/template'])
-@UseGuards(BearerGuard)
+@Authenticated()
 export class TemplatesController {
   constructor(
     private readonly commands: CommandBus,

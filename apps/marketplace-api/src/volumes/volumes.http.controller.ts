@@ -1,19 +1,9 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Post,
-  Put,
-  Query as QueryParam,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -40,7 +30,7 @@ function requiredNumber(name: string, raw: unknown): number {
 
 /** Volumes (docs/client-compat.md 2.15). */
 @Controller('api/v0/volumes')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class VolumesController {
   constructor(
     private readonly commands: CommandBus,

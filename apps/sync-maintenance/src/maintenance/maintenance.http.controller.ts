@@ -1,9 +1,9 @@
-import { Body, Controller, Get, Param, Put, Query as QueryParam, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Param, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -69,7 +69,7 @@ export function machineIdsOf(raw: unknown): number[] | null {
  * `machines/maintenances` is not taken for marketplace's `machines/:id`.
  */
 @Controller('api/v0/machines')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class MaintenanceController {
   constructor(
     private readonly commands: CommandBus,

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError, type CloudTransfer, type EventMetadata } from '@rigmarket/contracts';
 import {
+  Authenticated,
   type AuthenticatedKey,
-  BearerGuard,
   Principal,
   RequestMetadata,
   RequirePermission,
@@ -71,7 +71,7 @@ function copyLocationOf(raw: unknown, name: string): number {
 const TRANSFERS: readonly CloudTransfer[] = ['Instance To Cloud', 'Cloud To Instance'];
 
 @Controller('api/v0/commands')
-@UseGuards(BearerGuard)
+@Authenticated()
 export class SyncsController {
   constructor(private readonly commands: CommandBus) {}
 
