@@ -43,17 +43,7 @@ import {
   LaunchController,
 } from './instances/instances.http.controller';
 import { LaunchInstanceHandler } from './instances/launch';
-import {
-  ChangeBidHandler,
-  ChangeInstanceHandler,
-  CreateInstanceHandler,
-  DestroyInstanceHandler,
-  GetInstanceHandler,
-  InstanceFiltersHandler,
-  ListAllInstancesHandler,
-  ListInstancesHandler,
-  RestartInstanceHandler,
-} from './instances/instances.handlers';
+import { INSTANCE_HANDLERS } from './instances/instance-handlers';
 
 export { INSTANCE_RUNTIME };
 
@@ -119,15 +109,7 @@ export class InstanceLifecycleModule {
         { provide: HOST_DRIVER, useExisting: RoutingHostDriver },
         // Delivers host_commands (written with the instance events) to the hosts.
         HostCommandDispatcher,
-        CreateInstanceHandler,
-        ChangeInstanceHandler,
-        DestroyInstanceHandler,
-        GetInstanceHandler,
-        InstanceFiltersHandler,
-        ListAllInstancesHandler,
-        ListInstancesHandler,
-        RestartInstanceHandler,
-        ChangeBidHandler,
+        ...INSTANCE_HANDLERS,
         CreditExhaustedReactor,
         VolumeForInstanceReactor,
         LaunchInstanceHandler,

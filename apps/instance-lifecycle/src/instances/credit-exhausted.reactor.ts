@@ -4,7 +4,7 @@ import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourc
 import { CREDIT_RELEASED_MSG } from '../read-models/instances/status-messages';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
-import { releaseGpus, runInstanceCommand } from './instances.handlers';
+import { releaseGpus, runInstanceCommand } from './instance-commands';
 
 /** The status message of an instance stopped for credit (its GPUs released too). */
 export const CREDIT_EXHAUSTED_MSG = CREDIT_RELEASED_MSG;

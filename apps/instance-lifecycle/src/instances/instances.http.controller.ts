@@ -21,7 +21,7 @@ import {
   RequirePermission,
   toErrorResponse,
 } from '@rigmarket/http-kit';
-import { parseCreateRequest } from './create-request';
+import { parseCreateRequest } from './create-instance/create-request';
 import { INSTANCE_KEY_FORBIDDEN } from './instance-key.strategy';
 import {
   BulkCreateInstancesDto,
@@ -32,18 +32,15 @@ import {
   UpdateInstanceDto,
 } from './instances.dto';
 import { LaunchInstanceCommand, parseLaunchQuery } from './launch';
-import {
-  ChangeBidCommand,
-  ChangeInstanceCommand,
-  CreateInstanceCommand,
-  DestroyInstanceCommand,
-  GetInstanceQuery,
-  InstanceFiltersQuery,
-  type InstanceChanges,
-  ListAllInstancesQuery,
-  ListInstancesQuery,
-  RestartInstanceCommand,
-} from './instances.handlers';
+import { ChangeBidCommand } from './change-bid/change-bid.command';
+import { ChangeInstanceCommand, type InstanceChanges } from './change-instance/change-instance.command';
+import { CreateInstanceCommand } from './create-instance/create-instance.command';
+import { DestroyInstanceCommand } from './destroy-instance/destroy-instance.command';
+import { GetInstanceQuery } from './queries/get-instance.query';
+import { InstanceFiltersQuery } from './queries/instance-filters.query';
+import { ListAllInstancesQuery } from './queries/list-all-instances.query';
+import { ListInstancesQuery } from './queries/list-instances.query';
+import { RestartInstanceCommand } from './restart-instance/restart-instance.command';
 
 function positiveId(raw: unknown, what: string): number {
   const id = Number(raw);

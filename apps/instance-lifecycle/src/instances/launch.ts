@@ -4,8 +4,8 @@ import { ApiError, DomainError, type EventMetadata, isRefusal } from '@rigmarket
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
-import type { CreateRequest } from './create-request';
-import { CreateInstanceCommand, type CreatedInstance } from './instances.handlers';
+import type { CreateRequest } from './create-instance/create-request';
+import { CreateInstanceCommand, type CreatedInstance } from './create-instance/create-instance.command';
 
 /**
  * What `vastai launch instance` asks for in `q` that instance-lifecycle can match on its own view of the

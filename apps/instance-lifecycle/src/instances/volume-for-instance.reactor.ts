@@ -3,7 +3,7 @@ import type { VolumeCreated, VolumeRefused } from '@rigmarket/contracts';
 import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
-import { runInstanceCommand } from './instances.handlers';
+import { runInstanceCommand } from './instance-commands';
 import type { PendingKeyBox } from './pending-keys';
 
 /**

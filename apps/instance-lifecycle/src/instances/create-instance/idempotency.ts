@@ -1,7 +1,7 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
-import { openWith, sealWith } from './sealing';
+import { openWith, sealWith } from '../sealing';
 
 /**
  * Idempotency-Key on PUT /asks: a retried request gets the first answer (same new_contract and

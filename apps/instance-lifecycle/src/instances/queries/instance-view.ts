@@ -1,6 +1,6 @@
 import type { InstanceActualStatus, InstanceConfig, InstanceIntendedStatus } from '@rigmarket/contracts';
-import type { InstanceDetails } from '../read-models/instances/projection';
-import { billingClassOf } from './instance.decider';
+import type { InstanceDetails } from '../../read-models/instances/projection';
+import { billingClassOf } from '../instance.decider';
 
 export interface InstanceRowRecord {
   instance_id: number;

@@ -1,5 +1,5 @@
 import { ApiError } from '@rigmarket/contracts';
-import { INSTANCE_VERIFICATION } from '../read-models/market-machines/queries';
+import { INSTANCE_VERIFICATION } from '../../read-models/market-machines/queries';
 
 /** Columns of the v1 list that select_filters and order_by may name. */
 const COLUMNS: Record<string, string> = {

@@ -1,0 +1,28 @@
+import { Command } from '@nestjs/cqrs';
+import type { EventMetadata } from '@rigmarket/contracts';
+import type { CreateRequest } from './create-request';
+
+export interface CreatedInstance {
+  instanceId: number;
+  instanceApiKey: string;
+}
+
+/** Accepting an offer (PUT /api/v0/asks/{id}/ and the launch route): create-instance.handler.ts. */
+export class CreateInstanceCommand extends Command<CreatedInstance> {
+  constructor(
+    readonly renter: number,
+    readonly offerId: number,
+    readonly request: CreateRequest,
+    readonly metadata: EventMetadata,
+    /** The Idempotency-Key header, if any. */
+    readonly idempotencyKey: string | null = null,
+  ) {
+    super();
+  }
+}
+
+/** Offer id = machine_id * 1000 + num_gpus (docs/marketplace.md). */
+export const offerParts = (offerId: number) => ({
+  machineId: Math.floor(offerId / 1000),
+  numGpus: offerId % 1000,
+});

@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import { Inject } from '@nestjs/common';
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { ApiError, type InstanceConfig, MONEY_LIMITS, type RegistryLoginBox } from '@rigmarket/contracts';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';
+import type { HostDriver } from '../../host/host-driver';
+import {
+  HOST_DRIVER,
+  INSTANCE_RUNTIME,
+  PENDING_KEY_BOX,
+  REGISTRY_LOGIN_BOX,
+} from '../../instance-lifecycle.tokens';
+import { findMachine } from '../../read-models/market-machines/queries';
+import { findTemplate } from '../../read-models/market-templates/queries';
+import { SCHEMA } from '../../schema';
+import { requirePositiveBalance } from '../account-credit';
+import { allocateGpus, checkBidBound, releaseGpus, runInstanceCommand } from '../instance-commands';
+import type { PendingKeyBox } from '../pending-keys';
+import { refuseDuringMaintenance } from '../sync-maintenance-notices';
+import { checkVolume, refuseIfUnavailable, templateLogin } from './create-checks';
+import { CreateInstanceCommand, type CreatedInstance, offerParts } from './create-instance.command';
+import { instanceConfig } from './create-request';
+import { IdempotencyRecords, requestHash } from './idempotency';
+
+/**
+ * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models,
+ * merge, allocate the GPUs on the machine's allocation stream (refused when taken), then create the
+ * instance with its instance key in one transaction, and hand it to the host driver.
+ */
+@CommandHandler(CreateInstanceCommand)
+export class CreateInstanceHandler implements ICommandHandler<CreateInstanceCommand> {
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(HOST_DRIVER) private readonly host: HostDriver,
+    @Inject(PENDING_KEY_BOX) private readonly pendingKeys: PendingKeyBox,
+    @Inject(REGISTRY_LOGIN_BOX) private readonly registryLogins: RegistryLoginBox,
+  ) {}
+
+  async execute({
+    renter,
+    offerId,
+    request,
+    metadata,
+    idempotencyKey,
+  }: CreateInstanceCommand): Promise<CreatedInstance> {
+    const hash = requestHash(offerId, request);
+    const idempotency = new IdempotencyRecords(this.runtime);
+    if (idempotencyKey !== null) {
+      const prior = await idempotency.prior(renter, idempotencyKey, hash);
+      if (prior) return prior;
+      await idempotency.forget(renter, idempotencyKey);
+    }
+    // Before anything else: an account at or below $0 rents nothing (docs/instances.md, Credit).
+    await requirePositiveBalance(this.runtime.db, renter, 'renting');
+    await enforceQuota(
+      this.runtime.db,
+      QUOTAS.instances,
+      `SELECT count(*) AS n FROM ${this.runtime.schema}.instances WHERE owner_id = $1 AND NOT destroyed`,
+      [renter],
+    );
+    const { machineId, numGpus } = offerParts(offerId);
+    const machine = await findMachine(this.runtime.db, machineId);
+    if (!machine || numGpus < 1 || numGpus > machine.numGpus)
+      throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
+    if (!machine.listed || !machine.ask)
+      throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
+    if (request.cancelUnavail)
+      await refuseIfUnavailable(this.runtime, this.host, machineId, offerId, request);
+    await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
+    const ask = machine.ask;
+    if (request.price !== null) checkBidBound(request.price, numGpus);
+    if (request.price !== null && request.price < ask.minBid * numGpus) {
+      throw ApiError.badRequest(
+        `price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`,
+      );
+    }
+    let template = null;
+    let templateId: number | null = null;
+    if (request.templateHashId !== null) {
+      const found = await findTemplate(this.runtime.db, request.templateHashId);
+      if (!found || (found.content.private && found.creatorId !== renter))
+        throw ApiError.notFound(`No template with hash_id ${request.templateHashId}`, 'no_such_template');
+      template = {
+        ...found.content,
+        ...templateLogin(this.registryLogins, found, renter),
+        hashId: found.hashId,
+      };
+      templateId = found.templateId;
+    }
+    // The registry login goes to the host with the provision command only (sealed in host_commands until
+    // delivered): the InstanceCreated event (outbox, Kafka), the read model and every API response carry none.
+    const { imageLogin, ...publicConfig } = instanceConfig(request, template);
+    const config: InstanceConfig = { ...publicConfig, imageLogin: null };
+    if (!(config.disk > 0 && config.disk <= MONEY_LIMITS.diskGb))
+      throw ApiError.badRequest(
+        `disk must be a positive number of GB, at most ${MONEY_LIMITS.diskGb.toLocaleString('en-US')} (the template's recommended_disk_space is ${config.disk})`,
+      );
+    if (config.vm && !machine.vmsEnabled) {
+      throw new ApiError(
+        400,
+        'vm_unsupported',
+        `Machine ${machineId} runs containers only (vms_enabled is false); rent an offer with vms_enabled=true or leave vm out`,
+      );
+    }
+    await checkVolume(this.runtime, renter, machineId, request.volume);
+    const waitsForVolume = Boolean(config.newVolume);
+    // priceDisk is $/GB/month; a month is 720 hours, as in the marketplace's offer search.
+    const storageDph = (ask.priceDisk * config.disk) / 720;
+    const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
+    const instanceId = await this.runtime.nextId('instance_ids');
+
+    await allocateGpus(
+      this.runtime,
+      { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price },
+      metadata,
+    );
+
+    const instanceApiKey = randomBytes(32).toString('hex');
+    try {
+      await runInstanceCommand(
+        this.runtime,
+        instanceId,
+        {
+          type: 'CreateInstance',
+          instanceId,
+          renter,
+          machineId,
+          hostId: machine.ownerId,
+          offerId,
+          numGpus,
+          gpuName: machine.gpuName,
+          dphTotal,
+          storageDph,
+          bidPrice: request.price,
+          label: request.label,
+          targetState: request.targetState,
+          config,
+          templateId,
+        },
+        metadata,
+        {
+          // Its provision command (host_commands) carries the key sealed; one waiting for its volume gets it later.
+          ...(waitsForVolume
+            ? {}
+            : {
+                sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId),
+                sealedImageLogin:
+                  imageLogin === null ? undefined : this.pendingKeys.sealLogin(imageLogin, instanceId),
+              }),
+          // The instance key exists exactly when the instance does.
+          alsoInTransaction: async (sql, events) => {
+            await sql.execute(
+              `INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`,
+              [hashKey(instanceApiKey), instanceId, renter],
+            );
+            // Provisioned later (VolumeForInstanceReactor), when the volume exists: the host needs the key then.
+            // Sealed (PendingKeyBox): the key is never stored in the clear.
+            if (waitsForVolume) {
+              await sql.execute(
+                `INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed, image_login_sealed) VALUES ($1, $2, $3)`,
+                [
+                  instanceId,
+                  this.pendingKeys.seal(instanceApiKey, instanceId),
+                  imageLogin === null ? null : this.pendingKeys.sealLogin(imageLogin, instanceId),
+                ],
+              );
+            }
+            if (idempotencyKey === null) return;
+            const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
+            await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);
+          },
+        },
+      );
+    } catch (error) {
+      await releaseGpus(this.runtime, machineId, instanceId, metadata);
+      if (idempotencyKey !== null) {
+        const twin = await idempotency.prior(renter, idempotencyKey, hash);
+        if (twin) return twin;
+      }
+      throw error;
+    }
+    return { instanceId, instanceApiKey };
+  }
+}

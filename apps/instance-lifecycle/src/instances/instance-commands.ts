@@ -1,0 +1,153 @@
+/**
+ * What the instance use cases (create-instance/, change-instance/, change-bid/, ...) and the reactors share:
+ * running commands on the instance and allocation streams.
+ */
+import {
+  ApiError,
+  type EventEnvelope,
+  type EventMetadata,
+  type InstanceEvent,
+  MONEY_LIMITS,
+} from '@rigmarket/contracts';
+import {
+  type ContextRuntime,
+  type CommandBody,
+  type HandleOptions,
+  type Sql,
+  applyProjection,
+} from '@rigmarket/event-sourcing';
+import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
+import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
+import {
+  type InstanceCommand,
+  type InstanceState,
+  instanceDecider,
+  instanceStreamId,
+} from './instance.decider';
+
+type InstanceCommandBody = CommandBody<InstanceCommand>;
+
+/**
+ * Runs one command on an instance's stream; the host commands its events call for are written in the
+ * same transaction (host_commands) and delivered after the commit by HostCommandDispatcher.
+ */
+export async function runInstanceCommand(
+  runtime: ContextRuntime,
+  instanceId: number,
+  command: InstanceCommandBody,
+  metadata: EventMetadata,
+  options: HandleOptions<InstanceState, InstanceEvent> & HostCommandOptions = {},
+) {
+  let written = 0;
+  const result = await runtime.runner.run(instanceStreamId(instanceId), instanceDecider, command, metadata, {
+    ...options,
+    alsoInTransaction: async (sql, envelopes, before, decided) => {
+      await options.alsoInTransaction?.(sql, envelopes, before, decided);
+      written = await writeHostCommands(sql, before, envelopes, decided, options);
+    },
+  });
+  if (written > 0) kickAfterCommit(runtime);
+  return result;
+}
+
+/**
+ * The same, inside a transaction the caller holds (an outbid is decided on the allocation stream and
+ * marked on the instance's in one transaction). A concurrent append to the instance's stream makes the
+ * whole transaction retry (WrongExpectedVersion).
+ */
+export async function runInstanceCommandIn(
+  runtime: ContextRuntime,
+  sql: Sql,
+  instanceId: number,
+  command: InstanceCommandBody,
+  metadata: EventMetadata,
+  now: Date,
+): Promise<EventEnvelope[]> {
+  const streamId = instanceStreamId(instanceId);
+  const history = await runtime.store.readStream(sql, streamId);
+  const before = history.reduce(
+    (s, e) => instanceDecider.evolve(s, { type: e.type, data: e.data } as InstanceEvent),
+    instanceDecider.initialState(),
+  );
+  const events = instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, before);
+  if (events.length === 0) return [];
+  const envelopes = await runtime.store.append(sql, streamId, history.length, events, metadata, now);
+  for (const envelope of envelopes)
+    for (const projection of runtime.definition.inlineProjections)
+      await applyProjection(sql, runtime.schema, projection, envelope);
+  await writeHostCommands(sql, before, envelopes, events);
+  return envelopes;
+}
+
+export interface GpuRequest {
+  machineId: number;
+  instanceId: number;
+  numGpus: number;
+  machineGpus: number;
+  bid: number | null;
+}
+
+/**
+ * Allocates on the machine's stream; instances outbid by it are marked outbid on their own streams in the
+ * same transaction (their stop goes to host_commands with it): a crash never leaves an outbid instance
+ * shown as running while another holds its GPUs. `alsoInTransaction` adds the caller's own writes.
+ */
+export async function allocateGpus(
+  runtime: ContextRuntime,
+  a: GpuRequest,
+  metadata: EventMetadata,
+  alsoInTransaction?: (sql: Sql) => Promise<void>,
+): Promise<void> {
+  let marked = 0;
+  await runtime.runner.run(
+    allocationStreamId(a.machineId),
+    allocationDecider,
+    { type: 'AllocateGpus', ...a },
+    metadata,
+    {
+      maxAttempts: 100,
+      alsoInTransaction: async (sql, events) => {
+        marked = 0;
+        for (const event of events) {
+          const data = event.data as { instanceId: number; outbid?: boolean };
+          if (event.type !== 'GpusReleased' || !data.outbid) continue;
+          const at = new Date(event.occurredAt);
+          marked += (
+            await runInstanceCommandIn(runtime, sql, data.instanceId, { type: 'MarkOutbid' }, metadata, at)
+          ).length;
+        }
+        await alsoInTransaction?.(sql);
+      },
+    },
+  );
+  if (marked > 0) kickAfterCommit(runtime);
+}
+
+/** Gives an instance's GPUs back (nothing when it holds none). `alsoInTransaction` adds the caller's writes. */
+export async function releaseGpus(
+  runtime: ContextRuntime,
+  machineId: number,
+  instanceId: number,
+  metadata: EventMetadata,
+  alsoInTransaction?: (sql: Sql) => Promise<void>,
+): Promise<void> {
+  await runtime.runner.run(
+    allocationStreamId(machineId),
+    allocationDecider,
+    { type: 'ReleaseGpus', machineId, instanceId },
+    metadata,
+    { maxAttempts: 100, alsoInTransaction: alsoInTransaction && ((sql) => alsoInTransaction(sql)) },
+  );
+}
+
+/** A bid is at most MONEY_LIMITS.gpuPricePerHour per GPU of the offer (docs/api.md "Limits"). */
+export function checkBidBound(price: number, numGpus: number): void {
+  const max = MONEY_LIMITS.gpuPricePerHour * numGpus;
+  if (price > max)
+    throw new ApiError(
+      400,
+      'invalid_amount',
+      `price must be at most ${MONEY_LIMITS.gpuPricePerHour.toLocaleString('en-US')} $/hour per GPU (${max.toLocaleString('en-US')} $/hour for ${numGpus} GPU${numGpus === 1 ? '' : 's'}; got ${price})`,
+      { field: 'price', max },
+    );
+}
