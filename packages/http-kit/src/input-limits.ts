@@ -183,3 +183,7 @@ export class InputLimitsPipe implements PipeTransform {
     return value;
   }
 }
+
+/** A JSON object (not null, not an array): what a body or a nested field must be before its keys are read. */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ExecutionContext, createParamDecorator } from '@nestjs/common';
-import type { EventMetadata } from '@rigmarket/contracts';
-import type { AuthenticatedRequest } from './auth.guard';
+import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import type { AuthenticatedRequest, Caller } from './auth.guard';
 
 export function requestId(request: AuthenticatedRequest): string {
   const id = (request as { id?: unknown }).id;
@@ -23,3 +23,15 @@ export const RequestMetadata = createParamDecorator(
   (_data: unknown, context: ExecutionContext): EventMetadata =>
     metadataOf(context.switchToHttp().getRequest<AuthenticatedRequest>()),
 );
+
+/** Who calls (the AuthGuard's caller) and the event metadata its changes carry: what most routes need. */
+export interface Call {
+  caller: Caller;
+  metadata: EventMetadata;
+}
+
+export const CallOf = createParamDecorator((_data: unknown, context: ExecutionContext): Call => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (!request.principal) throw new ApiError(401, 'missing_key', 'Not authenticated');
+  return { caller: request.principal, metadata: metadataOf(request) };
+});

@@ -1,11 +1,12 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
   Principal,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
@@ -47,11 +48,7 @@ export class ApiKeysController {
 
   @Post('auth/apikeys')
   @RequirePermission('user_write')
-  async create(
-    @Body() body: CreateApiKeyRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async create(@Body() body: CreateApiKeyRequest, @CallOf() { caller: principal, metadata }: Call) {
     const permissions = parsePermissions(body.permissions);
     const created = await this.commands.execute(
       new CreateApiKeyCommand(principal, body.name ?? null, permissions, metadata),
@@ -61,30 +58,26 @@ export class ApiKeysController {
 
   @Get('auth/apikeys')
   @RequirePermission('user_read')
-  async list(@Principal() principal: AuthenticatedKey) {
+  async list(@Principal() principal: Caller) {
     return { success: true, apikeys: await this.queries.execute(new ListApiKeysQuery(principal.userId)) };
   }
 
   @Get('auth/apikeys/:id')
   @RequirePermission('user_read')
-  async get(@Param('id', keyIdPipe) id: number, @Principal() principal: AuthenticatedKey) {
+  async get(@Param('id', keyIdPipe) id: number, @Principal() principal: Caller) {
     return { success: true, apikey: await this.queries.execute(new GetApiKeyQuery(principal.userId, id)) };
   }
 
   @Delete('auth/apikeys/:id')
   @RequirePermission('user_write')
-  async remove(
-    @Param('id', keyIdPipe) id: number,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async remove(@Param('id', keyIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(new DeleteApiKeyCommand(principal.userId, id, metadata));
     return { success: true, msg: 'Successfully Deleted API Key' };
   }
 
   @Put('commands/reset_apikey')
   @RequirePermission('user_write')
-  async reset(@Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async reset(@CallOf() { caller: principal, metadata }: Call) {
     const { newKey } = await this.commands.execute(new ResetApiKeyCommand(principal, metadata));
     return { success: true, new_api_key: newKey };
   }

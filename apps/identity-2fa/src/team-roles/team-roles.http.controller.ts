@@ -1,11 +1,12 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
   Principal,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { IsDefined, IsString, Length, Matches } from 'class-validator';
@@ -40,24 +41,20 @@ export class TeamRolesController {
 
   @Get('roles-full')
   @RequirePermission('team_read')
-  async list(@Principal() principal: AuthenticatedKey) {
+  async list(@Principal() principal: Caller) {
     return { success: true, roles: await this.queries.execute(new ListTeamRolesQuery(principal.userId)) };
   }
 
   @Get('roles/:name')
   @RequirePermission('team_read')
-  async get(@Param('name') name: string, @Principal() principal: AuthenticatedKey) {
+  async get(@Param('name') name: string, @Principal() principal: Caller) {
     const role = await this.queries.execute(new GetTeamRoleQuery(principal.userId, name));
     return { id: role.id, name: role.name, permissions: role.permissions };
   }
 
   @Post('roles')
   @RequirePermission('team_write')
-  async create(
-    @Body() body: TeamRoleRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async create(@Body() body: TeamRoleRequest, @CallOf() { caller: principal, metadata }: Call) {
     const role = await this.commands.execute(
       new CreateTeamRoleCommand(
         principal.userId,
@@ -79,8 +76,7 @@ export class TeamRolesController {
     )
     id: number,
     @Body() body: TeamRoleRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     const role = await this.commands.execute(
       new UpdateTeamRoleCommand(
@@ -96,11 +92,7 @@ export class TeamRolesController {
 
   @Delete('roles/:name')
   @RequirePermission('team_write')
-  async remove(
-    @Param('name') name: string,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async remove(@Param('name') name: string, @CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(new DeleteTeamRoleCommand(principal.userId, name, metadata));
     return { success: true, msg: `Role ${name} deleted` };
   }

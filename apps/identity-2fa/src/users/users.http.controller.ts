@@ -3,7 +3,9 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { EventMetadata } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
   Principal,
   Public,
   RequestMetadata,
@@ -133,7 +135,7 @@ export class UsersController {
   /** Ends the calling session (a key from POST users/login/ or the 2FA login). */
   @Post('logout')
   @HttpCode(200)
-  async logout(@Principal() principal: AuthenticatedKey, @RequestMetadata() metadata: EventMetadata) {
+  async logout(@CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(
       new LogoutCommand(principal.userId, principal.keyId, principal.kind, metadata),
     );
@@ -144,7 +146,7 @@ export class UsersController {
   @Put('password')
   @RequirePermission('user_write')
   async changePassword(
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
     @Body() body: ChangePasswordRequest,
     @RequestMetadata() metadata: EventMetadata,
   ) {
@@ -160,7 +162,7 @@ export class UsersController {
 
   @Get('current')
   @RequirePermission('user_read')
-  current(@Principal() principal: AuthenticatedKey) {
+  current(@Principal() principal: Caller) {
     return this.queries.execute(new GetUserQuery(principal.userId));
   }
 }

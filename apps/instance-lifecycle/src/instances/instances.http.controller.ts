@@ -15,9 +15,10 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
   Admits,
   Authenticated,
+  type Call,
   type Caller,
+  CallOf,
   Principal,
-  RequestMetadata,
   RequirePermission,
   toErrorResponse,
 } from '@rigmarket/http-kit';
@@ -73,11 +74,7 @@ export class AsksController {
   @Post('bulk')
   @HttpCode(200)
   @RequirePermission('instance_write')
-  async bulk(
-    @Body() body: BulkCreateInstancesDto,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async bulk(@Body() body: BulkCreateInstancesDto, @CallOf() { caller: principal, metadata }: Call) {
     const { ids, ...fields } = body;
     if (!Array.isArray(ids) || ids.length === 0)
       throw ApiError.badRequest('ids must be a non-empty list of offer ids');
@@ -117,8 +114,7 @@ export class AsksController {
     @Param('offerId') offerId: string,
     @Body() body: CreateInstanceDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     return this.create(offerId, body, principal, metadata, idempotencyKey);
   }
@@ -130,8 +126,7 @@ export class AsksController {
     @Param('offerId') offerId: string,
     @Body() body: CreateInstanceDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     return this.create(offerId, body, principal, metadata, idempotencyKey);
   }
@@ -189,11 +184,7 @@ export class InstancesV0Controller {
 
   @Put()
   @RequirePermission('instance_write')
-  async bulkUpdate(
-    @Body() body: UpdateInstanceDto,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async bulkUpdate(@Body() body: UpdateInstanceDto, @CallOf() { caller: principal, metadata }: Call) {
     const ids = idList(body.ids, 'ids');
     const results = await this.each(ids, (id) =>
       this.commands.execute(new ChangeInstanceCommand(principal.userId, id, changesOf(body), metadata)),
@@ -206,8 +197,7 @@ export class InstancesV0Controller {
   async changeBid(
     @Param('id') idRaw: string,
     @Body() body: ChangeBidDto,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     const id = positiveId(idRaw, 'instance id');
     const price = Number(body.price);
@@ -225,11 +215,7 @@ export class InstancesV0Controller {
 
   @Put('reboot/:id')
   @RequirePermission('instance_write')
-  async reboot(
-    @Param('id') idRaw: string,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async reboot(@Param('id') idRaw: string, @CallOf() { caller: principal, metadata }: Call) {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, false, metadata));
     return { success: true, msg: `Instance ${id} is rebooting` };
@@ -237,11 +223,7 @@ export class InstancesV0Controller {
 
   @Put('recycle/:id')
   @RequirePermission('instance_write')
-  async recycle(
-    @Param('id') idRaw: string,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async recycle(@Param('id') idRaw: string, @CallOf() { caller: principal, metadata }: Call) {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, true, metadata));
     return { success: true, msg: `Instance ${id} is being recycled` };
@@ -253,8 +235,7 @@ export class InstancesV0Controller {
   async update(
     @Param('id') idRaw: string,
     @Body() body: UpdateInstanceDto,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     const id = positiveId(idRaw, 'instance id');
     checkInstanceKey(principal, id);
@@ -272,11 +253,7 @@ export class InstancesV0Controller {
 
   @Delete()
   @RequirePermission('instance_write')
-  async bulkDestroy(
-    @Body() body: DestroyInstancesDto,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async bulkDestroy(@Body() body: DestroyInstancesDto, @CallOf() { caller: principal, metadata }: Call) {
     const ids = idList(body.instance_ids, 'instance_ids');
     const results = await this.each(ids, (id) =>
       this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata)),
@@ -287,11 +264,7 @@ export class InstancesV0Controller {
   @Delete(':id')
   @Admits('instance_key')
   @RequirePermission('instance_write')
-  async destroy(
-    @Param('id') idRaw: string,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async destroy(@Param('id') idRaw: string, @CallOf() { caller: principal, metadata }: Call) {
     const id = positiveId(idRaw, 'instance id');
     checkInstanceKey(principal, id);
     await this.commands.execute(new DestroyInstanceCommand(principal.userId, id, metadata));
@@ -346,11 +319,7 @@ export class LaunchController {
 
   @Put()
   @RequirePermission('instance_write')
-  async launch(
-    @Body() body: LaunchInstanceDto,
-    @Principal() principal: Caller,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async launch(@Body() body: LaunchInstanceDto, @CallOf() { caller: principal, metadata }: Call) {
     const { q, ...fields } = body;
     const criteria = parseLaunchQuery(q);
     const request = parseCreateRequest({ ...fields });

@@ -6,6 +6,7 @@ import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import type { CreateRequest } from './create-instance/create-request';
 import { CreateInstanceCommand, type CreatedInstance } from './create-instance/create-instance.command';
+import { isJsonObject } from '@rigmarket/http-kit';
 
 /**
  * What `vastai launch instance` asks for in `q` that instance-lifecycle can match on its own view of the
@@ -19,19 +20,16 @@ export interface LaunchCriteria {
   limit: number;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 function values(condition: unknown): unknown[] | null {
   if (condition === undefined || condition === null) return null;
-  if (!isObject(condition)) return [condition];
+  if (!isJsonObject(condition)) return [condition];
   if (Array.isArray(condition.in)) return condition.in;
   if (condition.eq !== undefined) return [condition.eq];
   return null;
 }
 
 export function parseLaunchQuery(q: unknown): LaunchCriteria {
-  if (!isObject(q))
+  if (!isJsonObject(q))
     throw ApiError.badRequest(
       'q must be an offer query object, such as {"gpu_name": {"eq": "RTX 4090"}, "num_gpus": {"eq": "1"}}',
     );

@@ -1,17 +1,16 @@
 import { Body, Controller, Get, HttpCode, Post, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
+import { ApiError, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
+  isJsonObject,
   Principal,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
 @Controller('api/v0')
@@ -26,12 +25,8 @@ export class LedgerController {
   @Post('credit')
   @HttpCode(200)
   @RequirePermission('billing_write')
-  async grant(
-    @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
-    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+  async grant(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const userId = Number(body.user_id);
     const amount = typeof body.amount === 'number' ? body.amount : Number(body.amount);
     if (!Number.isInteger(userId)) throw ApiError.badRequest('user_id must be an integer');
@@ -45,7 +40,7 @@ export class LedgerController {
 
   @Get('users/me/credit')
   @RequirePermission('billing_read')
-  async credit(@Principal() principal: AuthenticatedKey) {
+  async credit(@Principal() principal: Caller) {
     const { balance } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, []));
     return { success: true, credit: balance };
   }
@@ -53,7 +48,7 @@ export class LedgerController {
   /** `vastai show invoices`: reads `invoices` and `current`. */
   @Get('users/me/invoices')
   @RequirePermission('billing_read')
-  async invoices(@Principal() principal: AuthenticatedKey) {
+  async invoices(@Principal() principal: Caller) {
     const { entries, balance } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']),
     );
@@ -69,7 +64,7 @@ export class LedgerController {
 
   @Get('charges')
   @RequirePermission('billing_read')
-  async charges(@Principal() principal: AuthenticatedKey) {
+  async charges(@Principal() principal: Caller) {
     const { entries } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']),
     );
@@ -79,7 +74,7 @@ export class LedgerController {
   /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
   @Get(['users/me/earnings', 'users/me/machine-earnings'])
   @RequirePermission('billing_read')
-  async earnings(@Principal() principal: AuthenticatedKey, @QueryParam('machine_id') machineId?: string) {
+  async earnings(@Principal() principal: Caller, @QueryParam('machine_id') machineId?: string) {
     const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
     const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
     const perMachine: Record<string, number> = {};

@@ -2,17 +2,17 @@ import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiError,
-  type EventMetadata,
   type MachineAsk,
   type MachineHardware,
   type MachineVerification,
 } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
   Principal,
   Public,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
@@ -121,11 +121,7 @@ export class MachinesController {
   /** The host agent registers its machine; the caller becomes its owner. */
   @Post('machines')
   @RequirePermission('machine_write')
-  async register(
-    @Body() body: RegisterMachineRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async register(@Body() body: RegisterMachineRequest, @CallOf() { caller: principal, metadata }: Call) {
     const hardware: MachineHardware = {
       hostname: body.hostname ?? null,
       gpuName: body.gpu_name.replace(/_/g, ' ').trim(),
@@ -160,18 +156,14 @@ export class MachinesController {
   /** `vastai show machines`: {machines: [...]} of the caller. */
   @Get('machines')
   @RequirePermission('machine_read')
-  async ownMachines(@Principal() principal: AuthenticatedKey) {
+  async ownMachines(@Principal() principal: Caller) {
     return { success: true, machines: await this.queries.execute(new ListMachinesQuery(principal.userId)) };
   }
 
   /** List and price a machine ("set price" too: there is no separate command). */
   @Put('machines/create_asks')
   @RequirePermission('machine_write')
-  async createAsks(
-    @Body() body: CreateAsksRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async createAsks(@Body() body: CreateAsksRequest, @CallOf() { caller: principal, metadata }: Call) {
     const machineId = optionalNumber('machine', body.machine);
     if (machineId === null || !Number.isInteger(machineId))
       throw ApiError.badRequest('machine (the machine id) is required');
@@ -182,17 +174,13 @@ export class MachinesController {
   /** `vastai show machine 42`: a bare list. */
   @Get('machines/:id')
   @RequirePermission('machine_read')
-  async oneMachine(@Param('id', machineIdPipe) id: number, @Principal() principal: AuthenticatedKey) {
+  async oneMachine(@Param('id', machineIdPipe) id: number, @Principal() principal: Caller) {
     return this.queries.execute(new ListMachinesQuery(principal.userId, id));
   }
 
   @Delete('machines/:id/asks')
   @RequirePermission('machine_write')
-  async unlist(
-    @Param('id', machineIdPipe) id: number,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async unlist(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(new UnlistMachineCommand(principal.userId, id, metadata));
     return { success: true, msg: `Machine ${id} unlisted` };
   }
@@ -202,8 +190,7 @@ export class MachinesController {
   async minBid(
     @Param('id', machineIdPipe) id: number,
     @Body() body: MinBidRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     const price = optionalNumber('price', body.price);
     if (price === null) throw ApiError.badRequest('price is required');
@@ -217,8 +204,7 @@ export class MachinesController {
   async verify(
     @Param('id', machineIdPipe) id: number,
     @Body() body: VerificationRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     await this.commands.execute(
       new SetVerificationCommand(principal.userId, id, body.verification, metadata),
@@ -230,11 +216,7 @@ export class MachinesController {
   @Post('machines/:id/heartbeat')
   @HttpCode(200)
   @RequirePermission('machine_write')
-  async heartbeat(
-    @Param('id', machineIdPipe) id: number,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async heartbeat(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     const { reliability } = await this.commands.execute(
       new RecordHeartbeatCommand(principal.userId, id, metadata),
     );

@@ -1,11 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
+  isJsonObject,
   Principal,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { templateChanges, templateContentForCreate } from './template-content';
@@ -16,9 +18,6 @@ import {
   SearchTemplatesQuery,
   parseTemplateFilters,
 } from './templates.handlers';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Templates (spec "Templates", docs/client-compat.md 2.11). Bodies are read raw: nulls mean "unchanged".
@@ -37,9 +36,9 @@ export class TemplatesController {
   async search(
     @QueryParam('select_filters') selectFilters: unknown,
     @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
+    @Principal() principal: Caller,
   ) {
-    const raw = selectFilters ?? (isObject(body) ? body.select_filters : undefined);
+    const raw = selectFilters ?? (isJsonObject(body) ? body.select_filters : undefined);
     return {
       success: true,
       templates: await this.queries.execute(
@@ -51,12 +50,8 @@ export class TemplatesController {
   @Post()
   @HttpCode(200)
   @RequirePermission('user_write')
-  async create(
-    @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
-    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+  async create(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const template = await this.commands.execute(
       new CreateTemplateCommand(principal.userId, templateContentForCreate(body), metadata),
     );
@@ -65,12 +60,8 @@ export class TemplatesController {
 
   @Put()
   @RequirePermission('user_write')
-  async edit(
-    @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
-    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+  async edit(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     if (typeof body.hash_id !== 'string' || body.hash_id === '')
       throw ApiError.badRequest('hash_id is required');
     const template = await this.commands.execute(
@@ -84,10 +75,9 @@ export class TemplatesController {
   async remove(
     @Body() body: unknown,
     @QueryParam() query: Record<string, unknown>,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
-    const source = { ...query, ...(isObject(body) ? body : {}) };
+    const source = { ...query, ...(isJsonObject(body) ? body : {}) };
     const rawId = source.template_id ?? source.id;
     let ref: { templateId?: number; hashId?: string };
     if (rawId !== undefined && rawId !== null && rawId !== '') {

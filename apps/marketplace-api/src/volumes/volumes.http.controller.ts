@@ -1,11 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
+  isJsonObject,
   Principal,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import {
@@ -17,9 +19,6 @@ import {
   UnlistVolumeSpaceCommand,
   parseVolumeSearch,
 } from './volumes.handlers';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function requiredNumber(name: string, raw: unknown): number {
   const value =
@@ -41,12 +40,8 @@ export class VolumesController {
   @Post()
   @HttpCode(200)
   @RequirePermission('machine_write')
-  async list(
-    @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
-    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+  async list(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const machines = (Array.isArray(body.machine) ? body.machine : [body.machine]).map((m) =>
       requiredNumber('machine', m),
     );
@@ -71,12 +66,8 @@ export class VolumesController {
   @Post('unlist')
   @HttpCode(200)
   @RequirePermission('machine_write')
-  async unlist(
-    @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
-    const id = requiredNumber('id', isObject(body) ? body.id : undefined);
+  async unlist(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    const id = requiredNumber('id', isJsonObject(body) ? body.id : undefined);
     await this.commands.execute(new UnlistVolumeSpaceCommand(principal.userId, id, metadata));
     return { success: true, msg: `Volume offer ${id} unlisted` };
   }
@@ -85,19 +76,15 @@ export class VolumesController {
   @Post('search')
   @HttpCode(200)
   async search(@Body() body: unknown) {
-    const source = isObject(body) ? (isObject(body.q) ? { ...body, ...body.q } : body) : {};
+    const source = isJsonObject(body) ? (isJsonObject(body.q) ? { ...body, ...body.q } : body) : {};
     return { offers: await this.queries.execute(new SearchVolumeOffersQuery(parseVolumeSearch(source))) };
   }
 
   /** Renter: `create volume 222 -s 20 -n myvol` ({size, id, name?}). */
   @Put()
   @RequirePermission('instance_write')
-  async create(
-    @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
-    if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+  async create(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const name = typeof body.name === 'string' && body.name !== '' ? body.name : null;
     const { volumeId } = await this.commands.execute(
       new CreateVolumeCommand(
@@ -113,7 +100,7 @@ export class VolumesController {
 
   @Get()
   @RequirePermission('instance_read')
-  async show(@QueryParam('type') type: string | undefined, @Principal() principal: AuthenticatedKey) {
+  async show(@QueryParam('type') type: string | undefined, @Principal() principal: Caller) {
     return {
       success: true,
       volumes: await this.queries.execute(new ListVolumesQuery(principal.userId, type ?? 'all_volume')),
@@ -126,10 +113,9 @@ export class VolumesController {
   async remove(
     @QueryParam('id') rawId: unknown,
     @Body() body: unknown,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
-    const id = requiredNumber('id', rawId ?? (isObject(body) ? body.id : undefined));
+    const id = requiredNumber('id', rawId ?? (isJsonObject(body) ? body.id : undefined));
     await this.commands.execute(new DeleteVolumeCommand(principal.userId, id, metadata));
     return { success: true, msg: `Volume ${id} deleted` };
   }

@@ -1,11 +1,12 @@
 import { Body, Controller, Get, Param, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError } from '@rigmarket/contracts';
 import {
   Authenticated,
-  type AuthenticatedKey,
+  type Call,
+  type Caller,
+  CallOf,
   Principal,
-  RequestMetadata,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
@@ -78,7 +79,7 @@ export class MaintenanceController {
 
   @Get('maintenances')
   @RequirePermission('machine_read')
-  list(@QueryParam('machine_ids') machineIds: unknown, @Principal() principal: AuthenticatedKey) {
+  list(@QueryParam('machine_ids') machineIds: unknown, @Principal() principal: Caller) {
     return this.queries.execute(new ListMaintenancesQuery(principal.userId, machineIdsOf(machineIds)));
   }
 
@@ -87,8 +88,7 @@ export class MaintenanceController {
   async schedule(
     @Param('id') idRaw: string,
     @Body() body: ScheduleMaintenanceRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     const machineId = machineIdOf(idRaw);
     const startTime = numberOf(body.sdate, 'sdate must be the window start in epoch seconds');
@@ -122,8 +122,7 @@ export class MaintenanceController {
   async cancel(
     @Param('id') idRaw: string,
     @Body() _body: CancelMaintenanceRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
+    @CallOf() { caller: principal, metadata }: Call,
   ) {
     const machineId = machineIdOf(idRaw);
     const { deleted, ctime } = await this.commands.execute(

@@ -4,8 +4,8 @@ import { ApiError, type CloudTransfer, type EventMetadata } from '@rigmarket/con
 import {
   Authenticated,
   type AuthenticatedKey,
-  Principal,
-  RequestMetadata,
+  type Call,
+  CallOf,
   RequirePermission,
 } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
@@ -77,11 +77,7 @@ export class SyncsController {
 
   @Put('copy_direct')
   @RequirePermission('instance_write')
-  async copyDirect(
-    @Body() body: CopyDirectRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async copyDirect(@Body() body: CopyDirectRequest, @CallOf() { caller: principal, metadata }: Call) {
     const srcInstanceId = copyLocationOf(body.src_id, 'src_id');
     const instanceId = copyLocationOf(body.dst_id, 'dst_id');
     const srcPath = requiredPath(body.src_path, 'src_path');
@@ -103,11 +99,7 @@ export class SyncsController {
   @Post('rclone')
   @HttpCode(200)
   @RequirePermission('instance_write')
-  async cloudCopy(
-    @Body() body: CloudCopyRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  async cloudCopy(@Body() body: CloudCopyRequest, @CallOf() { caller: principal, metadata }: Call) {
     const instanceId = instanceIdOf(body.instance_id, 'invalid_args', 'invalid instance_id');
     const transfer = TRANSFERS.find((t) => t === body.transfer);
     if (!transfer)
@@ -142,21 +134,13 @@ export class SyncsController {
 
   @Delete('rclone')
   @RequirePermission('instance_write')
-  cancelSync(
-    @Body() body: CancelSyncRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  cancelSync(@Body() body: CancelSyncRequest, @CallOf() { caller: principal, metadata }: Call) {
     return this.cancel(body, principal, metadata);
   }
 
   @Delete('copy_direct')
   @RequirePermission('instance_write')
-  cancelCopy(
-    @Body() body: CancelSyncRequest,
-    @Principal() principal: AuthenticatedKey,
-    @RequestMetadata() metadata: EventMetadata,
-  ) {
+  cancelCopy(@Body() body: CancelSyncRequest, @CallOf() { caller: principal, metadata }: Call) {
     return this.cancel(body, principal, metadata);
   }
 

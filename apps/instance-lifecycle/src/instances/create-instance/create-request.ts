@@ -6,6 +6,7 @@ import {
   type InstanceRuntype,
   type TemplateContent,
 } from '@rigmarket/contracts';
+import { isJsonObject } from '@rigmarket/http-kit';
 
 /** The creation fields of the spec, validated; null (the CLI sends every key) means absent. */
 export interface CreateRequest {
@@ -44,7 +45,7 @@ export interface VolumeRequest {
 const MOUNT_PATH = /^\/([^/\0]+\/?)+$/;
 
 export function parseVolumeInfo(raw: unknown): VolumeRequest {
-  if (!isObject(raw))
+  if (!isJsonObject(raw))
     throw ApiError.badRequest(
       'volume_info must be an object such as {"volume_id": 12, "mount_path": "/data"}',
     );
@@ -77,8 +78,6 @@ export function parseVolumeInfo(raw: unknown): VolumeRequest {
 export const ONSTART_MAX = 4048;
 export const DEFAULT_DISK_GB = 8;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const present = (value: unknown): boolean => value !== undefined && value !== null;
 
 function optionalString(body: Record<string, unknown>, key: string): string | null {
@@ -163,7 +162,7 @@ export function containerPorts(runtype: InstanceRuntype, env: Record<string, str
 }
 
 export function parseCreateRequest(body: unknown): CreateRequest {
-  if (!isObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+  if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
   if (present(body.template_id) && !present(body.template_hash_id)) {
     throw ApiError.badRequest(
       "template_id is not accepted here: pass the template's hash_id as template_hash_id",
@@ -181,7 +180,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
         'env must be an object such as {"TZ": "UTC", "-p 8080:8080": "1"}, not a Docker-flag string like "-e TZ=UTC -p 8080:8080" (that form is for templates)',
       );
     }
-    if (!isObject(body.env))
+    if (!isJsonObject(body.env))
       throw ApiError.badRequest('env must be an object of variable names (or -p port keys) to string values');
     env = Object.fromEntries(
       Object.entries(body.env).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
@@ -216,7 +215,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   const vm = optionalBoolean(body, 'vm') ?? false;
   const volume = present(body.volume_info) ? parseVolumeInfo(body.volume_info) : null;
   const extraFilters = body.extra_filters;
-  if (present(extraFilters) && !isObject(extraFilters))
+  if (present(extraFilters) && !isJsonObject(extraFilters))
     throw ApiError.badRequest('extra_filters must be an object');
 
   return {
@@ -237,7 +236,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     langUtf8: optionalBoolean(body, 'lang_utf8') ?? false,
     imageLogin: optionalString(body, 'image_login'),
     cancelUnavail: optionalBoolean(body, 'cancel_unavail') ?? false,
-    extraFilters: isObject(extraFilters) ? extraFilters : {},
+    extraFilters: isJsonObject(extraFilters) ? extraFilters : {},
     vm,
     volume,
   };

@@ -1,5 +1,6 @@
 import { ApiError } from '@rigmarket/contracts';
 import { INSTANCE_VERIFICATION } from '../../read-models/market-machines/queries';
+import { isJsonObject } from '@rigmarket/http-kit';
 
 /** Columns of the v1 list that select_filters and order_by may name. */
 const COLUMNS: Record<string, string> = {
@@ -33,9 +34,6 @@ export interface ListQuery {
   limit: number;
   offset: number;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function json(raw: unknown, name: string): unknown {
   if (raw === undefined || raw === null || raw === '') return undefined;
@@ -78,10 +76,10 @@ export function parseListQuery(query: Record<string, unknown>, ownerId: number):
   const params: unknown[] = [ownerId];
   const where = ['owner_id = $1', 'NOT destroyed'];
   const filters = json(query.select_filters, 'select_filters') ?? {};
-  if (!isObject(filters)) throw ApiError.badRequest('select_filters must be an object');
+  if (!isJsonObject(filters)) throw ApiError.badRequest('select_filters must be an object');
   for (const [field, condition] of Object.entries(filters)) {
     const col = column(field);
-    const ops = isObject(condition) ? condition : { eq: condition };
+    const ops = isJsonObject(condition) ? condition : { eq: condition };
     for (const [op, value] of Object.entries(ops)) {
       if (op === 'in' || op === 'notin' || op === 'nin') {
         if (!Array.isArray(value)) throw ApiError.badRequest(`${field}.${op} must be a list`);
@@ -109,7 +107,7 @@ export function parseListQuery(query: Record<string, unknown>, ownerId: number):
   const order = json(query.order_by, 'order_by') ?? [{ col: 'id', dir: 'asc' }];
   if (!Array.isArray(order)) throw ApiError.badRequest('order_by must be a list of {col, dir}');
   const parts = order.map((o: unknown) => {
-    if (!isObject(o) || typeof o.col !== 'string')
+    if (!isJsonObject(o) || typeof o.col !== 'string')
       throw ApiError.badRequest('order_by must be a list of {col, dir}');
     const dir = String(o.dir ?? 'asc').toLowerCase();
     if (dir !== 'asc' && dir !== 'desc') throw ApiError.badRequest('order_by dir must be asc or desc');
