@@ -98,3 +98,22 @@ export const SyncPublicEvents = {
   SyncFailed: { schemaVersion: 1, streamType: 'sync' },
   SyncCanceled: { schemaVersion: 1, streamType: 'sync' },
 } as const;
+
+/** Where maintenance windows are published and the events a read model of them follows. */
+export const MAINTENANCE_FEED = {
+  sources: [{ context: 'sync', streamType: 'maintenance' }],
+  eventTypes: ['MaintenanceScheduled', 'MaintenanceCanceled'],
+} as const satisfies { sources: readonly object[]; eventTypes: readonly MaintenanceEvent['type'][] };
+
+/** Where remote copy jobs are published and the events a read model of them follows. */
+export const SYNC_FEED = {
+  sources: [{ context: 'sync', streamType: 'sync' }],
+  eventTypes: [
+    'SyncRequested',
+    'SyncStarted',
+    'SyncProgressed',
+    'SyncCompleted',
+    'SyncFailed',
+    'SyncCanceled',
+  ],
+} as const satisfies { sources: readonly object[]; eventTypes: readonly SyncEvent['type'][] };

@@ -14,3 +14,4 @@ export * from './command-runner';
 export * from './context-runtime';
 export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
 export * from './nest';
+export * from './ledger-balance.projection';

@@ -1,22 +1,17 @@
-import { DomainError, type ApiKeyEvent, type ApiKeyKind, type KeyScope } from '@rigmarket/contracts';
+import {
+  DomainError,
+  type ApiKeyCreated,
+  type ApiKeyEvent,
+  type ApiKeyKind,
+  type KeyScope,
+} from '@rigmarket/contracts';
 
 export type ApiKeyState =
   | { status: 'none' }
   | { status: 'active' | 'deleted'; keyId: number; userId: number; kind: ApiKeyKind; permissions: KeyScope };
 
 export type ApiKeyCommand =
-  | {
-      type: 'CreateApiKey';
-      keyId: number;
-      userId: number;
-      name: string | null;
-      keyHash: string;
-      permissions: KeyScope;
-      kind: ApiKeyKind;
-      now: string;
-      /** Sessions: when the key stops authenticating. */
-      expiresAt?: string;
-    }
+  | ({ type: 'CreateApiKey'; now: string } & Omit<ApiKeyCreated['data'], 'createdAt'>)
   | { type: 'ResetApiKey'; requesterUserId: number; newKeyHash: string; now: string }
   | { type: 'DeleteApiKey'; requesterUserId: number; now: string };
 

@@ -1,5 +1,6 @@
 import {
   DomainError,
+  PERMISSION_CATEGORIES,
   type TeamRoleCreated,
   type TeamRoleDeleted,
   type TeamRoleUpdated,
@@ -109,19 +110,7 @@ export const BUILT_IN_ROLES: ReadonlyArray<{ roleId: number; name: string; permi
   {
     roleId: 1,
     name: 'owner',
-    permissions: [
-      'misc',
-      'user_read',
-      'user_write',
-      'instance_read',
-      'instance_write',
-      'billing_read',
-      'billing_write',
-      'machine_read',
-      'machine_write',
-      'team_read',
-      'team_write',
-    ],
+    permissions: [...PERMISSION_CATEGORIES],
   },
   {
     roleId: 2,

@@ -3,7 +3,7 @@ import {
   dollarsToMicros,
   type InstanceActualStatus,
   type InstanceBillingClass,
-  type InstanceConfig,
+  type InstanceCreated,
   type InstanceEvent,
   type InstanceIntendedStatus,
 } from '@rigmarket/contracts';
@@ -38,23 +38,8 @@ export type InstanceState =
       pendingVolume: { mountPath: string } | null;
     };
 
-export interface CreateInstanceData {
-  instanceId: number;
-  renter: number;
-  machineId: number;
-  hostId: number;
-  offerId: number;
-  numGpus: number;
-  gpuName: string;
-  dphTotal: number;
-  storageDph: number;
-  bidPrice: number | null;
-  label: string | null;
-  targetState: InstanceIntendedStatus;
-  config: InstanceConfig;
-  /** The template's numeric id (marketplace counts the instances created from it); null without one. */
-  templateId: number | null;
-}
+/** What creating an instance records: the InstanceCreated fields, with the optional ones required. */
+export type CreateInstanceData = Required<Omit<InstanceCreated['data'], 'createdAt'>>;
 
 export interface HostReport {
   actualStatus: Exclude<InstanceActualStatus, null>;

@@ -1,10 +1,4 @@
-import {
-  DomainError,
-  type RcloneRequest,
-  type SyncEvent,
-  type SyncExecutor,
-  type SyncKind,
-} from '@rigmarket/contracts';
+import { DomainError, type SyncEvent, type SyncKind, type SyncRequested } from '@rigmarket/contracts';
 
 /**
  * `sync-<instanceId>`: the remote syncs (copy jobs) that write into one instance (the destination of
@@ -28,18 +22,8 @@ export interface SyncState {
   current: SyncJob | null;
 }
 
-export interface SyncRequestData {
-  instanceId: number;
-  jobId: number;
-  kind: SyncKind;
-  ownerId: number;
-  srcInstanceId: number | null;
-  srcPath: string;
-  dstPath: string;
-  rclone: RcloneRequest | null;
-  /** Who carries it out (decided by the API from the instances' machines); absent: the platform's executor. */
-  executor?: SyncExecutor;
-}
+/** What requesting a copy records: the SyncRequested fields but its time. */
+export type SyncRequestData = Omit<SyncRequested['data'], 'at'>;
 
 export type SyncCommand = { instanceId: number; at: string } & (
   | ({ type: 'RequestSync' } & SyncRequestData)

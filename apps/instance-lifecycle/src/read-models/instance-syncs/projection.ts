@@ -1,4 +1,4 @@
-import type { SyncEvent } from '@rigmarket/contracts';
+import { SYNC_FEED, type SyncEvent } from '@rigmarket/contracts';
 import { defineProjection } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
 
@@ -6,16 +6,8 @@ import { SCHEMA } from '../../schema';
 export const instanceSyncsProjection = defineProjection<SyncEvent>({
   name: 'instance_syncs',
   version: 1,
-  sources: [{ context: 'sync', streamType: 'sync' }],
+  ...SYNC_FEED,
   tables: [`${SCHEMA}.instance_syncs`],
-  eventTypes: [
-    'SyncRequested',
-    'SyncStarted',
-    'SyncProgressed',
-    'SyncCompleted',
-    'SyncFailed',
-    'SyncCanceled',
-  ],
   async apply(sql, event) {
     const t = `${SCHEMA}.instance_syncs`;
     switch (event.type) {

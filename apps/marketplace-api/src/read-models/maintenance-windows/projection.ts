@@ -1,13 +1,12 @@
-import type { MaintenanceEvent } from '@rigmarket/contracts';
+import { MAINTENANCE_FEED, type MaintenanceEvent } from '@rigmarket/contracts';
 import { defineProjection } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
 
 export const maintenanceWindowsProjection = defineProjection<MaintenanceEvent>({
   name: 'maintenance_windows',
   version: 1,
-  sources: [{ context: 'sync', streamType: 'maintenance' }],
+  ...MAINTENANCE_FEED,
   tables: [`${SCHEMA}.maintenance_windows`],
-  eventTypes: ['MaintenanceScheduled', 'MaintenanceCanceled'],
   async apply(sql, event) {
     switch (event.type) {
       case 'MaintenanceScheduled':
