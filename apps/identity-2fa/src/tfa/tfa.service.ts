@@ -20,17 +20,10 @@ import {
   provisioningUri,
   totpStep,
 } from './tfa.crypto';
-import {
-  type Proof,
-  TFA_LIMITS,
-  type TfaCommand,
-  type TfaState,
-  failureError,
-  findChallenge,
-  methodView,
-  tfaDecider,
-  tfaStreamId,
-} from './tfa.decider';
+import { type TfaCommand, tfaDecider, tfaStreamId } from './tfa.decider';
+import { methodView } from './methods.decider';
+import { TFA_LIMITS, type TfaState } from './tfa.state';
+import { type Proof, failureError, findChallenge } from './verification.decider';
 import type { TfaEvent, TfaPurpose } from './tfa.events';
 
 export const TFA_SECRET_BOX = Symbol('TFA_SECRET_BOX');
