@@ -586,10 +586,12 @@ describe.each([
         })
         .expect(200);
       expect(res.body).toMatchObject({ success: true, job_id: expect.any(Number) });
+      // This job's failure, not the previous copy's (still on the row until the new job is projected).
       const row = await eventually(
         async () => {
           const r = await show(dst);
-          return (r.remote_sync as { status?: string } | null)?.status === 'failed' ? r : undefined;
+          const sync = r.remote_sync as { status?: string; job_id?: number } | null;
+          return sync?.job_id === res.body.job_id && sync.status === 'failed' ? r : undefined;
         },
         60_000,
         'the failed cloud copy',

@@ -1,12 +1,5 @@
 import { Inject } from '@nestjs/common';
-import {
-  Command,
-  CommandHandler,
-  type ICommandHandler,
-  type IQueryHandler,
-  Query,
-  QueryHandler,
-} from '@nestjs/cqrs';
+import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import {
   ApiError,
   type EventMetadata,

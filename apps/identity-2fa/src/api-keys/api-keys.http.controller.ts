@@ -1,14 +1,7 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  Principal,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   CreateApiKeyCommand,
@@ -58,13 +51,13 @@ export class ApiKeysController {
 
   @Get('auth/apikeys')
   @RequirePermission('user_read')
-  async list(@Principal() principal: Caller) {
+  async list(@CallOf() { caller: principal }: Call) {
     return { success: true, apikeys: await this.queries.execute(new ListApiKeysQuery(principal.userId)) };
   }
 
   @Get('auth/apikeys/:id')
   @RequirePermission('user_read')
-  async get(@Param('id', keyIdPipe) id: number, @Principal() principal: Caller) {
+  async get(@Param('id', keyIdPipe) id: number, @CallOf() { caller: principal }: Call) {
     return { success: true, apikey: await this.queries.execute(new GetApiKeyQuery(principal.userId, id)) };
   }
 

@@ -1,14 +1,7 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  Principal,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsDefined, IsString, Length, Matches } from 'class-validator';
 import {
   CreateTeamRoleCommand,
@@ -41,13 +34,13 @@ export class TeamRolesController {
 
   @Get('roles-full')
   @RequirePermission('team_read')
-  async list(@Principal() principal: Caller) {
+  async list(@CallOf() { caller: principal }: Call) {
     return { success: true, roles: await this.queries.execute(new ListTeamRolesQuery(principal.userId)) };
   }
 
   @Get('roles/:name')
   @RequirePermission('team_read')
-  async get(@Param('name') name: string, @Principal() principal: Caller) {
+  async get(@Param('name') name: string, @CallOf() { caller: principal }: Call) {
     const role = await this.queries.execute(new GetTeamRoleQuery(principal.userId, name));
     return { id: role.id, name: role.name, permissions: role.permissions };
   }

@@ -4,9 +4,7 @@ import type { EventMetadata } from '@rigmarket/contracts';
 import {
   Authenticated,
   type Call,
-  type Caller,
   CallOf,
-  Principal,
   Public,
   RequestMetadata,
   RequirePermission,
@@ -146,7 +144,7 @@ export class UsersController {
   @Put('password')
   @RequirePermission('user_write')
   async changePassword(
-    @Principal() principal: Caller,
+    @CallOf() { caller: principal }: Call,
     @Body() body: ChangePasswordRequest,
     @RequestMetadata() metadata: EventMetadata,
   ) {
@@ -162,7 +160,7 @@ export class UsersController {
 
   @Get('current')
   @RequirePermission('user_read')
-  current(@Principal() principal: Caller) {
+  current(@CallOf() { caller: principal }: Call) {
     return this.queries.execute(new GetUserQuery(principal.userId));
   }
 }

@@ -18,7 +18,6 @@ import {
   type Call,
   type Caller,
   CallOf,
-  Principal,
   RequirePermission,
   toErrorResponse,
 } from '@rigmarket/http-kit';
@@ -160,7 +159,7 @@ export class InstancesV0Controller {
   /** Older clients: `?owner=me`; every row is the caller's own anyway. */
   @Get()
   @RequirePermission('instance_read')
-  async list(@Principal() principal: Caller) {
+  async list(@CallOf() { caller: principal }: Call) {
     const instances = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
     return { success: true, instances_found: instances.length, instances };
   }
@@ -168,13 +167,13 @@ export class InstancesV0Controller {
   /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */
   @Get('filters')
   @RequirePermission('instance_read')
-  async filters(@Principal() principal: Caller) {
+  async filters(@CallOf() { caller: principal }: Call) {
     return { success: true, filters: await this.queries.execute(new InstanceFiltersQuery(principal.userId)) };
   }
 
   @Get(':id')
   @RequirePermission('instance_read')
-  async one(@Param('id') id: string, @Principal() principal: Caller) {
+  async one(@Param('id') id: string, @CallOf() { caller: principal }: Call) {
     return {
       instances: await this.queries.execute(
         new GetInstanceQuery(principal.userId, positiveId(id, 'instance id')),
@@ -302,7 +301,7 @@ export class InstancesV1Controller {
 
   @Get()
   @RequirePermission('instance_read')
-  async list(@QueryParam() query: Record<string, unknown>, @Principal() principal: Caller) {
+  async list(@QueryParam() query: Record<string, unknown>, @CallOf() { caller: principal }: Call) {
     const page = await this.queries.execute(new ListInstancesQuery(principal.userId, query));
     return { success: true, ...page, instances_found: page.instances.length };
   }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, Inject, NotFoundException, Param, Put, Req } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { Authenticated, type Caller, Principal, Public, RequirePermission } from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, Public, RequirePermission } from '@rigmarket/http-kit';
 import type { Request } from 'express';
 import { LOG_STORE } from '../instance-lifecycle.tokens';
 import type { LogStore } from './log-store';
@@ -37,7 +37,7 @@ export class LogsController {
     @Param('id') idRaw: string,
     @Body() body: RequestLogsDto,
     @Req() request: Request,
-    @Principal() principal: Caller,
+    @CallOf() { caller: principal }: Call,
   ) {
     const id = Number(idRaw);
     if (!Number.isInteger(id) || id < 1) throw new ApiError(400, 'invalid_id', 'invalid instance id');

@@ -1,15 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  isJsonObject,
-  Principal,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, isJsonObject, RequirePermission } from '@rigmarket/http-kit';
 import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
 
 /** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
@@ -40,7 +32,7 @@ export class LedgerController {
 
   @Get('users/me/credit')
   @RequirePermission('billing_read')
-  async credit(@Principal() principal: Caller) {
+  async credit(@CallOf() { caller: principal }: Call) {
     const { balance } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, []));
     return { success: true, credit: balance };
   }
@@ -48,7 +40,7 @@ export class LedgerController {
   /** `vastai show invoices`: reads `invoices` and `current`. */
   @Get('users/me/invoices')
   @RequirePermission('billing_read')
-  async invoices(@Principal() principal: Caller) {
+  async invoices(@CallOf() { caller: principal }: Call) {
     const { entries, balance } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']),
     );
@@ -64,7 +56,7 @@ export class LedgerController {
 
   @Get('charges')
   @RequirePermission('billing_read')
-  async charges(@Principal() principal: Caller) {
+  async charges(@CallOf() { caller: principal }: Call) {
     const { entries } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']),
     );
@@ -74,7 +66,7 @@ export class LedgerController {
   /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
   @Get(['users/me/earnings', 'users/me/machine-earnings'])
   @RequirePermission('billing_read')
-  async earnings(@Principal() principal: Caller, @QueryParam('machine_id') machineId?: string) {
+  async earnings(@CallOf() { caller: principal }: Call, @QueryParam('machine_id') machineId?: string) {
     const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
     const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
     const perMachine: Record<string, number> = {};

@@ -1,13 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { QUOTAS, enforceQuota } from '@rigmarket/http-kit';
-import {
-  Command,
-  CommandHandler,
-  type ICommandHandler,
-  type IQueryHandler,
-  Query,
-  QueryHandler,
-} from '@nestjs/cqrs';
+import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import {
   ApiError,
   type EventMetadata,

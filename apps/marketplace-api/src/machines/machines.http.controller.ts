@@ -6,15 +6,7 @@ import {
   type MachineHardware,
   type MachineVerification,
 } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  Principal,
-  Public,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, Public, RequirePermission } from '@rigmarket/http-kit';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import {
   GpuNamesQuery,
@@ -156,7 +148,7 @@ export class MachinesController {
   /** `vastai show machines`: {machines: [...]} of the caller. */
   @Get('machines')
   @RequirePermission('machine_read')
-  async ownMachines(@Principal() principal: Caller) {
+  async ownMachines(@CallOf() { caller: principal }: Call) {
     return { success: true, machines: await this.queries.execute(new ListMachinesQuery(principal.userId)) };
   }
 
@@ -174,7 +166,7 @@ export class MachinesController {
   /** `vastai show machine 42`: a bare list. */
   @Get('machines/:id')
   @RequirePermission('machine_read')
-  async oneMachine(@Param('id', machineIdPipe) id: number, @Principal() principal: Caller) {
+  async oneMachine(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal }: Call) {
     return this.queries.execute(new ListMachinesQuery(principal.userId, id));
   }
 

@@ -1,15 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  isJsonObject,
-  Principal,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, isJsonObject, RequirePermission } from '@rigmarket/http-kit';
 import { templateChanges, templateContentForCreate } from './template-content';
 import {
   CreateTemplateCommand,
@@ -36,7 +28,7 @@ export class TemplatesController {
   async search(
     @QueryParam('select_filters') selectFilters: unknown,
     @Body() body: unknown,
-    @Principal() principal: Caller,
+    @CallOf() { caller: principal }: Call,
   ) {
     const raw = selectFilters ?? (isJsonObject(body) ? body.select_filters : undefined);
     return {

@@ -1,12 +1,5 @@
 import { Inject } from '@nestjs/common';
-import {
-  Command,
-  CommandHandler,
-  type ICommandHandler,
-  type IQueryHandler,
-  Query,
-  QueryHandler,
-} from '@nestjs/cqrs';
+import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { CommandBody, ContextRuntime } from '@rigmarket/event-sourcing';
 import { machineDecider, machineStreamId } from '../machines/machine.decider';

@@ -1,15 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  isJsonObject,
-  Principal,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, isJsonObject, RequirePermission } from '@rigmarket/http-kit';
 import {
   CreateVolumeCommand,
   DeleteVolumeCommand,
@@ -100,7 +92,7 @@ export class VolumesController {
 
   @Get()
   @RequirePermission('instance_read')
-  async show(@QueryParam('type') type: string | undefined, @Principal() principal: Caller) {
+  async show(@QueryParam('type') type: string | undefined, @CallOf() { caller: principal }: Call) {
     return {
       success: true,
       volumes: await this.queries.execute(new ListVolumesQuery(principal.userId, type ?? 'all_volume')),

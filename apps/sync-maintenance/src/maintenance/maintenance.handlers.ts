@@ -1,12 +1,5 @@
 import { Inject } from '@nestjs/common';
-import {
-  Command,
-  CommandHandler,
-  type ICommandHandler,
-  type IQueryHandler,
-  Query,
-  QueryHandler,
-} from '@nestjs/cqrs';
+import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type MaintenanceCanceled } from '@rigmarket/contracts';
 import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { machineOwner } from '../read-models/known-machines/queries';

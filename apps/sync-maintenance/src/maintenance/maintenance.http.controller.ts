@@ -1,14 +1,7 @@
 import { Body, Controller, Get, Param, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import {
-  Authenticated,
-  type Call,
-  type Caller,
-  CallOf,
-  Principal,
-  RequirePermission,
-} from '@rigmarket/http-kit';
+import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
 import {
   CancelMaintenanceCommand,
@@ -79,7 +72,7 @@ export class MaintenanceController {
 
   @Get('maintenances')
   @RequirePermission('machine_read')
-  list(@QueryParam('machine_ids') machineIds: unknown, @Principal() principal: Caller) {
+  list(@QueryParam('machine_ids') machineIds: unknown, @CallOf() { caller: principal }: Call) {
     return this.queries.execute(new ListMaintenancesQuery(principal.userId, machineIdsOf(machineIds)));
   }
 

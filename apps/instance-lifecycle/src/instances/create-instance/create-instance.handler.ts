@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject } from '@nestjs/common';
-import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ApiError, type InstanceConfig, MONEY_LIMITS, type RegistryLoginBox } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';

@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
 import { releaseGpus, runInstanceCommand } from '../instance-commands';

@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
+import { IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
 import { INSTANCE_VERIFICATION } from '../../read-models/market-machines/queries';
