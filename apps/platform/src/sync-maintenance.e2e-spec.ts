@@ -591,7 +591,7 @@ describe.each([
         async () => {
           const r = await show(dst);
           const sync = r.remote_sync as { status?: string; job_id?: number } | null;
-          return sync?.job_id === res.body.job_id && sync.status === 'failed' ? r : undefined;
+          return sync?.job_id === res.body.job_id && sync?.status === 'failed' ? r : undefined;
         },
         60_000,
         'the failed cloud copy',

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type ContextName, type EventEnvelope, topicFor } from '@rigmarket/contracts';
 import type { EventSource } from '@rigmarket/event-sourcing';
-import { Kafka, logLevel } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { kafkaClient } from './kafka-client';
 
 export interface KafkaEventSourceOptions {
   brokers: string[];
@@ -25,12 +26,7 @@ export class KafkaEventSource implements EventSource {
 
   constructor(private readonly options: KafkaEventSourceOptions) {
     this.ns = options.namespace ?? '';
-    this.kafka = new Kafka({
-      clientId: options.clientId,
-      brokers: options.brokers,
-      logLevel: logLevel.WARN,
-      retry: { retries: 8, initialRetryTime: 100 },
-    });
+    this.kafka = kafkaClient(options);
   }
 
   async replay(

@@ -1,6 +1,7 @@
 import { type EventEnvelope, allTopics, deadLetterTopicFor } from '@rigmarket/contracts';
 import type { OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
-import { type Consumer, Kafka, type Producer, logLevel, CompressionTypes } from 'kafkajs';
+import { type Consumer, type Kafka, type Producer, CompressionTypes } from 'kafkajs';
+import { kafkaClient } from './kafka-client';
 
 export interface KafkaTransportOptions {
   brokers: string[];
@@ -33,14 +34,7 @@ export class KafkaTransport implements Transport {
 
   constructor(private readonly options: KafkaTransportOptions) {
     this.ns = options.namespace ?? '';
-    this.kafka = new Kafka({
-      clientId: options.clientId,
-      brokers: options.brokers,
-      logLevel: logLevel.WARN,
-      retry: { retries: 8, initialRetryTime: 100 },
-      logCreator: () => (entry) =>
-        options.logger?.(String(entry.level), `${entry.namespace}: ${entry.log.message}`),
-    });
+    this.kafka = kafkaClient(options);
   }
 
   /** Creates every topic of packages/contracts and their dead-letter topics (idempotent). */
