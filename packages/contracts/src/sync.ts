@@ -117,3 +117,12 @@ export const SYNC_FEED = {
     'SyncCanceled',
   ],
 } as const satisfies { sources: readonly object[]; eventTypes: readonly SyncEvent['type'][] };
+
+/** The columns every read model of MAINTENANCE_FEED keeps for a window (times in epoch seconds). */
+export interface MaintenanceWindowColumns {
+  machine_id: number;
+  start_time: number;
+  end_time: number;
+  duration_hours: number;
+  category: string;
+}

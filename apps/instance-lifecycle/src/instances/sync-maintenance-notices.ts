@@ -1,4 +1,4 @@
-import { ApiError, type SyncKind } from '@rigmarket/contracts';
+import { ApiError, type MaintenanceWindowColumns, type SyncKind } from '@rigmarket/contracts';
 import type { Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 
@@ -62,13 +62,7 @@ interface Decorated {
 export async function withSyncAndMaintenance<V extends Decorated>(sql: Sql, views: V[], now: Date) {
   if (views.length === 0) return [];
   const nowSeconds = now.getTime() / 1000;
-  const windows = await sql.query<{
-    machine_id: number;
-    start_time: number;
-    end_time: number;
-    duration_hours: number;
-    category: string;
-  }>(
+  const windows = await sql.query<MaintenanceWindowColumns>(
     `SELECT DISTINCT ON (machine_id) machine_id, start_time, end_time, duration_hours, category FROM ${SCHEMA}.machine_maintenance
       WHERE machine_id = ANY($1::int[]) AND end_time > $2 ORDER BY machine_id, start_time`,
     [[...new Set(views.map((v) => v.machine_id))], nowSeconds],

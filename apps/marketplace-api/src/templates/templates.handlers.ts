@@ -113,6 +113,14 @@ async function resolveTemplateId(
   return Number(rows[0].template_id);
 }
 
+/** Handlers that read or write templates' sealed registry passwords: the store and the sealing box. */
+abstract class WithRegistryLogins {
+  constructor(
+    @Inject(MARKETPLACE_RUNTIME) protected readonly runtime: ContextRuntime,
+    @Inject(REGISTRY_LOGIN_BOX) protected readonly logins: RegistryLoginBox,
+  ) {}
+}
+
 export class CreateTemplateCommand extends Command<TemplateView> {
   constructor(
     readonly creatorId: number,
@@ -124,11 +132,10 @@ export class CreateTemplateCommand extends Command<TemplateView> {
 }
 
 @CommandHandler(CreateTemplateCommand)
-export class CreateTemplateHandler implements ICommandHandler<CreateTemplateCommand> {
-  constructor(
-    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
-  ) {}
+export class CreateTemplateHandler
+  extends WithRegistryLogins
+  implements ICommandHandler<CreateTemplateCommand>
+{
   async execute(command: CreateTemplateCommand): Promise<TemplateView> {
     await enforceQuota(
       this.runtime.db,
@@ -164,11 +171,7 @@ export class EditTemplateCommand extends Command<TemplateView> {
 }
 
 @CommandHandler(EditTemplateCommand)
-export class EditTemplateHandler implements ICommandHandler<EditTemplateCommand> {
-  constructor(
-    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
-  ) {}
+export class EditTemplateHandler extends WithRegistryLogins implements ICommandHandler<EditTemplateCommand> {
   async execute(command: EditTemplateCommand): Promise<TemplateView> {
     const templateId = await resolveTemplateId(this.runtime, { hashId: command.hashId });
     const changes =
@@ -266,11 +269,10 @@ export class SearchTemplatesQuery extends Query<TemplateView[]> {
 }
 
 @QueryHandler(SearchTemplatesQuery)
-export class SearchTemplatesHandler implements IQueryHandler<SearchTemplatesQuery> {
-  constructor(
-    @Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime,
-    @Inject(REGISTRY_LOGIN_BOX) private readonly logins: RegistryLoginBox,
-  ) {}
+export class SearchTemplatesHandler
+  extends WithRegistryLogins
+  implements IQueryHandler<SearchTemplatesQuery>
+{
   async execute(query: SearchTemplatesQuery): Promise<TemplateView[]> {
     const params: unknown[] = [query.viewerId];
     const param = (value: unknown) => {

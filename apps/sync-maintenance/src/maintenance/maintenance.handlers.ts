@@ -1,6 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata, type MaintenanceCanceled } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  type MaintenanceCanceled,
+  type MaintenanceWindowColumns,
+} from '@rigmarket/contracts';
 import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { machineOwner } from '../read-models/known-machines/queries';
 import { SCHEMA } from '../schema';
@@ -139,14 +144,7 @@ export class ListMaintenancesHandler implements IQueryHandler<ListMaintenancesQu
     const params: unknown[] = [userId, now];
     const byMachine = machineIds === null ? '' : `AND machine_id = ANY($3::int[])`;
     if (machineIds !== null) params.push(machineIds);
-    const rows = await this.runtime.db.query<{
-      window_id: number;
-      machine_id: number;
-      start_time: number;
-      end_time: number;
-      duration_hours: number;
-      category: string;
-    }>(
+    const rows = await this.runtime.db.query<MaintenanceWindowColumns & { window_id: number }>(
       `SELECT window_id, machine_id, start_time, end_time, duration_hours, category FROM ${SCHEMA}.maintenance_windows
         WHERE owner_id = $1 AND end_time > $2 ${byMachine} ORDER BY start_time, window_id`,
       params,

@@ -1,16 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import {
-  ApiError,
-  type EventMetadata,
-  type RcloneRequest,
-  type SyncExecutor,
-  type SyncKind,
-  type SyncRequested,
-} from '@rigmarket/contracts';
+import { ApiError, type EventMetadata, type SyncExecutor, type SyncRequested } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { findInstance, onAgentMachine } from '../read-models/known-instances/queries';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
+import type { CopyJob } from './executor/copy-executor';
 import { runSyncCommand, SyncWorkflow } from './sync-workflow';
 
 /** The API's answer for an instance that does not exist or is not the caller's (one answer: no probing). */
@@ -21,15 +15,8 @@ async function ownedInstance(runtime: ContextRuntime, instanceId: number, userId
   if (!instance || instance.ownerId !== userId) throw noSuchInstance();
 }
 
-export interface StartSyncRequest {
-  kind: SyncKind;
-  /** The destination (copy_direct) or the cloud copy's instance. */
-  instanceId: number;
-  srcInstanceId: number | null;
-  srcPath: string;
-  dstPath: string;
-  rclone: RcloneRequest | null;
-}
+/** A copy to start: the job the executor carries out, before it has an id. */
+export type StartSyncRequest = Omit<CopyJob, 'jobId'>;
 
 export class StartSyncCommand extends Command<{ jobId: number }> {
   constructor(

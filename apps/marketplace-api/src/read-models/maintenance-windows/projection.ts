@@ -2,6 +2,7 @@ import { MAINTENANCE_FEED, type MaintenanceEvent } from '@rigmarket/contracts';
 import { defineProjection } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
 
+/** Machines' maintenance windows, for the offers search (machines under maintenance are not offered). */
 export const maintenanceWindowsProjection = defineProjection<MaintenanceEvent>({
   name: 'maintenance_windows',
   version: 1,

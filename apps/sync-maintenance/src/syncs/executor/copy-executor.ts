@@ -1,16 +1,10 @@
-import type { RcloneRequest, SyncKind } from '@rigmarket/contracts';
+import type { SyncRequested } from '@rigmarket/contracts';
 
 /** What a copy executor is asked to carry out: one job, as the SyncRequested event recorded it. */
-export interface CopyJob {
-  jobId: number;
-  kind: SyncKind;
-  /** The destination instance (copy_direct) or the instance of a cloud copy. */
-  instanceId: number;
-  srcInstanceId: number | null;
-  srcPath: string;
-  dstPath: string;
-  rclone: RcloneRequest | null;
-}
+export type CopyJob = Pick<
+  SyncRequested['data'],
+  'jobId' | 'kind' | 'instanceId' | 'srcInstanceId' | 'srcPath' | 'dstPath' | 'rclone'
+>;
 
 /**
  * How an executor tells the workflow what happens. Each call records an event; a rejection means the
