@@ -14,7 +14,6 @@ import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from './iden
 import { LogMailer, MAILER, type Mailer, SmtpMailer } from './mailer';
 import { LogSmsSender, SMS_SENDER, type SmsSender, type TwilioConfig, TwilioSmsSender } from './tfa/sms';
 import { SecretBox } from './tfa/tfa.crypto';
-import { tfaHandlers } from './tfa/tfa.handlers';
 import { TFA_SECRET_BOX, TfaService } from './tfa/tfa.service';
 import { TfaSecretStrategy } from './tfa/tfa-secret.strategy';
 import { TfaController } from './tfa/tfa.http.controller';
@@ -121,7 +120,6 @@ export class IdentityModule {
           inject: [TfaService],
           useFactory: (tfa: TfaService) => [new TfaSecretStrategy(tfa)],
         },
-        ...tfaHandlers,
         AdminSeeder,
         ...userHandlers,
         ...apiKeyHandlers,

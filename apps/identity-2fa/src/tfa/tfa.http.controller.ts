@@ -12,7 +12,7 @@ import {
   applyDecorators,
   createParamDecorator,
 } from '@nestjs/common';
-import { ApiError, type EventMetadata, type PermissionCategory } from '@rigmarket/contracts';
+import type { EventMetadata, PermissionCategory } from '@rigmarket/contracts';
 import {
   Admits,
   Authenticated,
@@ -21,21 +21,6 @@ import {
   RequirePermission,
 } from '@rigmarket/http-kit';
 import type { Response } from 'express';
-import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import {
-  CompleteTfaLoginCommand,
-  ConfirmNewTfaMethodCommand,
-  ConfirmTfaAuthorizationCommand,
-  GetTfaStatusQuery,
-  NewTotpSecretQuery,
-  RegenerateBackupCodesCommand,
-  RemoveTfaMethodCommand,
-  ResendTfaSmsCodeCommand,
-  SendTfaEmailCodeCommand,
-  SendTfaSmsCodeCommand,
-  StartTfaAuthorizationCommand,
-  UpdateTfaMethodCommand,
-} from './tfa.handlers';
 import {
   AuthorizeConfirmRequest,
   AuthorizeRequest,
@@ -47,7 +32,7 @@ import {
   SmsRequest,
   UpdateRequest,
 } from './tfa.dto';
-import type { TfaCaller } from './tfa.service';
+import { type TfaCaller, TfaService } from './tfa.service';
 
 const SESSION_COOKIE = 'session_key';
 
@@ -55,7 +40,7 @@ const SESSION_COOKIE = 'session_key';
 const Admit = ({ secret, needs }: { secret: boolean; needs: PermissionCategory }) =>
   applyDecorators(...(secret ? [Admits('tfa_secret')] : []), RequirePermission(needs));
 
-/** The caller the AuthGuard found, as the 2FA handlers take it, with the request's event metadata. */
+/** The caller the AuthGuard found, as TfaService takes it, with the request's event metadata. */
 const Caller = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): { caller: TfaCaller; metadata: EventMetadata } => {
     const request = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -79,10 +64,7 @@ const BEARER_READ = { secret: false, needs: 'user_read' } as const;
 @Controller('api/v0/tfa')
 @Authenticated({ refusal: 'auth_error' })
 export class TfaController {
-  constructor(
-    private readonly commands: CommandBus,
-    private readonly queries: QueryBus,
-  ) {}
+  constructor(private readonly tfa: TfaService) {}
 
   @Post()
   @Admit(WITH_SECRET)
@@ -93,9 +75,7 @@ export class TfaController {
     @Body() body: LoginRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
-    const { body: result, sessionKey } = await this.commands.execute(
-      new CompleteTfaLoginCommand(caller, body, metadata),
-    );
+    const { body: result, sessionKey } = await this.tfa.completeLogin(caller, body, metadata);
     if (caller.keyId !== null) return { ...result, session_key: sessionKey };
     response.cookie(SESSION_COOKIE, sessionKey, {
       httpOnly: true,
@@ -113,7 +93,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: RemoveRequest,
   ) {
-    return this.commands.execute(new RemoveTfaMethodCommand(caller.userId, body, metadata));
+    return this.tfa.remove(caller.userId, body, metadata);
   }
 
   @Post('email')
@@ -124,7 +104,7 @@ export class TfaController {
     // Validated (after authentication) though only the guard reads its secret.
     @Body() _body: SecretRequest,
   ) {
-    return this.commands.execute(new SendTfaEmailCodeCommand(caller, metadata));
+    return this.tfa.sendEmail(caller, metadata);
   }
 
   @Post('sms')
@@ -134,9 +114,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: SmsRequest,
   ) {
-    return this.commands.execute(
-      new SendTfaSmsCodeCommand(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata),
-    );
+    return this.tfa.sendSms(caller, body.phone_number ?? null, body.tfa_method_id ?? null, metadata);
   }
 
   @Post('sms/resend')
@@ -146,21 +124,19 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: SmsRequest,
   ) {
-    return this.commands.execute(
-      new ResendTfaSmsCodeCommand(
-        caller,
-        body.secret ?? null,
-        body.phone_number ?? null,
-        body.tfa_method_id ?? null,
-        metadata,
-      ),
+    return this.tfa.resendSms(
+      caller,
+      body.secret ?? null,
+      body.phone_number ?? null,
+      body.tfa_method_id ?? null,
+      metadata,
     );
   }
 
   @Admit(BEARER_READ)
   @Get('status')
   async status(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
-    return this.queries.execute(new GetTfaStatusQuery(caller.userId));
+    return this.tfa.status(caller.userId);
   }
 
   @Post('authorize-new-method')
@@ -170,7 +146,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: AuthorizeRequest,
   ) {
-    return this.commands.execute(new StartTfaAuthorizationCommand(caller.userId, body, metadata));
+    return this.tfa.authorizeStart(caller.userId, body, metadata);
   }
 
   @Put('authorize-new-method')
@@ -180,16 +156,14 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: AuthorizeConfirmRequest,
   ) {
-    return this.commands.execute(
-      new ConfirmTfaAuthorizationCommand(caller.userId, body.code, body.secret, metadata),
-    );
+    return this.tfa.authorizeConfirm(caller.userId, body.code, body.secret, metadata);
   }
 
   @Post('totp-setup')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
   async totpSetup(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
-    return this.queries.execute(new NewTotpSecretQuery(caller.userId));
+    return this.tfa.totpSetup(caller.userId);
   }
 
   @Post('confirm-new')
@@ -199,11 +173,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: ConfirmNewRequest,
   ) {
-    if (body.tfa_method === 'email')
-      throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
-    return this.commands.execute(
-      new ConfirmNewTfaMethodCommand(caller.userId, { ...body, tfa_method: body.tfa_method }, metadata),
-    );
+    return this.tfa.confirmNew(caller.userId, body, metadata);
   }
 
   @Put('update')
@@ -213,7 +183,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: UpdateRequest,
   ) {
-    return this.commands.execute(new UpdateTfaMethodCommand(caller.userId, body, metadata));
+    return this.tfa.update(caller.userId, body, metadata);
   }
 
   @Put('regen-backup-codes')
@@ -223,6 +193,6 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: ProofRequest,
   ) {
-    return this.commands.execute(new RegenerateBackupCodesCommand(caller.userId, body, metadata));
+    return this.tfa.regenerateBackupCodes(caller.userId, body, metadata);
   }
 }

@@ -21,6 +21,14 @@ import {
   totpStep,
 } from './tfa.crypto';
 import { type TfaCommand, tfaDecider, tfaStreamId } from './tfa.decider';
+import type {
+  AuthorizeRequest,
+  ConfirmNewRequest,
+  LoginRequest,
+  ProofRequest,
+  RemoveRequest,
+  UpdateRequest,
+} from './tfa.dto';
 import { methodView } from './methods.decider';
 import { TFA_LIMITS, type TfaState } from './tfa.state';
 import { type Proof, failureError, findChallenge } from './verification.decider';
@@ -35,15 +43,6 @@ export interface TfaCaller {
   keyId: number | null;
   /** The bearer key's scope (null: full access, as for a logged-out caller); a 2FA session inherits it. */
   scope: KeyScope;
-}
-
-/** What a verifying request carries (DELETE, regen, login, PUT authorize). */
-export interface ProofInput {
-  tfa_method?: 'sms' | 'totp' | 'email';
-  code?: string;
-  secret?: string;
-  tfa_method_id?: number;
-  backup_code?: string;
 }
 
 const epoch = (date: Date): number => Math.floor(date.getTime() / 1000);
@@ -120,7 +119,7 @@ export class TfaService {
   }
 
   /** Builds the proof; TOTP codes are checked here against every TOTP method's decrypted secret. */
-  private proof(state: TfaState, input: ProofInput): Proof {
+  private proof(state: TfaState, input: ProofRequest): Proof {
     if (input.backup_code) return { kind: 'backup', codeHash: hashBackupCode(input.backup_code) };
     if (!input.code) throw new ApiError(400, 'missing_auth_value', 'code or backup_code is required');
     const method = input.tfa_method ?? 'sms';
@@ -294,11 +293,7 @@ export class TfaService {
     return { success: true, secret, provisioning_uri: provisioningUri(secret, row.email) };
   }
 
-  async authorizeStart(
-    userId: number,
-    input: { tfa_method?: 'sms' | 'totp' | 'email'; tfa_method_id?: number; backup_code?: string },
-    metadata: EventMetadata,
-  ) {
+  async authorizeStart(userId: number, input: AuthorizeRequest, metadata: EventMetadata) {
     const row = await this.user(userId);
     const secret = newTfaSecret();
     const code = newCode();
@@ -357,17 +352,10 @@ export class TfaService {
     return { success: true, msg: 'Authorization successful.' };
   }
 
-  async confirmNew(
-    userId: number,
-    input: {
-      tfa_method: 'sms' | 'totp';
-      code?: string;
-      secret?: string;
-      phone_number?: string;
-      label?: string;
-    },
-    metadata: EventMetadata,
-  ) {
+  async confirmNew(userId: number, input: ConfirmNewRequest, metadata: EventMetadata) {
+    const method = input.tfa_method;
+    if (method === 'email')
+      throw new ApiError(400, 'invalid_tfa_method', 'E-mail cannot be stored as a method: use sms or totp');
     if (!input.code || !input.secret)
       throw new ApiError(400, 'missing_params', 'code and secret are required');
     const methodId = await this.nextId('tfa_method_ids');
@@ -393,7 +381,7 @@ export class TfaService {
       (now) => ({
         type: 'ConfirmNewMethod',
         userId,
-        method: input.tfa_method,
+        method,
         methodId,
         label: input.label ?? null,
         phone: input.phone_number ?? null,
@@ -419,7 +407,7 @@ export class TfaService {
 
   async completeLogin(
     caller: TfaCaller,
-    input: ProofInput & { admin?: boolean },
+    input: LoginRequest,
     metadata: EventMetadata,
   ): Promise<{ body: Record<string, unknown>; sessionKey: string }> {
     const userId = caller.userId;
@@ -459,7 +447,7 @@ export class TfaService {
     return { body, sessionKey };
   }
 
-  async remove(userId: number, input: ProofInput & { target_id?: number }, metadata: EventMetadata) {
+  async remove(userId: number, input: RemoveRequest, metadata: EventMetadata) {
     const state = await this.state(userId);
     const legacy = state.legacy && state.methods.length === 0;
     const proof = legacy || (!input.code && !input.backup_code) ? null : this.proof(state, input);
@@ -475,16 +463,7 @@ export class TfaService {
     return { success: true, msg: '2FA method removed', remaining_methods: after.methods.length };
   }
 
-  async update(
-    userId: number,
-    input: {
-      tfa_method_id?: number;
-      tfa_method?: 'sms' | 'totp' | 'email';
-      label?: string;
-      is_primary?: boolean;
-    },
-    metadata: EventMetadata,
-  ) {
+  async update(userId: number, input: UpdateRequest, metadata: EventMetadata) {
     if (input.tfa_method === 'email')
       throw new ApiError(
         400,
@@ -516,7 +495,7 @@ export class TfaService {
     };
   }
 
-  async regenerateBackupCodes(userId: number, input: ProofInput, metadata: EventMetadata) {
+  async regenerateBackupCodes(userId: number, input: ProofRequest, metadata: EventMetadata) {
     const state = await this.state(userId);
     const proof = this.proof(state, input);
     const codes = Array.from({ length: TFA_LIMITS.backupCodes }, newBackupCode);
