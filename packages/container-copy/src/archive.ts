@@ -56,3 +56,23 @@ export async function execQuiet(container: Docker.Container, cmd: string[]): Pro
 export async function ensureDirectory(container: Docker.Container, dir: string): Promise<void> {
   await execQuiet(container, ['mkdir', '-p', dir]).catch(() => undefined);
 }
+
+/**
+ * The source side of a container-to-container copy: the path to archive (rsync's trailing-slash rule)
+ * and its size when it is a file (null for a directory); null when the path does not exist.
+ */
+export async function prepareSource(
+  container: Docker.Container,
+  srcPath: string,
+): Promise<{ path: string; totalBytes: number | null } | null> {
+  const path = archiveSourcePath(srcPath);
+  const stat = await statPath(container, path);
+  return stat && { path, totalBytes: knownTotalBytes(stat) };
+}
+
+/** The destination side: creates the directory the archive is extracted into (mkdir -p) and returns it. */
+export async function prepareDestination(container: Docker.Container, dstPath: string): Promise<string> {
+  const dir = archiveDestinationDir(dstPath);
+  await ensureDirectory(container, dir);
+  return dir;
+}

@@ -1,11 +1,5 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import {
-  archiveDestinationDir,
-  archiveSourcePath,
-  ensureDirectory,
-  knownTotalBytes,
-  statPath,
-} from '@rigmarket/container-copy';
+import { prepareDestination, prepareSource } from '@rigmarket/container-copy';
 import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
 import type Docker from 'dockerode';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
@@ -311,12 +305,14 @@ export class DockerDriver implements AgentDriver {
   ): Promise<{ tar: Readable; totalBytes: number | null }> {
     const container = await this.container(instanceId);
     if (!container) throw new Error(`No container for source instance ${instanceId} on its host`);
-    const source = archiveSourcePath(path);
-    const stat = await statPath(container, source);
-    if (!stat) throw new Error(`Source path ${path} not found in instance ${instanceId}`);
+    const source = await prepareSource(container, path);
+    if (!source) throw new Error(`Source path ${path} not found in instance ${instanceId}`);
     this.log.line(instanceId, `copy: sending a tar of ${path}`);
-    const tar = (await container.getArchive({ path: source, abortSignal: signal })) as unknown as Readable;
-    return { tar, totalBytes: knownTotalBytes(stat) };
+    const tar = (await container.getArchive({
+      path: source.path,
+      abortSignal: signal,
+    })) as unknown as Readable;
+    return { tar, totalBytes: source.totalBytes };
   }
 
   /** mkdir -p of the destination, then PUT /containers/{name}/archive fed by the returned sink. */
@@ -327,8 +323,7 @@ export class DockerDriver implements AgentDriver {
   ): Promise<{ sink: Writable; done: Promise<void> }> {
     const container = await this.container(instanceId);
     if (!container) throw new Error(`No container for destination instance ${instanceId} on its host`);
-    const dir = archiveDestinationDir(path);
-    await ensureDirectory(container, dir);
+    const dir = await prepareDestination(container, path);
     this.log.line(instanceId, `copy: extracting into ${dir}`);
     const sink = new PassThrough({ highWaterMark: 1024 * 1024 });
     const done = Promise.resolve(container.putArchive(sink, { path: dir, abortSignal: signal })).then(

@@ -220,23 +220,26 @@ export class DeleteTemplateHandler implements ICommandHandler<DeleteTemplateComm
 }
 
 /** The spec's template search fields (select_filters). */
+/** A search field read straight from a column of the templates table. */
+const column = (kind: FieldSpec['kind'], name: string): FieldSpec => ({ kind, sql: () => `t.${name}` });
+
 export const TEMPLATE_FIELDS: Readonly<Record<string, FieldSpec>> = {
-  creator_id: { kind: 'number', sql: () => 't.creator_id' },
-  created_at: { kind: 'number', sql: () => 't.created_at' },
+  creator_id: column('number', 'creator_id'),
+  created_at: column('number', 'created_at'),
   count_created: { kind: 'number', sql: () => COUNT_CREATED },
-  default_tag: { kind: 'string', sql: () => 't.tag' },
-  docker_login_repo: { kind: 'string', sql: () => 't.docker_login_repo' },
-  id: { kind: 'number', sql: () => 't.template_id' },
-  image: { kind: 'string', sql: () => 't.image' },
-  jup_direct: { kind: 'bool', sql: () => 't.jup_direct' },
-  hash_id: { kind: 'string', sql: () => 't.hash_id' },
-  name: { kind: 'string', sql: () => 't.name' },
+  default_tag: column('string', 'tag'),
+  docker_login_repo: column('string', 'docker_login_repo'),
+  id: column('number', 'template_id'),
+  image: column('string', 'image'),
+  jup_direct: column('bool', 'jup_direct'),
+  hash_id: column('string', 'hash_id'),
+  name: column('string', 'name'),
   recent_create_date: { kind: 'number', sql: () => RECENT_CREATE_DATE },
-  recommended_disk_space: { kind: 'number', sql: () => 't.recommended_disk_space' },
-  recommended: { kind: 'bool', sql: () => 't.recommended' },
-  ssh_direct: { kind: 'bool', sql: () => 't.ssh_direct' },
-  tag: { kind: 'string', sql: () => 't.tag' },
-  use_ssh: { kind: 'bool', sql: () => 't.use_ssh' },
+  recommended_disk_space: column('number', 'recommended_disk_space'),
+  recommended: column('bool', 'recommended'),
+  ssh_direct: column('bool', 'ssh_direct'),
+  tag: column('string', 'tag'),
+  use_ssh: column('bool', 'use_ssh'),
 };
 
 export function parseTemplateFilters(raw: unknown): Filter[] {

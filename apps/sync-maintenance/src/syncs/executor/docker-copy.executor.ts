@@ -1,12 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import {
-  ThrottleStream,
-  archiveDestinationDir,
-  archiveSourcePath,
-  ensureDirectory,
-  knownTotalBytes,
-  statPath,
-} from '@rigmarket/container-copy';
+import { ThrottleStream, prepareDestination, prepareSource } from '@rigmarket/container-copy';
 import Docker from 'dockerode';
 import {
   type CopyExecutor,
@@ -78,12 +71,11 @@ export class DockerCopyExecutor implements CopyExecutor {
     if (job.kind === 'rclone' || job.srcInstanceId === null) throw cloudCopyUnavailable(job);
     const source = await this.container(job.srcInstanceId, 'source');
     const destination = await this.container(job.instanceId, 'destination');
-    const srcPath = archiveSourcePath(job.srcPath);
-    const stat = await statPath(source, srcPath);
-    if (!stat) throw new CopyFailure(`Source path ${job.srcPath} not found in instance ${job.srcInstanceId}`);
-    const totalBytes = knownTotalBytes(stat);
-    const dstDir = archiveDestinationDir(job.dstPath);
-    await ensureDirectory(destination, dstDir);
+    const prepared = await prepareSource(source, job.srcPath);
+    if (!prepared)
+      throw new CopyFailure(`Source path ${job.srcPath} not found in instance ${job.srcInstanceId}`);
+    const { path: srcPath, totalBytes } = prepared;
+    const dstDir = await prepareDestination(destination, job.dstPath);
 
     await reporter.started(totalBytes);
     const abort = new AbortController();
