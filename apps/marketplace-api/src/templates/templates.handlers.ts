@@ -27,27 +27,19 @@ import {
 
 type TemplateCommandBody = CommandBody<TemplateCommand>;
 
-interface TemplateRow {
-  template_id: number;
+/** What the templates table and the API both say of a template besides its content. */
+interface TemplateFacts {
   hash_id: string;
   creator_id: number;
   created_at: number;
   count_created: number;
   recent_create_date: number | null;
   recommended: boolean;
-  content: TemplateContent | string;
 }
 
-export type TemplateView = TemplateContent & {
-  id: number;
-  hash_id: string;
-  creator_id: number;
-  created_at: number;
-  count_created: number;
-  recent_create_date: number | null;
-  recommended: boolean;
-  default_tag: string;
-};
+type TemplateRow = TemplateFacts & { template_id: number; content: TemplateContent | string };
+
+export type TemplateView = TemplateContent & TemplateFacts & { id: number; default_tag: string };
 
 function toView(row: TemplateRow, viewerId: number, logins: RegistryLoginBox): TemplateView {
   const content =
