@@ -14,7 +14,9 @@ import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from './iden
 import { LogMailer, MAILER, type Mailer, SmtpMailer } from './mailer';
 import { LogSmsSender, SMS_SENDER, type SmsSender, type TwilioConfig, TwilioSmsSender } from './tfa/sms';
 import { SecretBox } from './tfa/tfa.crypto';
-import { TFA_SECRET_BOX, TfaService } from './tfa/tfa.service';
+import { TFA_SECRET_BOX } from './tfa/tfa.io';
+import { TfaMethodsService } from './tfa/tfa-methods.service';
+import { TfaService } from './tfa/tfa.service';
 import { TfaSecretStrategy } from './tfa/tfa-secret.strategy';
 import { TfaController } from './tfa/tfa.http.controller';
 import { TeamRolesController } from './team-roles/team-roles.http.controller';
@@ -115,6 +117,7 @@ export class IdentityModule {
           useFactory: () => SecretBox.fromConfig(options.tfaKey ?? process.env.RIGMARKET_TFA_KEY),
         },
         TfaService,
+        TfaMethodsService,
         {
           provide: AUTH_STRATEGIES,
           inject: [TfaService],

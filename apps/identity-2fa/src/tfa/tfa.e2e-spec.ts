@@ -11,7 +11,7 @@ import request from 'supertest';
 import { IdentityModule } from '../identity.module';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { totpCode } from './tfa.crypto';
-import { TfaService } from './tfa.service';
+import { TfaMethodsService } from './tfa-methods.service';
 
 const ADMIN_KEY = 'admin-test-key-tfa-0123456789';
 const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
@@ -116,7 +116,7 @@ interface Harness {
   app: INestApplication;
   clock: ManualClock;
   runtime: ContextRuntime;
-  tfa: TfaService;
+  tfa: TfaMethodsService;
   mails: Mail[];
   sms: { to: string; from: string; body: string; auth: string }[];
   close(): Promise<void>;
@@ -163,7 +163,7 @@ async function harness(mode: 'embedded' | 'distributed'): Promise<Harness> {
     app,
     clock,
     runtime: app.get<ContextRuntime>(IDENTITY_RUNTIME, { strict: false }),
-    tfa: app.get(TfaService, { strict: false }),
+    tfa: app.get(TfaMethodsService, { strict: false }),
     mails: smtp.mails,
     sms: twilio.sent,
     close: async () => {

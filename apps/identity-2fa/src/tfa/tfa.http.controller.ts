@@ -32,7 +32,9 @@ import {
   SmsRequest,
   UpdateRequest,
 } from './tfa.dto';
-import { type TfaCaller, TfaService } from './tfa.service';
+import type { TfaCaller } from './tfa.io';
+import { TfaMethodsService } from './tfa-methods.service';
+import { TfaService } from './tfa.service';
 
 const SESSION_COOKIE = 'session_key';
 
@@ -40,7 +42,7 @@ const SESSION_COOKIE = 'session_key';
 const Admit = ({ secret, needs }: { secret: boolean; needs: PermissionCategory }) =>
   applyDecorators(...(secret ? [Admits('tfa_secret')] : []), RequirePermission(needs));
 
-/** The caller the AuthGuard found, as TfaService takes it, with the request's event metadata. */
+/** The caller the AuthGuard found, as the 2FA services take it, with the request's event metadata. */
 const Caller = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): { caller: TfaCaller; metadata: EventMetadata } => {
     const request = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -64,7 +66,10 @@ const BEARER_READ = { secret: false, needs: 'user_read' } as const;
 @Controller('api/v0/tfa')
 @Authenticated({ refusal: 'auth_error' })
 export class TfaController {
-  constructor(private readonly tfa: TfaService) {}
+  constructor(
+    private readonly tfa: TfaService,
+    private readonly methods: TfaMethodsService,
+  ) {}
 
   @Post()
   @Admit(WITH_SECRET)
@@ -93,7 +98,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: RemoveRequest,
   ) {
-    return this.tfa.remove(caller.userId, body, metadata);
+    return this.methods.remove(caller.userId, body, metadata);
   }
 
   @Post('email')
@@ -136,7 +141,7 @@ export class TfaController {
   @Admit(BEARER_READ)
   @Get('status')
   async status(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
-    return this.tfa.status(caller.userId);
+    return this.methods.status(caller.userId);
   }
 
   @Post('authorize-new-method')
@@ -163,7 +168,7 @@ export class TfaController {
   @Admit(BEARER_WRITE)
   @HttpCode(200)
   async totpSetup(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
-    return this.tfa.totpSetup(caller.userId);
+    return this.methods.totpSetup(caller.userId);
   }
 
   @Post('confirm-new')
@@ -173,7 +178,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: ConfirmNewRequest,
   ) {
-    return this.tfa.confirmNew(caller.userId, body, metadata);
+    return this.methods.confirmNew(caller.userId, body, metadata);
   }
 
   @Put('update')
@@ -183,7 +188,7 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: UpdateRequest,
   ) {
-    return this.tfa.update(caller.userId, body, metadata);
+    return this.methods.update(caller.userId, body, metadata);
   }
 
   @Put('regen-backup-codes')
@@ -193,6 +198,6 @@ export class TfaController {
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: ProofRequest,
   ) {
-    return this.tfa.regenerateBackupCodes(caller.userId, body, metadata);
+    return this.methods.regenerateBackupCodes(caller.userId, body, metadata);
   }
 }

@@ -31,7 +31,7 @@ export interface UserView {
   created_at: number;
 }
 
-interface UserRow {
+export interface UserRow {
   user_id: number;
   email: string;
   username: string | null;
