@@ -30,29 +30,35 @@ describe('API key', () => {
           keyHash: 'aa',
           permissions: { api: { user_read: {} } },
           kind: 'api',
-          now,
+          at: now,
         })
         .then([created]));
 
     it('cannot be deleted', () =>
-      spec.given([]).when({ type: 'DeleteApiKey', requesterUserId: 3, now }).thenThrows('api_key_not_found'));
+      spec
+        .given([])
+        .when({ type: 'DeleteApiKey', requesterUserId: 3, at: now })
+        .thenThrows('api_key_not_found'));
   });
 
   describe('When active', () => {
     it('is reset to a new hash by its owner', () =>
       spec
         .given([created])
-        .when({ type: 'ResetApiKey', requesterUserId: 3, newKeyHash: 'bb', now })
+        .when({ type: 'ResetApiKey', requesterUserId: 3, newKeyHash: 'bb', at: now })
         .then([{ type: 'ApiKeyReset', data: { keyId: 7, keyHash: 'bb', resetAt: now } }]));
 
     it('is deleted by its owner', () =>
       spec
         .given([created])
-        .when({ type: 'DeleteApiKey', requesterUserId: 3, now })
+        .when({ type: 'DeleteApiKey', requesterUserId: 3, at: now })
         .then([{ type: 'ApiKeyDeleted', data: { keyId: 7, deletedAt: now } }]));
 
     it('refuses another account', () =>
-      spec.given([created]).when({ type: 'DeleteApiKey', requesterUserId: 4, now }).thenThrows('not_owner'));
+      spec
+        .given([created])
+        .when({ type: 'DeleteApiKey', requesterUserId: 4, at: now })
+        .thenThrows('not_owner'));
 
     it('refuses a second creation with the same id', () =>
       spec
@@ -65,7 +71,7 @@ describe('API key', () => {
           keyHash: 'cc',
           permissions: null,
           kind: 'api',
-          now,
+          at: now,
         })
         .thenThrows('api_key_exists'));
   });
@@ -75,12 +81,12 @@ describe('API key', () => {
     it('cannot be reset', () =>
       spec
         .given([created, deleted])
-        .when({ type: 'ResetApiKey', requesterUserId: 3, newKeyHash: 'dd', now })
+        .when({ type: 'ResetApiKey', requesterUserId: 3, newKeyHash: 'dd', at: now })
         .thenThrows('api_key_not_found'));
     it('cannot be deleted twice', () =>
       spec
         .given([created, deleted])
-        .when({ type: 'DeleteApiKey', requesterUserId: 3, now })
+        .when({ type: 'DeleteApiKey', requesterUserId: 3, at: now })
         .thenThrows('api_key_not_found'));
   });
 });

@@ -11,9 +11,9 @@ export type ApiKeyState =
   | { status: 'active' | 'deleted'; keyId: number; userId: number; kind: ApiKeyKind; permissions: KeyScope };
 
 export type ApiKeyCommand =
-  | ({ type: 'CreateApiKey'; now: string } & Omit<ApiKeyCreated['data'], 'createdAt'>)
-  | { type: 'ResetApiKey'; requesterUserId: number; newKeyHash: string; now: string }
-  | { type: 'DeleteApiKey'; requesterUserId: number; now: string };
+  | ({ type: 'CreateApiKey'; at: string } & Omit<ApiKeyCreated['data'], 'createdAt'>)
+  | { type: 'ResetApiKey'; requesterUserId: number; newKeyHash: string; at: string }
+  | { type: 'DeleteApiKey'; requesterUserId: number; at: string };
 
 export const ApiKeyErrors = {
   exists: 'api_key_exists',
@@ -62,7 +62,7 @@ export function decide(command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[
             keyHash: command.keyHash,
             permissions: command.permissions,
             kind: command.kind,
-            createdAt: command.now,
+            createdAt: command.at,
             ...(command.expiresAt ? { expiresAt: command.expiresAt } : {}),
           },
         },
@@ -72,13 +72,13 @@ export function decide(command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[
       return [
         {
           type: 'ApiKeyReset',
-          data: { keyId: key.keyId, keyHash: command.newKeyHash, resetAt: command.now },
+          data: { keyId: key.keyId, keyHash: command.newKeyHash, resetAt: command.at },
         },
       ];
     }
     case 'DeleteApiKey': {
       const key = activeKeyOf(state, command.requesterUserId);
-      return [{ type: 'ApiKeyDeleted', data: { keyId: key.keyId, deletedAt: command.now } }];
+      return [{ type: 'ApiKeyDeleted', data: { keyId: key.keyId, deletedAt: command.at } }];
     }
   }
 }

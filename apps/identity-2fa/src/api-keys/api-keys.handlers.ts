@@ -107,23 +107,18 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
     );
     const keyId = await this.runtime.nextId('api_key_ids');
     const key = newKeyValue();
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       apiKeyStreamId(keyId),
       apiKeyDecider,
-      (state, now) =>
-        apiKeyDecider.decide(
-          {
-            type: 'CreateApiKey',
-            keyId,
-            userId: command.creator.userId,
-            name: command.name,
-            keyHash: hashKey(key),
-            permissions: command.permissions,
-            kind: 'api',
-            now: now.toISOString(),
-          },
-          state,
-        ),
+      {
+        type: 'CreateApiKey',
+        keyId,
+        userId: command.creator.userId,
+        name: command.name,
+        keyHash: hashKey(key),
+        permissions: command.permissions,
+        kind: 'api',
+      },
       command.metadata,
     );
     return { id: keyId, key, permissions: command.permissions };
@@ -145,14 +140,10 @@ export class DeleteApiKeyHandler implements ICommandHandler<DeleteApiKeyCommand>
   constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
 
   async execute(command: DeleteApiKeyCommand): Promise<void> {
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       apiKeyStreamId(command.keyId),
       apiKeyDecider,
-      (state, now) =>
-        apiKeyDecider.decide(
-          { type: 'DeleteApiKey', requesterUserId: command.requesterUserId, now: now.toISOString() },
-          state,
-        ),
+      { type: 'DeleteApiKey', requesterUserId: command.requesterUserId },
       command.metadata,
     );
   }
@@ -174,19 +165,14 @@ export class ResetApiKeyHandler implements ICommandHandler<ResetApiKeyCommand> {
 
   async execute(command: ResetApiKeyCommand): Promise<{ newKey: string }> {
     const newKey = newKeyValue();
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       apiKeyStreamId(command.key.keyId),
       apiKeyDecider,
-      (state, now) =>
-        apiKeyDecider.decide(
-          {
-            type: 'ResetApiKey',
-            requesterUserId: command.key.userId,
-            newKeyHash: hashKey(newKey),
-            now: now.toISOString(),
-          },
-          state,
-        ),
+      {
+        type: 'ResetApiKey',
+        requesterUserId: command.key.userId,
+        newKeyHash: hashKey(newKey),
+      },
       command.metadata,
     );
     return { newKey };

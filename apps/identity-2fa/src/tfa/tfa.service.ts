@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { hashKey } from '@rigmarket/http-kit';
-import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
 import { SCHEMA } from '../schema';
-import { sessionExpiry } from '../identity.tokens';
-import { newKeyValue } from '../secrets';
+import { issueSessionKey } from '../api-keys/session-key';
 import { type UserView, toUserView } from '../users/users.handlers';
 import { hashBackupCode, hashCode, newCode, newTfaSecret } from './tfa.crypto';
 import type { AuthorizeRequest, LoginRequest } from './tfa.dto';
@@ -213,25 +211,10 @@ export class TfaService extends TfaIo {
     const proof = this.proof(state, input);
     const sessionKeyId = await this.runtime.nextId('api_key_ids');
     await this.run(userId, (now) => ({ type: 'CompleteLogin', userId, proof, sessionKeyId, now }), metadata);
-    const sessionKey = newKeyValue();
-    await this.runtime.runner.handle(
-      apiKeyStreamId(sessionKeyId),
-      apiKeyDecider,
-      (current, now) =>
-        apiKeyDecider.decide(
-          {
-            type: 'CreateApiKey',
-            keyId: sessionKeyId,
-            userId,
-            name: input.admin ? 'admin session' : 'session',
-            keyHash: hashKey(sessionKey),
-            permissions: caller.scope,
-            kind: 'session',
-            now: now.toISOString(),
-            expiresAt: sessionExpiry(now, this.options),
-          },
-          current,
-        ),
+    const sessionKey = await issueSessionKey(
+      this.runtime,
+      this.options,
+      { keyId: sessionKeyId, userId, name: input.admin ? 'admin session' : 'session', scope: caller.scope },
       metadata,
     );
     const after = await this.state(userId);

@@ -25,7 +25,7 @@ const register = {
   isAdmin: false,
   preVerified: false,
   verification: { tokenHash: hash('tok'), expiresAt: '2026-01-02T00:00:00.000Z' },
-  now,
+  at: now,
 };
 
 describe('User', () => {
@@ -45,17 +45,17 @@ describe('User', () => {
     it('verifies with the right code', () =>
       spec
         .given(given)
-        .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now })
+        .when({ type: 'VerifyEmail', tokenHash: hash('tok'), at: now })
         .then([{ type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } }]));
     it('refuses a wrong code', () =>
       spec
         .given(given)
-        .when({ type: 'VerifyEmail', tokenHash: hash('nope'), now })
+        .when({ type: 'VerifyEmail', tokenHash: hash('nope'), at: now })
         .thenThrows('invalid_verification_token'));
     it('refuses an expired code', () =>
       spec
         .given(given)
-        .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now: '2026-01-03T00:00:00.000Z' })
+        .when({ type: 'VerifyEmail', tokenHash: hash('tok'), at: '2026-01-03T00:00:00.000Z' })
         .thenThrows('verification_token_expired'));
   });
 
@@ -67,23 +67,23 @@ describe('User', () => {
         verificationRequested,
         { type: 'UserEmailVerified', data: { userId: 5, verifiedAt: now } },
       ])
-      .when({ type: 'VerifyEmail', tokenHash: hash('tok'), now })
+      .when({ type: 'VerifyEmail', tokenHash: hash('tok'), at: now })
       .thenNothingHappened());
 
   it('records a login only when the password matched', () => {
     spec
       .given([registered, passwordSet])
-      .when({ type: 'RecordLogin', passwordMatches: false, sessionKeyId: 9, now })
+      .when({ type: 'RecordLogin', passwordMatches: false, sessionKeyId: 9, at: now })
       .thenThrows('invalid_credentials');
     spec
       .given([registered, passwordSet])
-      .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now })
+      .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, at: now })
       .then([{ type: 'UserLoggedIn', data: { userId: 5, sessionKeyId: 9, at: now } }]);
   });
 
   it('refuses a login to an unknown account', () =>
     spec
       .given([])
-      .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, now })
+      .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, at: now })
       .thenThrows('invalid_credentials'));
 });

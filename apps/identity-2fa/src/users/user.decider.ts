@@ -13,7 +13,7 @@ export type UserState =
       pendingVerification: { tokenHash: string; expiresAt: string } | null;
     };
 
-export type UserCommand =
+export type UserCommand = { at: string } & (
   | {
       type: 'RegisterUser';
       userId: number;
@@ -25,12 +25,12 @@ export type UserCommand =
       /** Set for the seeded admin: its e-mail counts as verified. */
       preVerified: boolean;
       verification: { tokenHash: string; expiresAt: string } | null;
-      now: string;
     }
-  | { type: 'VerifyEmail'; tokenHash: string; now: string }
-  | { type: 'RecordLogin'; passwordMatches: boolean; sessionKeyId: number; now: string }
+  | { type: 'VerifyEmail'; tokenHash: string }
+  | { type: 'RecordLogin'; passwordMatches: boolean; sessionKeyId: number }
   /** The new hash is computed (scrypt, random salt) before the decider runs; the old password checked too. */
-  | { type: 'ChangePassword'; oldPasswordMatches: boolean; passwordHash: string };
+  | { type: 'ChangePassword'; oldPasswordMatches: boolean; passwordHash: string }
+);
 
 export const UserErrors = {
   exists: 'user_exists',
@@ -91,7 +91,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
             username: command.username,
             fullName: command.fullName,
             isAdmin: command.isAdmin,
-            registeredAt: command.now,
+            registeredAt: command.at,
           },
         },
       ];
@@ -102,7 +102,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         });
       }
       if (command.preVerified) {
-        events.push({ type: 'UserEmailVerified', data: { userId: command.userId, verifiedAt: command.now } });
+        events.push({ type: 'UserEmailVerified', data: { userId: command.userId, verifiedAt: command.at } });
       } else if (command.verification) {
         events.push({
           type: 'UserEmailVerificationRequested',
@@ -118,13 +118,13 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (!pending || !sameHash(pending.tokenHash, command.tokenHash)) {
         throw new DomainError(UserErrors.invalidToken, 'The verification code is not valid for this account');
       }
-      if (new Date(command.now) > new Date(pending.expiresAt)) {
+      if (new Date(command.at) > new Date(pending.expiresAt)) {
         throw new DomainError(
           UserErrors.tokenExpired,
           'The verification code has expired; register again or ask for a new one',
         );
       }
-      return [{ type: 'UserEmailVerified', data: { userId: state.userId, verifiedAt: command.now } }];
+      return [{ type: 'UserEmailVerified', data: { userId: state.userId, verifiedAt: command.at } }];
     }
     case 'RecordLogin': {
       if (state.status !== 'registered' || !state.passwordHash || !command.passwordMatches) {
@@ -133,7 +133,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return [
         {
           type: 'UserLoggedIn',
-          data: { userId: state.userId, sessionKeyId: command.sessionKeyId, at: command.now },
+          data: { userId: state.userId, sessionKeyId: command.sessionKeyId, at: command.at },
         },
       ];
     }

@@ -4,16 +4,17 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { type ContextRuntime, isUniqueViolation } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { apiKeyDecider, apiKeyStreamId } from '../api-keys/api-key.decider';
-import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions, sessionExpiry } from '../identity.tokens';
+import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from '../identity.tokens';
 import { SCHEMA } from '../schema';
 import { MAILER, type Mailer } from '../mailer';
-import { hashPassword, newKeyValue, newVerificationToken, verifyPassword } from '../secrets';
+import { hashPassword, newVerificationToken, verifyPassword } from '../secrets';
 import { newTfaSecret } from '../tfa/tfa.crypto';
 import { tfaDecider, tfaStreamId } from '../tfa/tfa.decider';
 import { TFA_STATUS_SQL } from '../read-models/tfa/queries';
 import { LOGIN_THROTTLE, type LoginThrottle } from './login-throttle';
 import { USER_CREDIT_SQL } from '../read-models/user-credit/queries';
 import { userDecider, userStreamId } from './user.decider';
+import { issueSessionKey } from '../api-keys/session-key';
 
 export interface UserView {
   id: number;
@@ -104,30 +105,25 @@ export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand>
     // Slow and random, so computed before the pure decider runs.
     const passwordHash = await hashPassword(command.password);
     try {
-      await this.runtime.runner.handle(
+      await this.runtime.runner.run(
         userStreamId(userId),
         userDecider,
-        (state, now) =>
-          userDecider.decide(
-            {
-              type: 'RegisterUser',
-              userId,
-              email: command.email,
-              username: command.username,
-              fullName: command.fullName,
-              passwordHash,
-              isAdmin: false,
-              preVerified: false,
-              verification: {
-                tokenHash: hashKey(token),
-                expiresAt: new Date(
-                  now.getTime() + (this.options.verificationTtlMs ?? 24 * 3600_000),
-                ).toISOString(),
-              },
-              now: now.toISOString(),
-            },
-            state,
-          ),
+        {
+          type: 'RegisterUser',
+          userId,
+          email: command.email,
+          username: command.username,
+          fullName: command.fullName,
+          passwordHash,
+          isAdmin: false,
+          preVerified: false,
+          verification: {
+            tokenHash: hashKey(token),
+            expiresAt: new Date(
+              this.runtime.runner.clock.now().getTime() + (this.options.verificationTtlMs ?? 24 * 3600_000),
+            ).toISOString(),
+          },
+        },
         command.metadata,
       );
     } catch (error) {
@@ -168,14 +164,10 @@ export class VerifyEmailHandler implements ICommandHandler<VerifyEmailCommand> {
         'invalid_verification_token',
         'The verification code is not valid for this account',
       );
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       userStreamId(Number(row.user_id)),
       userDecider,
-      (state, now) =>
-        userDecider.decide(
-          { type: 'VerifyEmail', tokenHash: hashKey(command.code), now: now.toISOString() },
-          state,
-        ),
+      { type: 'VerifyEmail', tokenHash: hashKey(command.code) },
       command.metadata,
     );
     return { user: toUserView((await findUser(this.runtime, 'user_id = $1', row.user_id))!) };
@@ -245,40 +237,16 @@ export class LoginHandler implements ICommandHandler<LoginCommand> {
     }
     const sessionKeyId = await this.runtime.nextId('api_key_ids');
     await this.runtime.runner
-      .handle(
-        streamId,
-        userDecider,
-        (current, now) =>
-          userDecider.decide(
-            { type: 'RecordLogin', passwordMatches, sessionKeyId, now: now.toISOString() },
-            current,
-          ),
-        command.metadata,
-      )
+      .run(streamId, userDecider, { type: 'RecordLogin', passwordMatches, sessionKeyId }, command.metadata)
       .catch(async (error: unknown) => {
         if (!passwordMatches) await this.throttle.failed(command.login);
         throw error;
       });
     await this.throttle.succeeded(command.login);
-    const sessionKey = newKeyValue();
-    await this.runtime.runner.handle(
-      apiKeyStreamId(sessionKeyId),
-      apiKeyDecider,
-      (current, now) =>
-        apiKeyDecider.decide(
-          {
-            type: 'CreateApiKey',
-            keyId: sessionKeyId,
-            userId: Number(row!.user_id),
-            name: 'session',
-            keyHash: hashKey(sessionKey),
-            permissions: null,
-            kind: 'session',
-            now: now.toISOString(),
-            expiresAt: sessionExpiry(now, this.options),
-          },
-          current,
-        ),
+    const sessionKey = await issueSessionKey(
+      this.runtime,
+      this.options,
+      { keyId: sessionKeyId, userId: Number(row!.user_id), name: 'session', scope: null },
       command.metadata,
     );
     return { user: toUserView(row!), sessionKey, tfaSecret: null };
@@ -293,14 +261,10 @@ async function revokeSessions(
   metadata: EventMetadata,
 ): Promise<void> {
   for (const keyId of keyIds) {
-    await runtime.runner.handle(
+    await runtime.runner.run(
       apiKeyStreamId(keyId),
       apiKeyDecider,
-      (current, now) =>
-        apiKeyDecider.decide(
-          { type: 'DeleteApiKey', requesterUserId: userId, now: now.toISOString() },
-          current,
-        ),
+      { type: 'DeleteApiKey', requesterUserId: userId },
       metadata,
     );
   }
@@ -359,10 +323,10 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
       state.status === 'registered' ? state.passwordHash : null,
     );
     const passwordHash = await hashPassword(command.newPassword);
-    await this.runtime.runner.handle(
+    await this.runtime.runner.run(
       streamId,
       userDecider,
-      (current) => userDecider.decide({ type: 'ChangePassword', oldPasswordMatches, passwordHash }, current),
+      { type: 'ChangePassword', oldPasswordMatches, passwordHash },
       command.metadata,
     );
     const sessions = await this.runtime.db.query<{ key_id: number }>(
