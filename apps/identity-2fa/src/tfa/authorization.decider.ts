@@ -1,7 +1,7 @@
 import { DomainError } from '@rigmarket/contracts';
 import type { TfaChannel, TfaEvent } from './tfa.events';
 import { TFA_LIMITS, type TfaState, ms, plus } from './tfa.state';
-import { issue, issueSms } from './challenges.decider';
+import { issue, issueSms } from './issue.decider';
 import { type Proof, findChallenge, totpMethod, verify } from './verification.decider';
 
 // The add-method authorization: a challenge (e-mail, SMS or TOTP) or a backup code opens a 30-minute
@@ -26,11 +26,6 @@ export interface ConfirmAuthorization {
   now: string;
 }
 export type AuthorizationCommand = StartAuthorization | ConfirmAuthorization;
-
-/** Whether the add-method window is open. */
-export function authorized(state: TfaState, now: string): boolean {
-  return state.authorizedUntil !== null && ms(state.authorizedUntil) > ms(now);
-}
 
 export function startAuthorization(command: StartAuthorization, state: TfaState): TfaEvent[] {
   const now = command.now;

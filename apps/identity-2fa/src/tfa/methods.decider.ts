@@ -1,7 +1,6 @@
 import { DomainError } from '@rigmarket/contracts';
 import type { MethodType, TfaEvent } from './tfa.events';
-import { TFA_LIMITS, type TfaMethod, type TfaState, epochSeconds } from './tfa.state';
-import { authorized } from './authorization.decider';
+import { TFA_LIMITS, type TfaMethod, type TfaState, authorized, epochSeconds } from './tfa.state';
 import { type Proof, currentLock, fail, isLocked, lockedError, verify } from './verification.decider';
 
 // Methods (TOTP and SMS) and backup codes: adding a method inside the add-method window, removing,

@@ -7,8 +7,10 @@ import type { DomainEvent } from '@rigmarket/contracts';
 export type TfaChannel = 'sms' | 'email' | 'totp';
 export type TfaPurpose = 'login' | 'authorize' | 'setup' | 'verify';
 export type MethodType = 'sms' | 'totp';
-/** A method id, or the e-mail channel (which is never stored as a method but is locked like one). */
-/** A method's id, a channel, TOTP setup, or the account's backup codes. */
+/**
+ * What a failure count and lock belong to: a method's id, a channel (e-mail is never stored as a method but is
+ * locked like one), TOTP set-up, or the account's backup codes.
+ */
 export type LockKey = number | 'email' | 'sms' | 'totp-setup' | 'backup';
 
 export type TfaChallengeIssued = DomainEvent<

@@ -4,7 +4,7 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { hashKey } from '@rigmarket/http-kit';
 import { IDENTITY_OPTIONS, IDENTITY_RUNTIME, type IdentityOptions } from '../identity.tokens';
 import { MAILER, type Mailer } from '../mailer';
-import { type UserRow, findUser } from '../users/users.handlers';
+import { type UserRow, findUser } from '../read-models/users/queries';
 import { SMS_SENDER, type SmsSender } from './sms';
 import { SecretBox, hashBackupCode, hashCode, totpStep } from './tfa.crypto';
 import { type TfaCommand, tfaDecider, tfaStreamId } from './tfa.decider';

@@ -3,7 +3,7 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import { hashKey } from '@rigmarket/http-kit';
 import { SCHEMA } from '../schema';
 import { issueSessionKey } from '../api-keys/session-key';
-import { type UserView, toUserView } from '../users/users.handlers';
+import { type UserView, toUserView } from '../read-models/users/queries';
 import { hashBackupCode, hashCode, newCode, newTfaSecret } from './tfa.crypto';
 import type { AuthorizeRequest, LoginRequest } from './tfa.dto';
 import type { TfaPurpose } from './tfa.events';

@@ -226,6 +226,11 @@ export function evolve(state: TfaState, event: TfaEvent): TfaState {
   }
 }
 
+/** Whether the add-method window (TfaNewMethodAuthorized) is open. */
+export function authorized(state: TfaState, now: string): boolean {
+  return state.authorizedUntil !== null && ms(state.authorizedUntil) > ms(now);
+}
+
 export const ms = (iso: string): number => new Date(iso).getTime();
 export const plus = (iso: string, delta: number): string => new Date(ms(iso) + delta).toISOString();
 export const epochSeconds = (iso: string | null): number | null =>

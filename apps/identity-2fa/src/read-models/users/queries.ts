@@ -1,0 +1,70 @@
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
+import { TFA_STATUS_SQL } from '../tfa/queries';
+import { USER_CREDIT_SQL } from '../user-credit/queries';
+
+// Reading a user from the users read model (with its 2FA status and credit), and the user object the API
+// returns (users/current, logins).
+
+export interface UserView {
+  id: number;
+  email: string;
+  username: string | null;
+  full_name: string | null;
+  fullname: string | null;
+  ssh_key: string | null;
+  credit: number;
+  balance: number;
+  tfa_status: 'enabled' | 'disabled' | 'legacy';
+  email_verified: boolean;
+  email_verified_at: number | null;
+  is_admin: boolean;
+  created_at: number;
+}
+
+export interface UserRow {
+  user_id: number;
+  email: string;
+  username: string | null;
+  full_name: string | null;
+  ssh_key: string | null;
+  is_admin: boolean;
+  email_verified_at: string | Date | null;
+  registered_at: string | Date;
+  tfa_status?: 'enabled' | 'disabled' | 'legacy' | null;
+  credit?: number | string | null;
+}
+
+const epoch = (value: string | Date | null): number | null =>
+  value === null ? null : new Date(value).getTime() / 1000;
+
+export function toUserView(row: UserRow): UserView {
+  return {
+    id: Number(row.user_id),
+    email: row.email,
+    username: row.username,
+    full_name: row.full_name,
+    fullname: row.full_name,
+    ssh_key: row.ssh_key,
+    // Projected from marketplace's billing ledger (read-models/user-credit/).
+    credit: Number(row.credit ?? 0),
+    balance: Number(row.credit ?? 0),
+    tfa_status: row.tfa_status ?? 'disabled',
+    email_verified: row.email_verified_at !== null,
+    email_verified_at: epoch(row.email_verified_at),
+    is_admin: row.is_admin,
+    created_at: epoch(row.registered_at) ?? 0,
+  };
+}
+
+export async function findUser(
+  runtime: ContextRuntime,
+  where: string,
+  value: unknown,
+): Promise<UserRow | undefined> {
+  const rows = await runtime.db.query<UserRow>(
+    `SELECT *, ${TFA_STATUS_SQL}, ${USER_CREDIT_SQL} FROM ${SCHEMA}.users WHERE ${where}`,
+    [value],
+  );
+  return rows[0];
+}
