@@ -15,3 +15,4 @@ export * from './context-runtime';
 export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
 export * from './nest';
 export * from './ledger-balance.projection';
+export * from './idle-backoff';

@@ -2,10 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@rigmarket/contracts';
 import type { Database } from './database';
 import type { Transport } from './transport';
+import { idleBackoff } from './idle-backoff';
 
 export interface RelayOptions {
   /** How often to look for rows when nobody triggers a flush. */
   pollIntervalMs?: number;
+  /**
+   * While polls find nothing, the delay doubles up to this (off when unset). For a process whose commits
+   * flush the relay themselves (embedded mode), so polling is only the fallback and an idle server sleeps.
+   */
+  idlePollMaxMs?: number;
   /** How long a relay's lease on the outbox lasts; a dead relay's lease expires after this. */
   leaseMs?: number;
   batchSize?: number;
@@ -44,12 +50,17 @@ export class OutboxRelay {
 
   start(): void {
     this.stopped = false;
+    const delay = idleBackoff(this.options.pollIntervalMs ?? 250, this.options.idlePollMaxMs);
     const tick = (): void => {
       if (this.stopped) return;
       this.flush()
-        .catch((error: unknown) => this.options.onError?.(error))
+        .then((published) => delay.after(published))
+        .catch((error: unknown) => {
+          delay.after(0);
+          this.options.onError?.(error);
+        })
         .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.options.pollIntervalMs ?? 250);
+          if (!this.stopped) this.timer = setTimeout(tick, delay.ms);
         });
     };
     tick();

@@ -1,5 +1,6 @@
 import { type DomainEvent, type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
 import { deadLetterLogger } from './dead-letters';
+import { idleBackoff } from './idle-backoff';
 import type { Database } from './database';
 import type { Migration } from './migrations';
 import { type EnvelopeOf, type StreamSource, invalidInboundEvent } from './projections';
@@ -59,6 +60,8 @@ export const reactorQueueMigration: Migration = {
 
 export interface ReactorWorkerOptions {
   pollIntervalMs?: number;
+  /** While polls find nothing, the delay doubles up to this (off when unset); deliveries drain at once anyway. */
+  idlePollMaxMs?: number;
   /** How long a claimed item is hidden from other workers while it runs. */
   claimMs?: number;
   /** After this many failures an item is left with its last error for an operator. */
@@ -84,6 +87,8 @@ export class ReactorWorker {
   private again = false;
   private stopped = true;
   private readonly reactors: Reactor[];
+  /** Items run so far (done or failed): a poll that ran none lets the worker sleep longer. */
+  private processed = 0;
 
   constructor(
     private readonly db: Database,
@@ -157,10 +162,13 @@ export class ReactorWorker {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    const delay = idleBackoff(this.options.pollIntervalMs ?? 1000, this.options.idlePollMaxMs);
     const tick = (): void => {
       if (this.stopped) return;
+      const before = this.processed;
       void this.drain().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(tick, this.options.pollIntervalMs ?? 1000);
+        delay.after(this.processed - before);
+        if (!this.stopped) this.timer = setTimeout(tick, delay.ms);
       });
     };
     tick();
@@ -212,6 +220,7 @@ export class ReactorWorker {
         this.reactors.map((r) => r.name),
       ],
     );
+    this.processed += rows.length;
     for (const row of rows) {
       const reactor = this.reactors.find((r) => r.name === row.reactor);
       const event =

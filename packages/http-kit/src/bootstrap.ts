@@ -25,6 +25,7 @@ export interface ServeOptions {
   transport: Transport;
   clock?: RuntimeInfra['clock'];
   relay?: RuntimeInfra['relay'];
+  reactors?: RuntimeInfra['reactors'];
   /** Where rebuilds read other contexts' events (RIGMARKET_REBUILD_SOURCE=kafka); default their stores. */
   eventSource?: RuntimeInfra['eventSource'];
   port: number;
@@ -49,6 +50,7 @@ export async function createPlatformApp(
     transport: options.transport,
     clock: options.clock ?? systemClock,
     relay: options.relay,
+    reactors: options.reactors,
     eventSource: options.eventSource,
     started: [],
   };
