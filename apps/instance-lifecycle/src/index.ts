@@ -9,3 +9,6 @@ export { SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated
 export { type AgentChannelOptions } from './agent/agent-channel.options';
 export { AgentSessions } from './agent/agent-sessions';
 export { DirectoryLogStore, type LogStore } from './logs/log-store';
+export { Provisioning } from './instances/create-instance/provisioning';
+export { ProvisioningRecovery } from './instances/create-instance/provisioning-recovery';
+export { provisioningStreamId } from './instances/create-instance/provisioning.workflow';

@@ -9,20 +9,21 @@ import { marketMachinesProjection } from './read-models/market-machines/projecti
 import { marketTemplatesProjection } from './read-models/market-templates/projection';
 import { marketVolumeOffersProjection } from './read-models/market-volume-offers/projection';
 import { marketVolumesProjection } from './read-models/market-volumes/projection';
+import { openProvisioningsProjection } from './read-models/open-provisionings/projection';
 import { SCHEMA } from './schema';
 
 export { SCHEMA };
 
 /**
- * Instances (inline read model: read-your-writes), and what the context knows of the others: machines with
- * their ask, templates, volumes and credit (marketplace), maintenance windows and syncs (sync-maintenance),
+ * Instances and the rents under way (inline read models: read-your-writes), and what the context knows
+ * of the others: machines with their ask, templates, volumes and credit (marketplace), maintenance windows and syncs (sync-maintenance),
  * projected from their public events over the transport. Tables: migrations/; each read model's projection
  * and queries: read-models/<name>/.
  */
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
   migrations: instanceLifecycleMigrations,
-  inlineProjections: [instancesProjection],
+  inlineProjections: [instancesProjection, openProvisioningsProjection],
   subscribedProjections: [
     authKeysProjection(SCHEMA),
     marketMachinesProjection,

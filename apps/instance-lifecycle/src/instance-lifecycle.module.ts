@@ -26,6 +26,7 @@ import {
   LOG_STORE,
   PENDING_KEY_BOX,
   REGISTRY_LOGIN_BOX,
+  PROVISIONING_RECOVERY_OPTIONS,
   SIMULATED_HOST_TIMINGS,
 } from './instance-lifecycle.tokens';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
@@ -43,6 +44,11 @@ import {
   LaunchController,
 } from './instances/instances.http.controller';
 import { LaunchInstanceHandler } from './instances/launch';
+import {
+  DEFAULT_PROVISIONING_RECOVERY,
+  ProvisioningRecovery,
+  type ProvisioningRecoveryOptions,
+} from './instances/create-instance/provisioning-recovery';
 import { INSTANCE_HANDLERS } from './instances/instance-handlers';
 
 export { INSTANCE_RUNTIME };
@@ -58,6 +64,8 @@ export interface InstanceLifecycleOptions {
   sealKey?: string;
   /** 32 bytes (hex or base64) opening templates' registry passwords, as marketplace's (default RIGMARKET_REGISTRY_KEY). */
   registryKey?: string;
+  /** When an interrupted rent is given up and how often they are looked for (defaults: provisioning-recovery.ts). */
+  provisioningRecovery?: Partial<ProvisioningRecoveryOptions>;
 }
 
 @Module({})
@@ -110,6 +118,12 @@ export class InstanceLifecycleModule {
         // Delivers host_commands (written with the instance events) to the hosts.
         HostCommandDispatcher,
         ...INSTANCE_HANDLERS,
+        {
+          provide: PROVISIONING_RECOVERY_OPTIONS,
+          useValue: { ...DEFAULT_PROVISIONING_RECOVERY, ...options.provisioningRecovery },
+        },
+        // Gives up the rents a crash interrupted (the provisioning workflow's streams say how far they got).
+        ProvisioningRecovery,
         CreditExhaustedReactor,
         VolumeForInstanceReactor,
         LaunchInstanceHandler,

@@ -5,7 +5,10 @@ import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/id
 import {
   INSTANCE_RUNTIME,
   InstanceLifecycleModule,
+  Provisioning,
+  ProvisioningRecovery,
   SimulatedHostDriver,
+  provisioningStreamId,
 } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
@@ -888,6 +891,61 @@ describe.each([
     await http()
       .delete(`/api/v0/instances/${winner.body.new_contract as number}/`)
       .set(as(keys[results.indexOf(winner) % 2]!))
+      .send({})
+      .expect(200);
+  }, 120_000);
+
+  it('gives up a rent interrupted between its GPU allocation and its instance: the recovery frees the GPUs', async () => {
+    const reg = await http()
+      .post('/api/v0/machines/')
+      .set(as(ADMIN_KEY))
+      .send({ ...HARDWARE, hostname: 'crash-rig', num_gpus: 1 })
+      .expect(201);
+    const crashMachine = reg.body.machine_id as number;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(as(ADMIN_KEY))
+      .send({ machine: crashMachine, ...ASK })
+      .expect(200);
+    const offer = crashMachine * 1000 + 1;
+    await eventually(
+      async () =>
+        (await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'x', price: 0.01 }))
+          .status === 400
+          ? true
+          : undefined,
+      60_000,
+      'the crash machine',
+    );
+    // The create handler's first two steps, then its process "dies": the GPUs are held, no instance exists.
+    const runtime = h.app.get<ContextRuntime>(INSTANCE_RUNTIME, { strict: false });
+    const instanceId = await runtime.nextId('instance_ids');
+    const request = { instanceId, renter: 1, machineId: crashMachine, numGpus: 1, machineGpus: 1, bid: null };
+    const interrupted = new Provisioning(runtime, request, { correlationId: 'crash', causationId: 'crash' });
+    await interrupted.start();
+    await interrupted.allocate();
+    const refused = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });
+    expect(refused.body).toMatchObject({ success: false, error: 'offer_unavailable' });
+
+    expect(await h.app.get(ProvisioningRecovery, { strict: false }).sweep(0)).toBeGreaterThanOrEqual(1);
+    const steps = await runtime.db.transaction((sql) =>
+      runtime.store.readStream(sql, provisioningStreamId(instanceId)),
+    );
+    expect(steps.map((e) => e.type)).toEqual([
+      'ProvisioningRequested',
+      'ProvisioningGpusAllocated',
+      'ProvisioningFailed',
+      'ProvisioningGpusReleased',
+    ]);
+    // Had the interrupted handler gone on, its creating transaction would have been refused with the rent given up.
+    await expect(runtime.db.transaction((sql) => interrupted.created(sql))).rejects.toMatchObject({
+      code: 'provisioning_ended',
+    });
+    const rented = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });
+    expect(rented.status).toBe(200);
+    await http()
+      .delete(`/api/v0/instances/${rented.body.new_contract as number}/`)
+      .set(as(renterKey))
       .send({})
       .expect(200);
   }, 120_000);

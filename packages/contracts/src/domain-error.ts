@@ -60,6 +60,7 @@ export const DomainErrorCodes = [
   'not_a_bid',
   'volume_mismatch',
   'offer_unavailable',
+  'provisioning_ended',
   // copies and maintenance
   'sync_in_progress',
   'sync_not_active',

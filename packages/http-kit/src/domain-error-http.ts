@@ -52,6 +52,10 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   not_a_bid: { status: 400, msg: 'This instance is not an interruptible bid' },
   volume_mismatch: { status: 409, msg: 'The volume does not belong to this instance' },
   offer_unavailable: { status: 409, msg: 'The offer is no longer available' },
+  provisioning_ended: {
+    status: 409,
+    msg: 'The rent was interrupted before it completed; nothing was rented, rent again',
+  },
   sync_in_progress: { status: 409, msg: 'A copy is already running' },
   sync_not_active: { status: 409, msg: 'The copy job is no longer active' },
   maintenance_overlaps: { status: 409, msg: 'The window overlaps another maintenance window' },

@@ -4,6 +4,7 @@
  */
 import {
   ApiError,
+  type DomainEvent,
   type EventEnvelope,
   type EventMetadata,
   type InstanceEvent,
@@ -14,6 +15,7 @@ import {
   type CommandBody,
   type HandleOptions,
   type Sql,
+  type TimedDecider,
   applyProjection,
 } from '@rigmarket/event-sourcing';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
@@ -63,20 +65,44 @@ export async function runInstanceCommandIn(
   metadata: EventMetadata,
   now: Date,
 ): Promise<EventEnvelope[]> {
-  const streamId = instanceStreamId(instanceId);
+  const { before, envelopes, decided } = await decideIn(
+    runtime,
+    sql,
+    instanceStreamId(instanceId),
+    instanceDecider,
+    command,
+    metadata,
+    now,
+  );
+  if (envelopes.length > 0) await writeHostCommands(sql, before, envelopes, decided);
+  return envelopes;
+}
+
+/**
+ * One command on a stream inside a transaction the caller holds: read, fold, decide, append with the
+ * expected version (a concurrent append makes the whole transaction retry) and apply the inline projections.
+ */
+export async function decideIn<State, Command extends { at: string }, Event extends DomainEvent>(
+  runtime: ContextRuntime,
+  sql: Sql,
+  streamId: string,
+  decider: TimedDecider<State, Command, Event>,
+  command: CommandBody<Command>,
+  metadata: EventMetadata,
+  now: Date,
+): Promise<{ before: State; after: State; envelopes: EventEnvelope[]; decided: Event[] }> {
   const history = await runtime.store.readStream(sql, streamId);
   const before = history.reduce(
-    (s, e) => instanceDecider.evolve(s, { type: e.type, data: e.data } as InstanceEvent),
-    instanceDecider.initialState(),
+    (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
+    decider.initialState(),
   );
-  const events = instanceDecider.decide({ ...command, at: now.toISOString() } as InstanceCommand, before);
-  if (events.length === 0) return [];
-  const envelopes = await runtime.store.append(sql, streamId, history.length, events, metadata, now);
+  const decided = decider.decide({ ...command, at: now.toISOString() } as unknown as Command, before);
+  if (decided.length === 0) return { before, after: before, envelopes: [], decided };
+  const envelopes = await runtime.store.append(sql, streamId, history.length, decided, metadata, now);
   for (const envelope of envelopes)
     for (const projection of runtime.definition.inlineProjections)
       await applyProjection(sql, runtime.schema, projection, envelope);
-  await writeHostCommands(sql, before, envelopes, events);
-  return envelopes;
+  return { before, after: decided.reduce((s, e) => decider.evolve(s, e), before), envelopes, decided };
 }
 
 export interface GpuRequest {
@@ -123,20 +149,19 @@ export async function allocateGpus(
   if (marked > 0) kickAfterCommit(runtime);
 }
 
-/** Gives an instance's GPUs back (nothing when it holds none). `alsoInTransaction` adds the caller's writes. */
+/** Gives an instance's GPUs back (nothing when it holds none). */
 export async function releaseGpus(
   runtime: ContextRuntime,
   machineId: number,
   instanceId: number,
   metadata: EventMetadata,
-  alsoInTransaction?: (sql: Sql) => Promise<void>,
 ): Promise<void> {
   await runtime.runner.run(
     allocationStreamId(machineId),
     allocationDecider,
     { type: 'ReleaseGpus', machineId, instanceId },
     metadata,
-    { maxAttempts: 100, alsoInTransaction: alsoInTransaction && ((sql) => alsoInTransaction(sql)) },
+    { maxAttempts: 100 },
   );
 }
 

@@ -13,6 +13,7 @@ import { authApiKeyExpiry } from './0011-auth-api-key-expiry';
 import { hostCommands } from './0012-host-commands';
 import { pendingProvisionLogin } from './0013-pending-provision-login';
 import { maintenanceAndSyncNotices } from './0014-maintenance-and-sync-notices';
+import { openProvisionings } from './0015-open-provisionings';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -30,4 +31,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   hostCommands,
   pendingProvisionLogin,
   maintenanceAndSyncNotices,
+  openProvisionings,
 ];

@@ -15,18 +15,19 @@ import { findMachine } from '../../read-models/market-machines/queries';
 import { findTemplate } from '../../read-models/market-templates/queries';
 import { SCHEMA } from '../../schema';
 import { requirePositiveBalance } from '../account-credit';
-import { allocateGpus, checkBidBound, releaseGpus, runInstanceCommand } from '../instance-commands';
+import { checkBidBound, runInstanceCommand } from '../instance-commands';
 import type { PendingKeyBox } from '../pending-keys';
 import { refuseDuringMaintenance } from '../sync-maintenance-notices';
 import { checkVolume, refuseIfUnavailable, templateLogin } from './create-checks';
 import { CreateInstanceCommand, type CreatedInstance, offerParts } from './create-instance.command';
 import { instanceConfig } from './create-request';
 import { IdempotencyRecords, requestHash } from './idempotency';
+import { Provisioning, failureReason } from './provisioning';
 
 /**
- * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models,
- * merge, allocate the GPUs on the machine's allocation stream (refused when taken), then create the
- * instance with its instance key in one transaction, and hand it to the host driver.
+ * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models and
+ * merge; then the provisioning workflow: allocate the GPUs on the machine's allocation stream (refused when
+ * taken), create the instance with its instance key in one transaction, and hand it to the host driver.
  */
 @CommandHandler(CreateInstanceCommand)
 export class CreateInstanceHandler implements ICommandHandler<CreateInstanceCommand> {
@@ -110,11 +111,15 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
     const instanceId = await this.runtime.nextId('instance_ids');
 
-    await allocateGpus(
+    // The rent as a workflow (provisioning.workflow.ts): recorded, then GPUs, then the instance, each step
+    // recorded with its outcome; a failure or a crash between the steps releases what was allocated.
+    const provisioning = new Provisioning(
       this.runtime,
-      { machineId, instanceId, numGpus, machineGpus: machine.numGpus, bid: request.price },
+      { instanceId, renter, machineId, numGpus, machineGpus: machine.numGpus, bid: request.price },
       metadata,
     );
+    await provisioning.start();
+    await provisioning.allocate();
 
     const instanceApiKey = randomBytes(32).toString('hex');
     try {
@@ -150,6 +155,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
               }),
           // The instance key exists exactly when the instance does.
           alsoInTransaction: async (sql, events) => {
+            await provisioning.created(sql);
             await sql.execute(
               `INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`,
               [hashKey(instanceApiKey), instanceId, renter],
@@ -173,7 +179,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         },
       );
     } catch (error) {
-      await releaseGpus(this.runtime, machineId, instanceId, metadata);
+      await provisioning.compensate(failureReason('instance not created', error));
       if (idempotencyKey !== null) {
         const twin = await idempotency.prior(renter, idempotencyKey, hash);
         if (twin) return twin;

@@ -1,0 +1,110 @@
+import { type EventMetadata, refusalCode } from '@rigmarket/contracts';
+import type { CommandBody, ContextRuntime, Sql } from '@rigmarket/event-sourcing';
+import { allocateGpus, decideIn, releaseGpus } from '../instance-commands';
+import {
+  type ProvisioningInput,
+  type ProvisioningRequest,
+  type ProvisioningState,
+  nextOutput,
+  provisioningStreamId,
+  provisioningWorkflow,
+} from './provisioning.workflow';
+
+type Input = CommandBody<ProvisioningInput>;
+
+/**
+ * Carries out the provisioning workflow of one rent (provisioning.workflow.ts): the request is recorded
+ * first, then each step runs in a transaction that also records its outcome on the workflow's stream. The
+ * handler runs the steps in order; `compensate` (on a failure, or from ProvisioningRecovery after a crash)
+ * undoes what the stream says was done.
+ */
+export class Provisioning {
+  constructor(
+    private readonly runtime: ContextRuntime,
+    readonly request: ProvisioningRequest,
+    private readonly metadata: EventMetadata,
+  ) {}
+
+  /** The input, recorded before anything is acted upon. */
+  async start(): Promise<void> {
+    await this.record({ type: 'RequestProvisioning', ...this.request });
+  }
+
+  /**
+   * Allocates the GPUs on the machine's allocation stream, recording it in the same transaction. A refusal
+   * (the GPUs are taken) is recorded as the rent's failure, and thrown.
+   */
+  async allocate(): Promise<void> {
+    const { instanceId } = this.request;
+    try {
+      await allocateGpus(this.runtime, this.request, this.metadata, async (sql) => {
+        await this.recordIn(sql, { type: 'RecordGpusAllocated', instanceId });
+      });
+    } catch (error) {
+      await this.compensate(failureReason('GPUs not allocated', error));
+      throw error;
+    }
+  }
+
+  /** In the creating transaction: records that the instance exists (refused when the rent was given up). */
+  async created(sql: Sql): Promise<void> {
+    await this.recordIn(sql, { type: 'RecordInstanceCreated', instanceId: this.request.instanceId });
+  }
+
+  /**
+   * Records the failure, then releases the GPUs when the stream says they were allocated. A compensation
+   * that fails itself (the database is away) is left to ProvisioningRecovery, which finds the rent open.
+   */
+  async compensate(reason: string): Promise<void> {
+    await compensateProvisioning(this.runtime, this.request.instanceId, reason, this.metadata).catch(
+      () => undefined,
+    );
+  }
+
+  private async record(input: Input): Promise<ProvisioningState> {
+    const { state } = await this.runtime.runner.run(
+      provisioningStreamId(input.instanceId),
+      provisioningWorkflow,
+      input,
+      this.metadata,
+    );
+    return state;
+  }
+
+  private async recordIn(sql: Sql, input: Input): Promise<void> {
+    const now = this.runtime.runner.clock.now();
+    await decideIn(
+      this.runtime,
+      sql,
+      provisioningStreamId(input.instanceId),
+      provisioningWorkflow,
+      input,
+      this.metadata,
+      now,
+    );
+  }
+}
+
+/**
+ * Gives up a rent: `ProvisioningFailed` (nothing when it completed or ended before), then, when its GPUs
+ * were allocated, releases them and records that. Idempotent: a crash between the two is finished by the
+ * next call (the allocation stream releases nothing twice).
+ */
+export async function compensateProvisioning(
+  runtime: ContextRuntime,
+  instanceId: number,
+  reason: string,
+  metadata: EventMetadata,
+): Promise<void> {
+  const run = (input: Input) =>
+    runtime.runner.run(provisioningStreamId(instanceId), provisioningWorkflow, input, metadata);
+  const { state } = await run({ type: 'FailProvisioning', instanceId, reason });
+  const output = nextOutput(state);
+  if (output?.type !== 'ReleaseGpus') return;
+  await releaseGpus(runtime, output.machineId, output.instanceId, metadata);
+  await run({ type: 'RecordGpusReleased', instanceId });
+}
+
+/** Why a step failed, as the workflow records it: the refusal's code, never an error's text (which may quote data). */
+export const failureReason = (step: string, error: unknown): string =>
+  `${step}: ${refusalCode(error) ?? 'unexpected error'}`;
