@@ -79,6 +79,17 @@ export class KafkaTransport implements Transport {
     const producer = await this.getProducer();
     const byTopic = new Map<string, OutgoingMessage[]>();
     for (const m of messages) byTopic.set(m.topic, [...(byTopic.get(m.topic) ?? []), m]);
+    await this.send(producer, byTopic).catch(async (error: unknown) => {
+      // A failed send may leave an idempotent producer unusable (its sequence numbers or producer id lost
+      // when a broker died): the next publish starts a fresh one. The relay sends the rows again, and
+      // consumers skip an event id they already have.
+      if (this.producer === producer) this.producer = undefined;
+      await producer.disconnect().catch(() => undefined);
+      throw error;
+    });
+  }
+
+  private async send(producer: Producer, byTopic: Map<string, OutgoingMessage[]>): Promise<void> {
     await producer.sendBatch({
       acks: -1,
       compression: CompressionTypes.None,

@@ -397,7 +397,9 @@ export class DistributedPlatform {
     for (const row of left) await this.call('DELETE', `/instances/${row.id}/`);
     const db = await Database.connect({ kind: 'postgres', url: this.databaseUrl });
     try {
-      await waitUntilSettled(db);
+      await waitUntilSettled(db).catch((error: Error) =>
+        Promise.reject(new Error(`${error.message}\napps' output:\n${this.output.slice(-4_000)}`)),
+      );
     } finally {
       await db.close();
     }
