@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SIMULATED_HOST_TIMINGS } from '../instance-lifecycle.tokens';
-import { containerPorts } from '../instances/create-instance/create-request';
+import { containerPorts } from '../instances/create-instance/runtype';
 import type { HostReport } from '../instances/instance.decider';
 import type { HostDriver, ProvisionSpec } from './host-driver';
 import { HostReporter } from './host-reporter';

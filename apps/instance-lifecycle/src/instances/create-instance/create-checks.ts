@@ -10,7 +10,8 @@ import type { HostDriver } from '../../host/host-driver';
 import { volumeOfferFreeGb } from '../../read-models/market-volume-offers/queries';
 import { findVolume } from '../../read-models/market-volumes/queries';
 import { maintenanceUntil } from '../sync-maintenance-notices';
-import { type CreateRequest, DEFAULT_NEW_VOLUME_GB } from './create-request';
+import type { CreateRequest } from './create-request';
+import { DEFAULT_NEW_VOLUME_GB } from './template-merge';
 
 /** The checks of a rent that read instance-lifecycle's read models, before anything is allocated. */
 

@@ -20,7 +20,7 @@ import type { PendingKeyBox } from '../pending-keys';
 import { refuseDuringMaintenance } from '../sync-maintenance-notices';
 import { checkVolume, refuseIfUnavailable, templateLogin } from './create-checks';
 import { CreateInstanceCommand, type CreatedInstance, offerParts } from './create-instance.command';
-import { instanceConfig } from './create-request';
+import { instanceConfig } from './template-merge';
 import { IdempotencyRecords, requestHash } from './idempotency';
 import { Provisioning, failureReason } from './provisioning';
 

@@ -1,12 +1,8 @@
 import type { TemplateContent } from '@rigmarket/contracts';
 import { VASTAI_CREATE_INSTANCE } from '@rigmarket/testing';
-import {
-  containerPorts,
-  envStringToObject,
-  instanceConfig,
-  parseCreateRequest,
-  parseRuntype,
-} from './create-request';
+import { parseCreateRequest } from './create-request';
+import { containerPorts, parseRuntype } from './runtype';
+import { envStringToObject, instanceConfig } from './template-merge';
 
 const CLI_BODY = VASTAI_CREATE_INSTANCE;
 
