@@ -1,0 +1,40 @@
+import type { InstanceActualStatus, InstanceCreated, InstanceIntendedStatus } from '@rigmarket/contracts';
+
+/** What creating an instance records: the InstanceCreated fields, with the optional ones required. */
+export type CreateInstanceData = Required<Omit<InstanceCreated['data'], 'createdAt'>>;
+
+export interface HostReport {
+  actualStatus: Exclude<InstanceActualStatus, null>;
+  sshHost?: string | null;
+  sshPort?: number | null;
+  ports?: Record<string, number>;
+  statusMsg?: string | null;
+}
+
+export type InstanceCommand = { at: string } & (
+  | ({ type: 'CreateInstance' } & CreateInstanceData)
+  | { type: 'SetIntendedState'; requesterId: number; state: InstanceIntendedStatus }
+  | { type: 'LabelInstance'; requesterId: number; label: string }
+  | { type: 'DestroyInstance'; requesterId: number }
+  | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
+  | { type: 'MarkOutbid'; reason?: 'credit' }
+  | { type: 'ChangeBid'; requesterId: number; price: number }
+  | ({ type: 'ReportHostState' } & HostReport)
+  | { type: 'AttachVolume'; volumeId: number; ownerId: number; machineId: number }
+  | { type: 'FailVolume'; reason: string }
+);
+
+export const InstanceErrors = {
+  notFound: 'no_such_instance',
+  exists: 'instance_exists',
+  cannotStart: 'instance_cannot_start',
+  notRunning: 'instance_not_running',
+  notABid: 'not_a_bid',
+  invalidReport: 'invalid_transition',
+  waitingForVolume: 'instance_waiting_for_volume',
+  volumeMismatch: 'volume_mismatch',
+} as const;
+
+/** status_msg of an instance whose volume (create_new) could not be created. */
+export const volumeFailedMsg = (reason: string): string =>
+  `Provisioning failed: the volume could not be created (${reason}). Destroy the instance and rent again, with a smaller volume or another volume offer.`;
