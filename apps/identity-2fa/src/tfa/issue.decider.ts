@@ -1,24 +1,12 @@
 import { DomainError } from '@rigmarket/contracts';
-import type { TfaChannel, TfaEvent, TfaPurpose } from './tfa.events';
+import type { ChallengeFields, TfaEvent, TfaPurpose } from './tfa.events';
 import { TFA_LIMITS, type TfaState, ms, plus } from './tfa.state';
 
 // Issuing a challenge (TfaChallengeIssued): the SMS number it goes to and the SMS limits (a still valid code
 // to the number, sends per hour, set-up attempts per number per day). Shared by the challenge and
 // authorization deciders.
 
-export function issue(
-  state: TfaState,
-  c: {
-    secretHash: string;
-    channel: TfaChannel | null;
-    purpose: TfaPurpose;
-    codeHash: string | null;
-    phone: string | null;
-    methodId: number | null;
-    loggedOut: boolean;
-  },
-  now: string,
-): TfaEvent {
+export function issue(state: TfaState, c: ChallengeFields, now: string): TfaEvent {
   return {
     type: 'TfaChallengeIssued',
     data: { userId: state.userId, ...c, issuedAt: now, expiresAt: plus(now, TFA_LIMITS.challengeTtlMs) },

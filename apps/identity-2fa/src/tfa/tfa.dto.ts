@@ -1,7 +1,8 @@
+import { PickType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 
-// Request bodies of /api/v0/tfa/, validated after TfaAuthGuard has authenticated the caller.
+// Request bodies of /api/v0/tfa/, validated after the AuthGuard has authenticated the caller.
 
 const METHODS = ['sms', 'totp', 'email'] as const;
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -61,21 +62,12 @@ export class SmsRequest extends SecretRequest {
   tfa_method_id?: number;
 }
 
-export class AuthorizeRequest {
-  @IsOptional()
-  @IsIn(METHODS, tfaMethodMessage)
-  tfa_method?: 'sms' | 'totp' | 'email';
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  tfa_method_id?: number;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(40)
-  backup_code?: string;
-}
+/** Which method sends the authorization code, or a backup code that authorizes at once. */
+export class AuthorizeRequest extends PickType(ProofRequest, [
+  'tfa_method',
+  'tfa_method_id',
+  'backup_code',
+]) {}
 
 export class AuthorizeConfirmRequest extends SecretRequest {
   @IsOptional()

@@ -13,22 +13,22 @@ export type MethodType = 'sms' | 'totp';
  */
 export type LockKey = number | 'email' | 'sms' | 'totp-setup' | 'backup';
 
+/** What a challenge is, as issued: the state keeps it, the decider issues it. */
+export interface ChallengeFields {
+  secretHash: string;
+  /** null for the password-login challenge, which carries no code. */
+  channel: TfaChannel | null;
+  purpose: TfaPurpose;
+  codeHash: string | null;
+  phone: string | null;
+  methodId: number | null;
+  /** Issued to a logged-out caller: the secret then authenticates that caller on the /tfa/ endpoints. */
+  loggedOut: boolean;
+}
+
 export type TfaChallengeIssued = DomainEvent<
   'TfaChallengeIssued',
-  {
-    userId: number;
-    secretHash: string;
-    /** null for the password-login challenge, which carries no code. */
-    channel: TfaChannel | null;
-    purpose: TfaPurpose;
-    codeHash: string | null;
-    phone: string | null;
-    methodId: number | null;
-    /** Issued to a logged-out caller: the secret then authenticates that caller on the /tfa/ endpoints. */
-    loggedOut: boolean;
-    issuedAt: string;
-    expiresAt: string;
-  }
+  ChallengeFields & { userId: number; issuedAt: string; expiresAt: string }
 >;
 export type TfaChallengeCodeReplaced = DomainEvent<
   'TfaChallengeCodeReplaced',

@@ -1,4 +1,4 @@
-import type { MethodType, TfaChannel, TfaEvent, TfaPurpose } from './tfa.events';
+import type { ChallengeFields, MethodType, TfaEvent, TfaPurpose } from './tfa.events';
 
 // The folded state of a user's 2FA stream (`tfa-<userId>`) and the limits the deciders apply to it.
 
@@ -29,14 +29,7 @@ export interface TfaMethod {
   lastStep: number;
 }
 
-export interface Challenge {
-  secretHash: string;
-  channel: TfaChannel | null;
-  purpose: TfaPurpose;
-  codeHash: string | null;
-  phone: string | null;
-  methodId: number | null;
-  loggedOut: boolean;
+export interface Challenge extends ChallengeFields {
   issuedAt: string;
   expiresAt: string;
   active: boolean;
