@@ -37,13 +37,10 @@ import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
-import {
-  AsksController,
-  InstancesV0Controller,
-  InstancesV1Controller,
-  LaunchController,
-} from './instances/instances.http.controller';
-import { LaunchInstanceHandler } from './instances/launch';
+import { AsksController } from './instances/create-instance/asks.http.controller';
+import { InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
+import { LaunchController } from './instances/launch-instance/launch.http.controller';
+import { LaunchInstanceHandler } from './instances/launch-instance/launch';
 import {
   DEFAULT_PROVISIONING_RECOVERY,
   ProvisioningRecovery,

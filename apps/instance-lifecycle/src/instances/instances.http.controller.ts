@@ -1,153 +1,27 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Post,
-  Put,
-  Query as QueryParam,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError } from '@rigmarket/contracts';
 import {
   Admits,
   Authenticated,
   type Call,
-  type Caller,
   CallOf,
   RequirePermission,
   toErrorResponse,
 } from '@rigmarket/http-kit';
-import { parseCreateRequest } from './create-instance/create-request';
-import { INSTANCE_KEY_FORBIDDEN } from './instance-key.strategy';
-import {
-  BulkCreateInstancesDto,
-  ChangeBidDto,
-  CreateInstanceDto,
-  DestroyInstancesDto,
-  LaunchInstanceDto,
-  UpdateInstanceDto,
-} from './instances.dto';
-import { LaunchInstanceCommand, parseLaunchQuery } from './launch';
 import { ChangeBidCommand } from './change-bid/change-bid.command';
 import { ChangeInstanceCommand, type InstanceChanges } from './change-instance/change-instance.command';
-import { CreateInstanceCommand } from './create-instance/create-instance.command';
 import { DestroyInstanceCommand } from './destroy-instance/destroy-instance.command';
+import { checkInstanceKey, idList, positiveId } from './http-params';
+import { INSTANCE_KEY_FORBIDDEN } from './instance-key.strategy';
+import { ChangeBidDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
 import { GetInstanceQuery } from './queries/get-instance.query';
 import { InstanceFiltersQuery } from './queries/instance-filters.query';
 import { ListAllInstancesQuery } from './queries/list-all-instances.query';
 import { ListInstancesQuery } from './queries/list-instances.query';
 import { RestartInstanceCommand } from './restart-instance/restart-instance.command';
 
-function positiveId(raw: unknown, what: string): number {
-  const id = Number(raw);
-  if (raw === '' || raw === null || !Number.isInteger(id) || id < 1)
-    throw ApiError.badRequest(`${what} must be a positive integer id`, { error: 'invalid_id' });
-  return id;
-}
-
-function idList(raw: unknown[] | undefined, name: string): number[] {
-  if (!raw || raw.length === 0) throw ApiError.badRequest(`${name} must be a non-empty list of instance ids`);
-  return raw.map((v) => positiveId(v, name));
-}
-
-/** An instance key opens one instance only. */
-function checkInstanceKey(caller: Caller, instanceId: number): void {
-  if (caller.instanceId !== undefined && caller.instanceId !== instanceId)
-    throw ApiError.forbidden(INSTANCE_KEY_FORBIDDEN);
-}
-
-/** Creating an instance: PUT (and POST, as one description names it) /api/v0/asks/{offer_id}/. */
-@Controller('api/v0/asks')
-@Authenticated()
-export class AsksController {
-  constructor(private readonly commands: CommandBus) {}
-
-  /**
-   * `vastai create instances ID...`: one instance per offer id, each on its own (one offer taken does not
-   * stop the others). success is true when every offer was rented; `results` says what became of each.
-   */
-  @Post('bulk')
-  @HttpCode(200)
-  @RequirePermission('instance_write')
-  async bulk(@Body() body: BulkCreateInstancesDto, @CallOf() { caller: principal, metadata }: Call) {
-    const { ids, ...fields } = body;
-    if (!Array.isArray(ids) || ids.length === 0)
-      throw ApiError.badRequest('ids must be a non-empty list of offer ids');
-    if (ids.length > 64)
-      throw ApiError.badRequest('at most 64 offer ids per request (the CLI sends chunks of 64)');
-    const offerIds = ids.map((v) => positiveId(v, 'ids'));
-    const request = parseCreateRequest({ ...fields });
-    const results = [];
-    for (const offerId of offerIds) {
-      try {
-        const created = await this.commands.execute(
-          new CreateInstanceCommand(principal.userId, offerId, request, metadata),
-        );
-        results.push({
-          ask_id: offerId,
-          success: true,
-          new_contract: created.instanceId,
-          instance_api_key: created.instanceApiKey,
-        });
-      } catch (error) {
-        const refusal = toErrorResponse(error);
-        if (refusal.status >= 500) throw error;
-        results.push({ ask_id: offerId, success: false, error: refusal.body.error, msg: refusal.body.msg });
-      }
-    }
-    const created = results.filter((r) => r.success);
-    return {
-      success: created.length === results.length,
-      new_contracts: created.map((r) => r.new_contract),
-      results,
-    };
-  }
-
-  @Put(':offerId')
-  @RequirePermission('instance_write')
-  put(
-    @Param('offerId') offerId: string,
-    @Body() body: CreateInstanceDto,
-    @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @CallOf() { caller: principal, metadata }: Call,
-  ) {
-    return this.create(offerId, body, principal, metadata, idempotencyKey);
-  }
-
-  @Post(':offerId')
-  @HttpCode(200)
-  @RequirePermission('instance_write')
-  post(
-    @Param('offerId') offerId: string,
-    @Body() body: CreateInstanceDto,
-    @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @CallOf() { caller: principal, metadata }: Call,
-  ) {
-    return this.create(offerId, body, principal, metadata, idempotencyKey);
-  }
-
-  private async create(
-    offerIdRaw: string,
-    body: CreateInstanceDto,
-    principal: Caller,
-    metadata: EventMetadata,
-    idempotencyKey: string | undefined,
-  ) {
-    const offerId = positiveId(offerIdRaw, 'offer_id');
-    const request = parseCreateRequest({ ...body });
-    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255))
-      throw ApiError.badRequest('Idempotency-Key must be 1 to 255 characters');
-    const created = await this.commands.execute(
-      new CreateInstanceCommand(principal.userId, offerId, request, metadata, idempotencyKey ?? null),
-    );
-    return { success: true, new_contract: created.instanceId, instance_api_key: created.instanceApiKey };
-  }
-}
-
+/** The instance routes of the use cases after creation (change, bid, restart, destroy) and the queries. */
 @Controller('api/v0/instances')
 @Authenticated()
 export class InstancesV0Controller {
@@ -304,32 +178,5 @@ export class InstancesV1Controller {
   async list(@QueryParam() query: Record<string, unknown>, @CallOf() { caller: principal }: Call) {
     const page = await this.queries.execute(new ListInstancesQuery(principal.userId, query));
     return { success: true, ...page, instances_found: page.instances.length };
-  }
-}
-
-/**
- * `vastai launch instance -g GPU -n N -i IMAGE [-r REGION]`: rents the cheapest matching offer that can be
- * had now (launch.ts). Answers like a create, plus the offer taken as ask_id.
- */
-@Controller('api/v0/launch_instance')
-@Authenticated()
-export class LaunchController {
-  constructor(private readonly commands: CommandBus) {}
-
-  @Put()
-  @RequirePermission('instance_write')
-  async launch(@Body() body: LaunchInstanceDto, @CallOf() { caller: principal, metadata }: Call) {
-    const { q, ...fields } = body;
-    const criteria = parseLaunchQuery(q);
-    const request = parseCreateRequest({ ...fields });
-    const created = await this.commands.execute(
-      new LaunchInstanceCommand(principal.userId, criteria, request, metadata),
-    );
-    return {
-      success: true,
-      new_contract: created.instanceId,
-      instance_api_key: created.instanceApiKey,
-      ask_id: created.offerId,
-    };
   }
 }

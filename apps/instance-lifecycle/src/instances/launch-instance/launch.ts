@@ -2,10 +2,10 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ApiError, DomainError, type EventMetadata, isRefusal } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { SCHEMA } from '../schema';
-import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
-import type { CreateRequest } from './create-instance/create-request';
-import { CreateInstanceCommand, type CreatedInstance } from './create-instance/create-instance.command';
+import { SCHEMA } from '../../schema';
+import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
+import type { CreateRequest } from '../create-instance/create-request';
+import { CreateInstanceCommand, type CreatedInstance } from '../create-instance/create-instance.command';
 import { isJsonObject } from '@rigmarket/http-kit';
 
 /**
