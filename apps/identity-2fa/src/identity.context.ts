@@ -10,6 +10,8 @@ import { SCHEMA } from './schema';
 
 export { SCHEMA };
 
+const authKeys = authKeysProjection(SCHEMA);
+
 /**
  * identity-2fa's storage: read models of its own events (inline) and of marketplace's ledger (subscribed).
  * Tables: migrations/; each read model's projection and queries: read-models/<name>/.
@@ -17,12 +19,7 @@ export { SCHEMA };
 export const identityContext: ContextDefinition = {
   context: 'identity',
   migrations: identityMigrations,
-  inlineProjections: [
-    usersProjection,
-    apiKeysProjection,
-    teamRolesProjection,
-    authKeysProjection(SCHEMA),
-    tfaProjection,
-  ],
-  subscribedProjections: [userCreditProjection],
+  inlineProjections: [usersProjection, apiKeysProjection, teamRolesProjection, authKeys, tfaProjection],
+  // auth_api_keys: identity's own key events inline, instance-lifecycle's instance keys subscribed.
+  subscribedProjections: [userCreditProjection, authKeys],
 };

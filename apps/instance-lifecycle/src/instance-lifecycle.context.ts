@@ -20,12 +20,16 @@ export { SCHEMA };
  * projected from their public events over the transport. Tables: migrations/; each read model's projection
  * and queries: read-models/<name>/.
  */
+const authKeys = authKeysProjection(SCHEMA);
+
 export const instanceLifecycleContext: ContextDefinition = {
   context: 'instance',
   migrations: instanceLifecycleMigrations,
-  inlineProjections: [instancesProjection, openProvisioningsProjection],
+  // auth_api_keys: this context's instance keys inline (usable the moment the instance exists), identity's
+  // key events subscribed.
+  inlineProjections: [instancesProjection, openProvisioningsProjection, authKeys],
   subscribedProjections: [
-    authKeysProjection(SCHEMA),
+    authKeys,
     marketMachinesProjection,
     marketTemplatesProjection,
     marketVolumesProjection,

@@ -349,6 +349,23 @@ describe.each([
       .set(as(key))
       .send({ image: 'busybox' })
       .expect(403);
+    // Off instance-lifecycle too: every context knows the key (its hash is in InstanceCreated) and refuses
+    // it with 403, not the 401 a client would read as an expired session.
+    for (const path of ['/api/v0/users/current/', '/api/v0/template/', '/api/v0/machines/maintenances/']) {
+      const refused = await eventually(
+        async () => {
+          const res = await http().get(path).set(as(key));
+          return res.status === 401 ? undefined : res;
+        },
+        15_000,
+        `${path} to know the instance key`,
+      );
+      expect([path, refused.status, refused.body]).toEqual([
+        path,
+        403,
+        { success: false, error: 'forbidden', msg: expect.stringContaining('instance API key') },
+      ]);
+    }
     await http().delete(`/api/v0/instances/${idA}/`).set(as(key)).send({}).expect(200);
     // a destroyed instance's key opens nothing
     await http().delete(`/api/v0/instances/${idA}/`).set(as(key)).send({}).expect(401);

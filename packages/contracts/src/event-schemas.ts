@@ -346,6 +346,10 @@ const instance = {
       targetState: intendedStatus,
       config: instanceConfig,
       templateId: nullable(id).optional(),
+      apiKeyHash: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
       createdAt: time,
     }),
   ),

@@ -67,6 +67,11 @@ export type InstanceCreated = DomainEvent<
      * the hash changes on every edit, the id does not). null without a template; absent in older events.
      */
     templateId?: number | null;
+    /**
+     * sha256 (hex) of the instance's API key, so every context can refuse that key with 403 off its routes
+     * (the value itself is in no event). Absent in events before it was published.
+     */
+    apiKeyHash?: string;
     createdAt: string;
   }
 >;

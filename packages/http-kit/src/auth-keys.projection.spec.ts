@@ -60,4 +60,45 @@ describe('auth_api_keys projection (every app)', () => {
           },
         ],
       ));
+
+  it("knows an instance's key by its hash while the instance exists", () =>
+    spec
+      .given([
+        {
+          streamId: 'instance-42',
+          type: 'InstanceCreated',
+          data: {
+            instanceId: 42,
+            renter: 7,
+            machineId: 3,
+            hostId: 2,
+            offerId: 3001,
+            numGpus: 1,
+            gpuName: 'RTX 4090',
+            dphTotal: 0.5,
+            storageDph: 0.01,
+            bidPrice: null,
+            label: null,
+            targetState: 'running',
+            config: { image: 'busybox', runtype: 'args', disk: 10, env: {}, onstart: null, args: null },
+            templateId: null,
+            apiKeyHash: 'a'.repeat(64),
+            createdAt: at,
+          },
+        },
+      ])
+      .when({ streamId: 'instance-42', type: 'InstanceDestroyed', data: { instanceId: 42, at } })
+      .then(
+        `SELECT key_id, user_id, key_hash, kind, revoked, permissions FROM sync_maintenance.auth_api_keys`,
+        [
+          {
+            key_id: -42,
+            user_id: 7,
+            key_hash: 'a'.repeat(64),
+            kind: 'instance',
+            revoked: true,
+            permissions: { api: { instance_write: {} } },
+          },
+        ],
+      ));
 });

@@ -1,4 +1,4 @@
-import type { ApiKeyEvent, KeyScope } from '@rigmarket/contracts';
+import type { ApiKeyEvent, InstanceCreated, InstanceDestroyed, KeyScope } from '@rigmarket/contracts';
 import { type Migration, type Projection, defineProjection } from '@rigmarket/event-sourcing';
 
 /**
@@ -32,14 +32,25 @@ export function authKeysExpiryMigration(): Migration {
   };
 }
 
+/** An instance key's row: no key id of identity's (those are positive), so minus the instance id. */
+export const instanceKeyRowId = (instanceId: number): number => -instanceId;
+
+/**
+ * identity's API and session keys, and the instance keys instance-lifecycle issues (their hashes, from
+ * InstanceCreated): every app can then tell an instance key from an unknown one and refuse it with 403
+ * rather than 401 off the routes that admit it.
+ */
 export function authKeysProjection(schema: string): Projection {
   const table = `${schema}.auth_api_keys`;
-  return defineProjection<ApiKeyEvent>({
+  return defineProjection<ApiKeyEvent | InstanceCreated | InstanceDestroyed>({
     name: 'auth_api_keys',
-    version: 1,
-    sources: [{ context: 'identity', streamType: 'api_key' }],
+    version: 2,
+    sources: [
+      { context: 'identity', streamType: 'api_key' },
+      { context: 'instance', streamType: 'instance' },
+    ],
     tables: [table],
-    eventTypes: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted'],
+    eventTypes: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted', 'InstanceCreated', 'InstanceDestroyed'],
     async apply(sql, event) {
       switch (event.type) {
         case 'ApiKeyCreated':
@@ -65,6 +76,24 @@ export function authKeysProjection(schema: string): Projection {
         case 'ApiKeyDeleted':
           // The hash is kept (revoked) so the row still explains why a value is refused.
           await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [event.data.keyId]);
+          return;
+        case 'InstanceCreated':
+          if (!event.data.apiKeyHash) return; // created before instance keys were published
+          await sql.execute(
+            `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind) VALUES ($1, $2, $3, $4, 'instance')
+             ON CONFLICT (key_id) DO NOTHING`,
+            [
+              instanceKeyRowId(event.data.instanceId),
+              event.data.renter,
+              event.data.apiKeyHash,
+              JSON.stringify({ api: { instance_write: {} } }),
+            ],
+          );
+          return;
+        case 'InstanceDestroyed':
+          await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [
+            instanceKeyRowId(event.data.instanceId),
+          ]);
           return;
       }
     },

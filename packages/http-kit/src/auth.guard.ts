@@ -127,15 +127,24 @@ export function bearerValue(request: Request): string | undefined {
   return session?.[1];
 }
 
-/** API keys and session keys that identity issued, from this context's projection of its key events. */
+export const INSTANCE_KEY_FORBIDDEN = 'An instance API key may only start, stop or destroy its own instance';
+
+/**
+ * API keys and session keys that identity issued, and the instance keys instance-lifecycle issued, from this
+ * context's projection of their events (auth_api_keys). An instance key is that credential, for its instance.
+ */
 export class ApiKeyStrategy implements AuthStrategy {
   readonly credential = 'api_key';
+  readonly notAdmitted = INSTANCE_KEY_FORBIDDEN;
   constructor(private readonly lookup: AuthKeyLookup) {}
 
   async authenticate(request: AuthenticatedRequest): Promise<Caller | null> {
     const value = bearerValue(request);
     const key = value ? await this.lookup.find(value) : null;
-    return key && { ...key, credential: 'api_key' };
+    if (!key) return null;
+    if (key.kind === 'instance')
+      return { ...key, keyId: 0, credential: 'instance_key', instanceId: -key.keyId };
+    return { ...key, credential: 'api_key' };
   }
 }
 

@@ -3,15 +3,17 @@ import {
   type AuthStrategy,
   type AuthenticatedRequest,
   type Caller,
+  INSTANCE_KEY_FORBIDDEN,
   bearerValue,
   hashKey,
 } from '@rigmarket/http-kit';
 import { SCHEMA } from '../schema';
 
-export const INSTANCE_KEY_FORBIDDEN = 'An instance API key may only start, stop or destroy its own instance';
+export { INSTANCE_KEY_FORBIDDEN };
 
 /**
- * The instance keys instance-lifecycle issues on creation (stored as hashes): such a key acts as its
+ * The instance keys of instances created before their hash was published in InstanceCreated (the AuthGuard's
+ * API-key strategy finds the others in auth_api_keys), from instance_keys: such a key acts as its
  * instance's owner, on routes that admit `instance_key` only, and for that one instance only.
  */
 export class InstanceKeyStrategy implements AuthStrategy {

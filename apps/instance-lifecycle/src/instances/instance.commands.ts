@@ -1,7 +1,8 @@
 import type { InstanceActualStatus, InstanceCreated, InstanceIntendedStatus } from '@rigmarket/contracts';
 
 /** What creating an instance records: the InstanceCreated fields, with the optional ones required. */
-export type CreateInstanceData = Required<Omit<InstanceCreated['data'], 'createdAt'>>;
+export type CreateInstanceData = Required<Omit<InstanceCreated['data'], 'createdAt' | 'apiKeyHash'>> &
+  Pick<InstanceCreated['data'], 'apiKeyHash'>;
 
 export interface HostReport {
   actualStatus: Exclude<InstanceActualStatus, null>;

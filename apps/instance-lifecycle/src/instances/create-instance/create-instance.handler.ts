@@ -142,6 +142,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           targetState: request.targetState,
           config,
           templateId,
+          apiKeyHash: hashKey(instanceApiKey),
         },
         metadata,
         {
