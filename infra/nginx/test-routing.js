@@ -65,6 +65,7 @@ const CASES = [
   ['PUT', '/api/v0/commands/reset_apikey/', 'identity'],
   ['GET', '/api/v0/ssh/', 'identity'],
   ['DELETE', '/api/v0/ssh/12', 'identity', '{"id":12}'],
+  ['PUT', '/api/v0/admin/users/7/legacy-2fa/', 'identity', '{"phone_number":"+14155550123"}'],
   // instance-lifecycle
   ['PUT', '/api/v0/asks/4242/', 'instance', '{"image":"x"}'],
   ['PUT', '/api/v0/launch_instance/', 'instance', '{"image":"x","q":{}}'],

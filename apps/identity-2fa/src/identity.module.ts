@@ -17,6 +17,7 @@ import { SecretBox } from './tfa/tfa.crypto';
 import { TFA_SECRET_BOX } from './tfa/tfa.io';
 import { TfaMethodsService } from './tfa/tfa-methods.service';
 import { TfaService } from './tfa/tfa.service';
+import { TfaAdminController } from './tfa/tfa-admin.http.controller';
 import { TfaSecretStrategy } from './tfa/tfa-secret.strategy';
 import { TfaController } from './tfa/tfa.http.controller';
 import { TeamRolesController } from './team-roles/team-roles.http.controller';
@@ -103,7 +104,13 @@ export class IdentityModule {
       definition: identityContext,
       runtimeToken: IDENTITY_RUNTIME,
       appName: 'identity-2fa',
-      controllers: [UsersController, ApiKeysController, TeamRolesController, TfaController],
+      controllers: [
+        UsersController,
+        ApiKeysController,
+        TeamRolesController,
+        TfaController,
+        TfaAdminController,
+      ],
       providers: [
         { provide: IDENTITY_OPTIONS, useValue: options },
         { provide: MAILER, useFactory: () => chooseMailer(options) },

@@ -226,6 +226,16 @@ function suite(mode: 'embedded' | 'distributed') {
     return match[1]!;
   };
 
+  /** The operator's import of a legacy 2FA account (admin route). */
+  async function importLegacy(userId: number, phone: string): Promise<void> {
+    const res = await http()
+      .put(`/api/v0/admin/users/${userId}/legacy-2fa/`)
+      .set(as(ADMIN_KEY))
+      .send({ phone_number: phone })
+      .expect(200);
+    expect(res.body).toEqual({ success: true, user_id: userId, tfa_status: 'legacy' });
+  }
+
   /** authorize-new-method by e-mail (forced for users without methods). */
   async function authorizeByEmail(key: string, email: string): Promise<void> {
     const start = await http()
@@ -749,9 +759,27 @@ function suite(mode: 'embedded' | 'distributed') {
       await http().post('/api/v0/tfa/').set(as(user.key)).send({ backup_code: backupCodes[4] }).expect(400);
     });
 
+    it('the legacy import is an admin route: others get 403, a bad number 400, an unknown account 404', async () => {
+      const user = await newUser();
+      const path = `/api/v0/admin/users/${user.id}/legacy-2fa/`;
+      const refused = await http()
+        .put(path)
+        .set(as(user.key))
+        .send({ phone_number: '+14155550999' })
+        .expect(403);
+      expect(refused.body).toMatchObject({ success: false, error: 'forbidden' });
+      await http().put(path).set(as(ADMIN_KEY)).send({ phone_number: '555-0199' }).expect(400);
+      await http()
+        .put('/api/v0/admin/users/99999999/legacy-2fa/')
+        .set(as(ADMIN_KEY))
+        .send({ phone_number: '+14155550999' })
+        .expect(404);
+      expect((await http().get('/api/v0/users/current/').set(as(user.key))).body.tfa_status).toBe('disabled');
+    });
+
     it('legacy account: delete on tfa endpoint -> 2FA Successfully Disabled', async () => {
       const user = await newUser();
-      await h.tfa.markLegacy(user.id, '+14155550777', { correlationId: 't', causationId: 't' });
+      await importLegacy(user.id, '+14155550777');
       expect((await http().get('/api/v0/users/current/').set(as(user.key))).body.tfa_status).toBe('legacy');
       const res = await http().delete('/api/v0/tfa/').set(as(user.key)).send({}).expect(200);
       expect(res.body).toEqual({ success: true, msg: '2FA Successfully Disabled' });
@@ -761,7 +789,7 @@ function suite(mode: 'embedded' | 'distributed') {
     it('legacy account: regenerate backup codes backfills an SMS method from the number on file', async () => {
       const user = await newUser();
       const phone = '+14155550888';
-      await h.tfa.markLegacy(user.id, phone, { correlationId: 't', causationId: 't' });
+      await importLegacy(user.id, phone);
       const login = await http()
         .post('/api/v0/users/login/')
         .send({ username: user.email, password: user.password })
@@ -1235,7 +1263,7 @@ function suite(mode: 'embedded' | 'distributed') {
 
     it('untracked_2fa_found: adding a method to a legacy account before regenerating codes', async () => {
       const user = await newUser();
-      await h.tfa.markLegacy(user.id, '+14155550106', { correlationId: 't', causationId: 't' });
+      await importLegacy(user.id, '+14155550106');
       const setup = await http().post('/api/v0/tfa/totp-setup/').set(as(user.key)).send({}).expect(200);
       const res = await http()
         .post('/api/v0/tfa/confirm-new/')
