@@ -2,6 +2,7 @@ import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { identityMigrations } from './migrations';
 import { apiKeysProjection } from './read-models/api-keys/projection';
+import { sshKeysProjection } from './read-models/ssh-keys/projection';
 import { teamRolesProjection } from './read-models/team-roles/projection';
 import { tfaProjection } from './read-models/tfa/projection';
 import { userCreditProjection } from './read-models/user-credit/projection';
@@ -19,7 +20,14 @@ const authKeys = authKeysProjection(SCHEMA);
 export const identityContext: ContextDefinition = {
   context: 'identity',
   migrations: identityMigrations,
-  inlineProjections: [usersProjection, apiKeysProjection, teamRolesProjection, authKeys, tfaProjection],
+  inlineProjections: [
+    usersProjection,
+    apiKeysProjection,
+    teamRolesProjection,
+    authKeys,
+    tfaProjection,
+    sshKeysProjection,
+  ],
   // auth_api_keys: identity's own key events inline, instance-lifecycle's instance keys subscribed.
   subscribedProjections: [userCreditProjection, authKeys],
 };

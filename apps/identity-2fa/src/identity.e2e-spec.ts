@@ -4,6 +4,7 @@ import {
   type PlatformHarness,
   startPlatform,
   uniqueName,
+  ed25519PublicKeyLine,
 } from '@rigmarket/testing';
 import request from 'supertest';
 import { IDENTITY_RUNTIME } from './identity.tokens';
@@ -312,6 +313,88 @@ describe.each(BOTH_MODES)('identity over HTTP, %s', (_label, mode) => {
         .send({ permissions: { api: { misc: {} } } })
         .expect(201);
       await http().get('/api/v0/team/roles/owner/').set(as(body.key)).expect(403);
+    });
+  });
+
+  describe('SSH keys', () => {
+    it("adds, lists, replaces and deletes the account's keys; users/current shows the newest; others see none", async () => {
+      const first = ed25519PublicKeyLine('first@laptop');
+      const second = ed25519PublicKeyLine('second@laptop');
+      const added = await http()
+        .post('/api/v0/ssh/')
+        .set(as(ADMIN_KEY))
+        .send({ ssh_key: `${first}\n` })
+        .expect(200);
+      expect(added.body).toEqual({
+        success: true,
+        key: {
+          id: expect.any(Number),
+          user_id: 1,
+          ssh_key: first,
+          public_key: first,
+          created_at: expect.any(Number),
+        },
+      });
+      const id = added.body.key.id as number;
+      expect((await http().get('/api/v0/users/current/').set(as(ADMIN_KEY))).body.ssh_key).toBe(first);
+
+      const other = await http()
+        .post('/api/v0/ssh/')
+        .set(as(ADMIN_KEY))
+        .send({ ssh_key: second })
+        .expect(200);
+      expect((await http().get('/api/v0/users/current/').set(as(ADMIN_KEY))).body.ssh_key).toBe(second);
+      const listed = await http().get('/api/v0/ssh/').set(as(ADMIN_KEY)).expect(200);
+      expect(listed.body.ssh_keys.map((k: { id: number }) => k.id)).toEqual(
+        expect.arrayContaining([id, other.body.key.id]),
+      );
+
+      const replaced = ed25519PublicKeyLine('replaced@laptop');
+      const updated = await http()
+        .put(`/api/v0/ssh/${id}/`)
+        .set(as(ADMIN_KEY))
+        .send({ id, ssh_key: replaced })
+        .expect(200);
+      expect(updated.body.key).toMatchObject({ id, ssh_key: replaced });
+
+      // bad input, another account, read-only keys
+      for (const bad of [
+        '~/.ssh/id_ed25519.pub',
+        '-----BEGIN OPENSSH PRIVATE KEY-----',
+        `ssh-rsa ${first.split(' ')[1]}`,
+      ]) {
+        const refused = await http()
+          .post('/api/v0/ssh/')
+          .set(as(ADMIN_KEY))
+          .send({ ssh_key: bad })
+          .expect(400);
+        expect(refused.body).toMatchObject({ success: false, error: 'invalid_ssh_key' });
+      }
+      const scoped = await http()
+        .post('/api/v0/auth/apikeys')
+        .set(as(ADMIN_KEY))
+        .send({ permissions: { api: { user_read: {} } } })
+        .expect(201);
+      await http().get('/api/v0/ssh/').set(as(scoped.body.key)).expect(200);
+      await http().post('/api/v0/ssh/').set(as(scoped.body.key)).send({ ssh_key: second }).expect(403);
+      const email = `${uniqueName('sshkeys')}@example.com`;
+      await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
+      const stranger = await http()
+        .post('/api/v0/users/login/')
+        .send({ username: email, password: 'correct horse battery' })
+        .expect(200);
+      const theirs = await http().get('/api/v0/ssh/').set(as(stranger.body.session_key)).expect(200);
+      expect(theirs.body.ssh_keys).toEqual([]);
+      await http().delete(`/api/v0/ssh/${id}/`).set(as(stranger.body.session_key)).send({}).expect(404);
+      expect(
+        (await http().get('/api/v0/users/current/').set(as(stranger.body.session_key))).body.ssh_key,
+      ).toBeNull();
+
+      await http().delete(`/api/v0/ssh/${other.body.key.id}/`).set(as(ADMIN_KEY)).send({}).expect(200);
+      await http().delete(`/api/v0/ssh/${other.body.key.id}/`).set(as(ADMIN_KEY)).send({}).expect(404);
+      expect((await http().get('/api/v0/users/current/').set(as(ADMIN_KEY))).body.ssh_key).toBe(replaced);
+      await http().delete(`/api/v0/ssh/${id}/`).set(as(ADMIN_KEY)).send({}).expect(200);
+      expect((await http().get('/api/v0/ssh/').set(as(ADMIN_KEY))).body.ssh_keys).toEqual([]);
     });
   });
 

@@ -17,6 +17,8 @@ import { SecretBox } from './tfa/tfa.crypto';
 import { TFA_SECRET_BOX } from './tfa/tfa.io';
 import { TfaMethodsService } from './tfa/tfa-methods.service';
 import { TfaService } from './tfa/tfa.service';
+import { SshKeysController } from './ssh-keys/ssh-keys.http.controller';
+import { AddSshKeyHandler, DeleteSshKeyHandler, ReplaceSshKeyHandler } from './ssh-keys/ssh-keys.handlers';
 import { TfaAdminController } from './tfa/tfa-admin.http.controller';
 import { TfaSecretStrategy } from './tfa/tfa-secret.strategy';
 import { TfaController } from './tfa/tfa.http.controller';
@@ -110,6 +112,7 @@ export class IdentityModule {
         TeamRolesController,
         TfaController,
         TfaAdminController,
+        SshKeysController,
       ],
       providers: [
         { provide: IDENTITY_OPTIONS, useValue: options },
@@ -134,6 +137,9 @@ export class IdentityModule {
         ...userHandlers,
         ...apiKeyHandlers,
         ...teamRoleHandlers,
+        AddSshKeyHandler,
+        ReplaceSshKeyHandler,
+        DeleteSshKeyHandler,
       ],
     });
   }

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
+import { ed25519PublicKeyLine } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 
@@ -80,6 +81,28 @@ describe('the vastai CLI against the embedded platform', () => {
 
     expect((await vastai('delete', 'api-key', String(id))).out).toContain('Successfully Deleted API Key');
     expect((await vastai('show', 'user', '--raw', '--api-key', key!)).out).toContain('"status_code": 401');
+  });
+
+  it('creates, shows, updates (from a .pub file) and deletes SSH keys; show user has the newest', async () => {
+    const key = ed25519PublicKeyLine('cli@laptop');
+    const created = await vastai('create', 'ssh-key', key);
+    expect(created.out).toContain('ssh-key created');
+    const id = Number(/'id': (\d+)/.exec(created.out)?.[1]);
+    expect(id).toBeGreaterThan(0);
+    expect(JSON.parse((await vastai('show', 'user', '--raw')).stdout).ssh_key).toBe(key);
+    const listed = JSON.parse((await vastai('show', 'ssh-keys', '--raw')).stdout);
+    expect(listed.ssh_keys).toEqual(expect.arrayContaining([expect.objectContaining({ id, ssh_key: key })]));
+
+    const replacement = ed25519PublicKeyLine('cli@desktop');
+    const pub = join(home, 'id_ed25519.pub');
+    writeFileSync(pub, `${replacement}\n`);
+    expect((await vastai('update', 'ssh-key', String(id), pub)).out).toContain(replacement);
+    expect(JSON.parse((await vastai('show', 'user', '--raw')).stdout).ssh_key).toBe(replacement);
+
+    expect((await vastai('create', 'ssh-key', 'not a key at all')).out).toContain('Failed with error 400');
+    expect((await vastai('delete', 'ssh-key', String(id))).out).toContain(`SSH key ${id} deleted`);
+    const after = JSON.parse((await vastai('show', 'ssh-keys', '--raw')).stdout);
+    expect(after.ssh_keys.map((k: { id: number }) => k.id)).not.toContain(id);
   });
 
   it('resets a key: the CLI prints the new one, which works, and the old one is refused', async () => {

@@ -20,6 +20,9 @@ export const DomainErrorCodes = [
   'team_role_exists',
   'team_role_not_found',
   'built_in_role',
+  'invalid_ssh_key',
+  'ssh_key_exists',
+  'ssh_key_not_found',
   // two-factor authentication
   '2fa_expired',
   '2fa_verification_failed',

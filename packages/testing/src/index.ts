@@ -4,3 +4,4 @@ export * from './platform-harness';
 export * from './rebuild-check';
 export * from './client-bodies';
 export * from './projection-spec';
+export * from './ssh-key';

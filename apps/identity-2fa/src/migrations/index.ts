@@ -6,6 +6,7 @@ import { userCreditExactMoney } from './0004-user-credit-exact-money';
 import { authApiKeys } from './0005-auth-api-keys';
 import { authApiKeyExpiry } from './0006-auth-api-key-expiry';
 import { apiKeyExpiry } from './0007-api-key-expiry';
+import { sshKeys } from './0008-ssh-keys';
 
 /** identity-2fa's migrations, one file each, in the order they run (after the core ones every context has). */
 export const identityMigrations: readonly Migration[] = [
@@ -16,4 +17,5 @@ export const identityMigrations: readonly Migration[] = [
   authApiKeys,
   authApiKeyExpiry,
   apiKeyExpiry,
+  sshKeys,
 ];

@@ -1,5 +1,6 @@
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
+import { CURRENT_SSH_KEY_SQL } from '../ssh-keys/queries';
 import { TFA_STATUS_SQL } from '../tfa/queries';
 import { USER_CREDIT_SQL } from '../user-credit/queries';
 
@@ -32,6 +33,7 @@ export interface UserRow {
   email_verified_at: string | Date | null;
   registered_at: string | Date;
   tfa_status?: 'enabled' | 'disabled' | 'legacy' | null;
+  current_ssh_key?: string | null;
   credit?: number | string | null;
 }
 
@@ -45,7 +47,7 @@ export function toUserView(row: UserRow): UserView {
     username: row.username,
     full_name: row.full_name,
     fullname: row.full_name,
-    ssh_key: row.ssh_key,
+    ssh_key: row.current_ssh_key ?? row.ssh_key,
     // Projected from marketplace's billing ledger (read-models/user-credit/).
     credit: Number(row.credit ?? 0),
     balance: Number(row.credit ?? 0),
@@ -63,7 +65,7 @@ export async function findUser(
   value: unknown,
 ): Promise<UserRow | undefined> {
   const rows = await runtime.db.query<UserRow>(
-    `SELECT *, ${TFA_STATUS_SQL}, ${USER_CREDIT_SQL} FROM ${SCHEMA}.users WHERE ${where}`,
+    `SELECT *, ${TFA_STATUS_SQL}, ${USER_CREDIT_SQL}, ${CURRENT_SSH_KEY_SQL} FROM ${SCHEMA}.users WHERE ${where}`,
     [value],
   );
   return rows[0];
