@@ -2,13 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { type Server, createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Database } from '@rigmarket/event-sourcing';
+import { Database, parkedEvents } from '@rigmarket/event-sourcing';
 import { ledgerImbalances } from '@rigmarket/marketplace-api';
 import { eventually } from '@rigmarket/testing';
 import { seedDemoHosts } from '../demo-hosts';
 import { ALL_CONTEXTS } from '../platform';
 import { verify } from '../verify';
-import { waitUntilSettled } from './settle';
+import { eventsInFlight, waitUntilSettled } from './settle';
 
 /**
  * The crash workload (docs/reliability.md): renters renting, stopping, starting and destroying in a loop
@@ -284,8 +284,11 @@ export async function crashRun(target: Target, label: string, faults = KILLS): P
     expect(Number(doubled[0]!.n)).toBe(0);
     expect(computeNeverRan).toEqual([]);
     if (!verified.ok)
+      // With what was parked and where each subscribed read model stands, to tell a lost delivery from a
+      // refused one.
       process.stdout.write(
-        `crash-recovery (${label}) verify: ${verifyLines.filter((l) => !l.endsWith(': equal')).join('\n')}\n`,
+        `crash-recovery (${label}) verify: ${verifyLines.filter((l) => !l.endsWith(': equal')).join('\n')}\n` +
+          `parked: ${JSON.stringify(await parkedEvents(db))}\nin flight: ${JSON.stringify(await eventsInFlight(db))}\n`,
       );
     expect(imbalances).toEqual([]);
     // Every read model equals its rebuild from the events after the kills (rigmarket verify).
