@@ -29,15 +29,24 @@ export async function eventsInFlight(db: Database): Promise<string[]> {
 }
 
 /**
- * Waits until nothing is in flight between the running apps (distributed mode: their shared database is
- * read directly), so that stopping them leaves every read model caught up with the events.
+ * Waits until nothing has been in flight between the running apps for `quietMs` (distributed mode: their
+ * shared database is read directly), so that stopping them leaves every read model caught up with the
+ * events. One empty look is not enough: the billing meter charges a destroyed instance's last period on
+ * its next tick (every second in the crash suites), after the destroy itself has settled, and an app
+ * stopped before those charges reach it is left behind them (lag that verify reports as a difference).
  */
-export async function waitUntilSettled(db: Database, timeoutMs = 60_000): Promise<void> {
+export async function waitUntilSettled(db: Database, timeoutMs = 60_000, quietMs = 3_000): Promise<void> {
   let last: string[] = [];
+  let quietSince: number | null = null;
   await eventually(
     async () => {
       last = await eventsInFlight(db);
-      return last.length === 0 ? true : undefined;
+      if (last.length > 0) {
+        quietSince = null;
+        return undefined;
+      }
+      quietSince ??= Date.now();
+      return Date.now() - quietSince >= quietMs ? true : undefined;
     },
     timeoutMs,
     'the events between the apps to settle',
