@@ -95,7 +95,7 @@ describe.each([
     const listed = await cli('projections');
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(
-      /sync\tauth_api_keys\tv1\tidentity\/api_key\tlag \d+\tparked 1\tlast error: .*auth_api_keys/,
+      /sync\tauth_api_keys\tv2\tidentity\/api_key,instance\/instance\tlag \d+\tparked 1\tlast error: .*auth_api_keys/,
     );
 
     // still broken: retry keeps it parked and says so

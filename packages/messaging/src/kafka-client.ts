@@ -12,11 +12,7 @@ export function kafkaClient(options: {
     brokers: options.brokers,
     logLevel: logLevel.WARN,
     retry: { retries: 8, initialRetryTime: 100 },
-    ...(logger
-      ? {
-          logCreator: () => (entry) =>
-            logger(String(entry.level), `${entry.namespace}: ${entry.log.message}`),
-        }
-      : {}),
+    // kafkajs's own log lines go to the given logger, or nowhere (not to the console).
+    logCreator: () => (entry) => logger?.(String(entry.level), `${entry.namespace}: ${entry.log.message}`),
   });
 }
