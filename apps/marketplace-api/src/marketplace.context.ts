@@ -3,6 +3,7 @@ import { authKeysProjection } from '@rigmarket/http-kit';
 import { marketplaceMigrations } from './migrations';
 import { adminUsersProjection } from './read-models/admin-users/projection';
 import { billingPeriodsProjection } from './read-models/billing-periods/projection';
+import { instanceChargedUntilProjection } from './read-models/instance-charged-until/projection';
 import { ledgerProjection } from './read-models/ledger/projection';
 import { machinesProjection } from './read-models/machines/projection';
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
@@ -21,7 +22,13 @@ export { SCHEMA };
 export const marketplaceContext: ContextDefinition = {
   context: 'marketplace',
   migrations: marketplaceMigrations,
-  inlineProjections: [machinesProjection, templatesProjection, volumeOffersProjection, ledgerProjection],
+  inlineProjections: [
+    machinesProjection,
+    templatesProjection,
+    volumeOffersProjection,
+    ledgerProjection,
+    instanceChargedUntilProjection,
+  ],
   subscribedProjections: [
     authKeysProjection(SCHEMA),
     adminUsersProjection,

@@ -65,8 +65,7 @@ export class BillingMeter extends PeriodicJob<DueCharge[]> {
               GREATEST(p.started_at, COALESCE(b.until, p.started_at)) AS from_at,
               LEAST(COALESCE(p.ended_at, $1::timestamptz), $1::timestamptz) AS to_at
          FROM ${this.runtime.schema}.billing_periods p
-         LEFT JOIN (SELECT instance_id, max(period_end) AS until FROM ${this.runtime.schema}.ledger_entries
-                     WHERE instance_id IS NOT NULL AND kind LIKE 'charge_%' GROUP BY instance_id) b USING (instance_id)
+         LEFT JOIN ${this.runtime.schema}.instance_charged_until b USING (instance_id)
         WHERE p.rate_per_hour_micros > 0
           AND LEAST(COALESCE(p.ended_at, $1::timestamptz), $1::timestamptz) > GREATEST(p.started_at, COALESCE(b.until, p.started_at))
         ORDER BY p.instance_id, p.started_at`,

@@ -15,6 +15,7 @@ import { authApiKeyExpiry } from './0013-auth-api-key-expiry';
 import { machineLiveness } from './0014-machine-liveness';
 import { machinesWithAllocations } from './0015-machines-with-allocations';
 import { billingRateMicros } from './0016-billing-rate-micros';
+import { instanceChargedUntil } from './0017-instance-charged-until';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -34,4 +35,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   machineLiveness,
   machinesWithAllocations,
   billingRateMicros,
+  instanceChargedUntil,
 ];

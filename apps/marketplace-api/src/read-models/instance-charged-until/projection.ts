@@ -1,0 +1,23 @@
+import type { AccountCharged } from '@rigmarket/contracts';
+import { defineProjection } from '@rigmarket/event-sourcing';
+import { SCHEMA } from '../../schema';
+
+/**
+ * The moment up to which each instance has been charged: the billing meter charges from there. One row per
+ * instance, so a billing run costs the same however long the ledger's history (before, it took the max over
+ * every charge ever made). Charges may arrive in any order; the latest end wins.
+ */
+export const instanceChargedUntilProjection = defineProjection<AccountCharged>({
+  name: 'instance_charged_until',
+  version: 1,
+  sources: [{ context: 'marketplace', streamType: 'ledger' }],
+  tables: [`${SCHEMA}.instance_charged_until`],
+  eventTypes: ['AccountCharged'],
+  async apply(sql, event) {
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.instance_charged_until (instance_id, until) VALUES ($1, $2)
+       ON CONFLICT (instance_id) DO UPDATE SET until = GREATEST(${SCHEMA}.instance_charged_until.until, EXCLUDED.until)`,
+      [event.data.instanceId, event.data.periodEnd],
+    );
+  },
+});
