@@ -1,6 +1,10 @@
 import { Controller, Get, HttpCode, Inject, Module, type DynamicModule } from '@nestjs/common';
 import { ApiError } from '@rigmarket/contracts';
 import { Public } from './auth.guard';
+import { ApiContract, objectOf } from './openapi-contract';
+
+const STATUS = (status: string) =>
+  objectOf({ success: { type: 'boolean', const: true }, status: { type: 'string', const: status } });
 
 export const READINESS_CHECK = Symbol('READINESS_CHECK');
 export type ReadinessCheck = () => Promise<void>;
@@ -11,6 +15,7 @@ export class HealthController {
 
   @Public()
   @Get('healthz')
+  @ApiContract({ ok: STATUS('ok') })
   health() {
     return { success: true, status: 'ok' };
   }
@@ -18,6 +23,7 @@ export class HealthController {
   @Public()
   @Get('readyz')
   @HttpCode(200)
+  @ApiContract({ ok: STATUS('ready'), errors: { 503: ['service_unavailable'] } })
   async ready() {
     try {
       await this.check();

@@ -14,3 +14,4 @@ export * from './rate-limit';
 export * from './quotas';
 export * from './openapi';
 export * from './routes';
+export * from './openapi-contract';

@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { static as expressStatic } from 'express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { errorResponse, namedSchemas } from './openapi-contract';
 import { routesOf } from './routes';
 
 /** Where every app serves its OpenAPI document (docs/api.md, "The OpenAPI document"). */
@@ -20,10 +21,35 @@ const ERROR_SCHEMA = {
 
 const OPERATIONS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
+/** What every route may answer besides its own statuses (the HTTP layer's refusals, http-kit). */
+const COMMON_ERRORS = {
+  400: errorResponse(
+    ['bad_request'],
+    'Malformed input: bad JSON, a field of the wrong type, a string or list too long',
+  ),
+  413: errorResponse(['payload_too_large'], 'The body is larger than the limit'),
+  429: errorResponse(['rate_limited'], 'Too many requests from this client; see the RateLimit headers'),
+};
+/** What a route that needs a key may answer besides. */
+const GUARDED_ERRORS = {
+  401: errorResponse(['missing_key', 'invalid_key'], 'No key, or a key that is unknown, revoked or expired'),
+  403: errorResponse(['forbidden', 'auth_error'], 'The key may not call this route (scope, credential kind)'),
+};
+
+type Responses = Record<string, { description?: string; content?: unknown }>;
+
+/** Adds a common refusal to an operation's responses; a status the route declares itself gains its codes. */
+function addError(responses: Responses, status: string, common: { description: string; content: unknown }) {
+  const own = responses[status];
+  if (own === undefined) responses[status] = common;
+  else responses[status] = { ...own, description: `${own.description ?? ''}; ${common.description}` };
+}
+
 /**
  * The OpenAPI 3.1.0 description of the routes the app serves, generated from its controllers (and the
- * DTOs they declare) by @nestjs/swagger: version 1.0.0, the Bearer scheme required everywhere but on
- * public routes, and the Error object as every operation's `default` response.
+ * contracts they declare with ApiContract) by @nestjs/swagger: version 1.0.0, the Bearer scheme required
+ * everywhere but on public routes, each route's success body, request body and error statuses (the Error
+ * object, with the codes it may carry), the common refusals of the HTTP layer added to every route.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -38,9 +64,15 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurityRequirements('bearer')
     .build();
   const document = SwaggerModule.createDocument(app, config);
+  // Request classes that declare no ApiProperty appear as empty schemas: ApiContract bodies replace them.
+  const schemas = Object.fromEntries(
+    Object.entries(document.components?.schemas ?? {}).filter(
+      ([, schema]) => !('properties' in schema) || Object.keys(schema.properties ?? {}).length > 0,
+    ),
+  );
   document.components = {
     ...document.components,
-    schemas: { ...(document.components?.schemas ?? {}), Error: ERROR_SCHEMA as never },
+    schemas: { ...schemas, ...(namedSchemas() as typeof schemas), Error: ERROR_SCHEMA as never },
   };
   // Routes anyone may call (sign-up, login, health, log extracts) need no key.
   const open = new Set(
@@ -52,14 +84,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     for (const verb of OPERATIONS) {
       const operation = item[verb];
       if (!operation) continue;
-      if (open.has(`${verb} ${path.replace(/\{(\w+)\}/g, ':$1')}`)) operation.security = [];
-      operation.responses = {
-        ...operation.responses,
-        default: {
-          description: 'The Error object (400 bad input, 401/403 key, 404, 409, 413, 429, 503)',
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        },
-      };
+      const isOpen = open.has(`${verb} ${path.replace(/\{(\w+)\}/g, ':$1')}`);
+      if (isOpen) operation.security = [];
+      const responses = operation.responses as Responses;
+      for (const [status, answer] of Object.entries({ ...COMMON_ERRORS, ...(isOpen ? {} : GUARDED_ERRORS) }))
+        addError(responses, status, answer);
+      operation.responses = Object.fromEntries(
+        Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)),
+      ) as never;
     }
   }
   return document;

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   CreateApiKeyCommand,
@@ -11,6 +11,7 @@ import {
   ResetApiKeyCommand,
   parsePermissions,
 } from './api-keys.handlers';
+import { ANSWERS, BODIES } from '../identity.openapi';
 
 export class CreateApiKeyRequest {
   @IsOptional()
@@ -41,6 +42,7 @@ export class ApiKeysController {
 
   @Post('auth/apikeys')
   @RequirePermission('user_write')
+  @ApiContract({ status: 201, body: BODIES.createApiKey, ok: ANSWERS.apiKeyCreated })
   async create(@Body() body: CreateApiKeyRequest, @CallOf() { caller: principal, metadata }: Call) {
     const permissions = parsePermissions(body.permissions);
     const created = await this.commands.execute(
@@ -51,18 +53,21 @@ export class ApiKeysController {
 
   @Get('auth/apikeys')
   @RequirePermission('user_read')
+  @ApiContract({ ok: ANSWERS.apiKeys })
   async list(@CallOf() { caller: principal }: Call) {
     return { success: true, apikeys: await this.queries.execute(new ListApiKeysQuery(principal.userId)) };
   }
 
   @Get('auth/apikeys/:id')
   @RequirePermission('user_read')
+  @ApiContract({ ok: ANSWERS.apiKey, errors: { 404: ['api_key_not_found'] } })
   async get(@Param('id', keyIdPipe) id: number, @CallOf() { caller: principal }: Call) {
     return { success: true, apikey: await this.queries.execute(new GetApiKeyQuery(principal.userId, id)) };
   }
 
   @Delete('auth/apikeys/:id')
   @RequirePermission('user_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: { 404: ['api_key_not_found'] } })
   async remove(@Param('id', keyIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(new DeleteApiKeyCommand(principal.userId, id, metadata));
     return { success: true, msg: 'Successfully Deleted API Key' };
@@ -70,6 +75,7 @@ export class ApiKeysController {
 
   @Put('commands/reset_apikey')
   @RequirePermission('user_write')
+  @ApiContract({ ok: ANSWERS.keyReset })
   async reset(@CallOf() { caller: principal, metadata }: Call) {
     const { newKey } = await this.commands.execute(new ResetApiKeyCommand(principal, metadata));
     return { success: true, new_api_key: newKey };

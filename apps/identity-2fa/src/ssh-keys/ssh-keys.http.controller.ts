@@ -13,11 +13,12 @@ import {
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { listSshKeys } from '../read-models/ssh-keys/queries';
 import { AddSshKeyCommand, DeleteSshKeyCommand, ReplaceSshKeyCommand } from './ssh-keys.handlers';
+import { ANSWERS, BODIES } from '../identity.openapi';
 
 export class SshKeyRequest {
   /** One OpenSSH public key line (checked by parsePublicKey: type, blob, length). */
@@ -45,6 +46,11 @@ export class SshKeysController {
   @Post()
   @HttpCode(200)
   @RequirePermission('user_write')
+  @ApiContract({
+    body: BODIES.sshKey,
+    ok: ANSWERS.sshKey,
+    errors: { 400: ['invalid_ssh_key'], 409: ['ssh_key_exists'] },
+  })
   async create(@Body() body: SshKeyRequest, @CallOf() { caller, metadata }: Call) {
     const key = await this.commands.execute(new AddSshKeyCommand(caller.userId, body.ssh_key, metadata));
     return { success: true, key };
@@ -52,12 +58,18 @@ export class SshKeysController {
 
   @Get()
   @RequirePermission('user_read')
+  @ApiContract({ ok: ANSWERS.sshKeys })
   async list(@CallOf() { caller }: Call) {
     return { success: true, ssh_keys: await listSshKeys(this.runtime.db, caller.userId) };
   }
 
   @Put(':id')
   @RequirePermission('user_write')
+  @ApiContract({
+    body: BODIES.sshKey,
+    ok: ANSWERS.sshKey,
+    errors: { 400: ['invalid_ssh_key'], 404: ['ssh_key_not_found'] },
+  })
   async update(
     @Param('id', keyIdPipe) id: number,
     @Body() body: SshKeyRequest,
@@ -71,6 +83,7 @@ export class SshKeysController {
 
   @Delete(':id')
   @RequirePermission('user_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: { 404: ['ssh_key_not_found'] } })
   async remove(@Param('id', keyIdPipe) id: number, @CallOf() { caller, metadata }: Call) {
     await this.commands.execute(new DeleteSshKeyCommand(caller.userId, id, metadata));
     return { success: true, msg: `SSH key ${id} deleted` };

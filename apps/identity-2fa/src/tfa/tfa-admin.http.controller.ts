@@ -1,11 +1,12 @@
 import { Body, Controller, HttpCode, Inject, Param, ParseIntPipe, Put } from '@nestjs/common';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsOptional, Matches } from 'class-validator';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { findUser } from '../read-models/users/queries';
 import { TfaMethodsService } from './tfa-methods.service';
+import { ANSWERS, BODIES } from '../identity.openapi';
 
 export class LegacyTfaImport {
   /** The number on file that the legacy SMS 2FA sends to (E.164); a backup-code regeneration backfills it. */
@@ -30,6 +31,7 @@ export class TfaAdminController {
   @Put(':id/legacy-2fa')
   @HttpCode(200)
   @RequirePermission('user_write')
+  @ApiContract({ body: BODIES.legacyTfa, ok: ANSWERS.legacyImported, errors: { 404: ['user_not_found'] } })
   async importLegacy(
     @Param('id', ParseIntPipe) userId: number,
     @Body() body: LegacyTfaImport,

@@ -14,6 +14,7 @@ import {
 } from '@nestjs/common';
 import type { EventMetadata, PermissionCategory } from '@rigmarket/contracts';
 import {
+  ApiContract,
   Admits,
   Authenticated,
   type AuthenticatedRequest,
@@ -35,6 +36,7 @@ import {
 import type { TfaCaller } from './tfa.io';
 import { TfaMethodsService } from './tfa-methods.service';
 import { TfaService } from './tfa.service';
+import { ANSWERS, BODIES, TFA_ERRORS } from '../identity.openapi';
 
 const SESSION_COOKIE = 'session_key';
 
@@ -74,6 +76,7 @@ export class TfaController {
   @Post()
   @Admit(WITH_SECRET)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.tfaLogin, ok: ANSWERS.tfaLogin, errors: TFA_ERRORS })
   async login(
     @Req() request: AuthenticatedRequest,
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
@@ -94,6 +97,7 @@ export class TfaController {
   @Delete()
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.tfaRemove, ok: ANSWERS.tfaRemoved, errors: TFA_ERRORS })
   async remove(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: RemoveRequest,
@@ -104,6 +108,7 @@ export class TfaController {
   @Post('email')
   @Admit(WITH_SECRET)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.secret, ok: ANSWERS.secretSent, errors: TFA_ERRORS })
   async email(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     // Validated (after authentication) though only the guard reads its secret.
@@ -115,6 +120,7 @@ export class TfaController {
   @Post('sms')
   @Admit(WITH_SECRET)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.sms, ok: ANSWERS.secretSent, errors: TFA_ERRORS })
   async sms(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: SmsRequest,
@@ -125,6 +131,7 @@ export class TfaController {
   @Post('sms/resend')
   @Admit(WITH_SECRET)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.sms, ok: ANSWERS.secretSent, errors: TFA_ERRORS })
   async resend(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: SmsRequest,
@@ -140,6 +147,7 @@ export class TfaController {
 
   @Admit(BEARER_READ)
   @Get('status')
+  @ApiContract({ ok: ANSWERS.tfaStatus, errors: TFA_ERRORS })
   async status(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
     return this.methods.status(caller.userId);
   }
@@ -147,6 +155,7 @@ export class TfaController {
   @Post('authorize-new-method')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.authorize, ok: ANSWERS.authorizeStarted, errors: TFA_ERRORS })
   async authorize(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: AuthorizeRequest,
@@ -157,6 +166,7 @@ export class TfaController {
   @Put('authorize-new-method')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.authorizeConfirm, ok: ANSWERS.msg, errors: TFA_ERRORS })
   async confirmAuthorization(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: AuthorizeConfirmRequest,
@@ -167,6 +177,7 @@ export class TfaController {
   @Post('totp-setup')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ ok: ANSWERS.totpSetup, errors: TFA_ERRORS })
   async totpSetup(@Caller() { caller }: { caller: TfaCaller; metadata: EventMetadata }) {
     return this.methods.totpSetup(caller.userId);
   }
@@ -174,6 +185,7 @@ export class TfaController {
   @Post('confirm-new')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.confirmNew, ok: ANSWERS.methodAdded, errors: TFA_ERRORS })
   async confirmNew(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: ConfirmNewRequest,
@@ -184,6 +196,7 @@ export class TfaController {
   @Put('update')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.tfaUpdate, ok: ANSWERS.methodUpdated, errors: TFA_ERRORS })
   async update(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: UpdateRequest,
@@ -194,6 +207,7 @@ export class TfaController {
   @Put('regen-backup-codes')
   @Admit(BEARER_WRITE)
   @HttpCode(200)
+  @ApiContract({ body: BODIES.proof, ok: ANSWERS.backupCodes, errors: TFA_ERRORS })
   async regen(
     @Caller() { caller, metadata }: { caller: TfaCaller; metadata: EventMetadata },
     @Body() body: ProofRequest,

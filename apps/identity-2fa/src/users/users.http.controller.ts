@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { EventMetadata } from '@rigmarket/contracts';
 import {
+  ApiContract,
   Authenticated,
   type Call,
   CallOf,
@@ -18,6 +19,7 @@ import {
   RegisterUserCommand,
   VerifyEmailCommand,
 } from './users.handlers';
+import { ANSWERS, BODIES, USER } from '../identity.openapi';
 
 export class RegisterRequest {
   @IsEmail({}, { message: 'email must be a valid e-mail address' })
@@ -87,6 +89,12 @@ export class UsersController {
 
   @Public()
   @Post()
+  @ApiContract({
+    status: 201,
+    body: BODIES.register,
+    ok: ANSWERS.registered,
+    errors: { 409: ['user_exists'] },
+  })
   async register(@Body() body: RegisterRequest, @RequestMetadata() metadata: EventMetadata) {
     const { user } = await this.commands.execute(
       new RegisterUserCommand(
@@ -107,6 +115,11 @@ export class UsersController {
   @Public()
   @Post('verify_email')
   @HttpCode(200)
+  @ApiContract({
+    body: BODIES.verifyEmail,
+    ok: ANSWERS.registered,
+    errors: { 400: ['invalid_verification_token', 'verification_token_expired'], 404: ['user_not_found'] },
+  })
   async verifyEmail(@Body() body: VerifyEmailRequest, @RequestMetadata() metadata: EventMetadata) {
     const { user } = await this.commands.execute(new VerifyEmailCommand(body.email, body.code, metadata));
     return { success: true, user, msg: 'E-mail address verified.' };
@@ -115,6 +128,7 @@ export class UsersController {
   @Public()
   @Post('login')
   @HttpCode(200)
+  @ApiContract({ body: BODIES.login, ok: ANSWERS.login, errors: { 401: ['invalid_credentials'] } })
   async login(@Body() body: LoginRequest, @RequestMetadata() metadata: EventMetadata) {
     const result = await this.commands.execute(
       new LoginCommand(body.username ?? body.email ?? '', body.password, metadata),
@@ -133,6 +147,7 @@ export class UsersController {
   /** Ends the calling session (a key from POST users/login/ or the 2FA login). */
   @Post('logout')
   @HttpCode(200)
+  @ApiContract({ ok: ANSWERS.msg })
   async logout(@CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(
       new LogoutCommand(principal.userId, principal.keyId, principal.kind, metadata),
@@ -143,6 +158,11 @@ export class UsersController {
   /** Sets a new password after checking the current one, and ends every session of the account. */
   @Put('password')
   @RequirePermission('user_write')
+  @ApiContract({
+    body: BODIES.changePassword,
+    ok: ANSWERS.passwordChanged,
+    errors: { 403: ['wrong_password'] },
+  })
   async changePassword(
     @CallOf() { caller: principal }: Call,
     @Body() body: ChangePasswordRequest,
@@ -160,6 +180,7 @@ export class UsersController {
 
   @Get('current')
   @RequirePermission('user_read')
+  @ApiContract({ ok: USER, errors: { 404: ['user_not_found'] } })
   current(@CallOf() { caller: principal }: Call) {
     return this.queries.execute(new GetUserQuery(principal.userId));
   }

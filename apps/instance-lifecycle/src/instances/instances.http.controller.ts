@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, Param, Put, Query as QueryParam } from '
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import {
+  ApiContract,
   Admits,
   Authenticated,
   type Call,
@@ -20,6 +21,7 @@ import { InstanceFiltersQuery } from './queries/instance-filters.query';
 import { ListAllInstancesQuery } from './queries/list-all-instances.query';
 import { ListInstancesQuery } from './queries/list-instances.query';
 import { RestartInstanceCommand } from './restart-instance/restart-instance.command';
+import { ANSWERS, BODIES, INSTANCE_ERRORS } from '../instance-lifecycle.openapi';
 
 /** The instance routes of the use cases after creation (change, bid, restart, destroy) and the queries. */
 @Controller('api/v0/instances')
@@ -33,6 +35,7 @@ export class InstancesV0Controller {
   /** Older clients: `?owner=me`; every row is the caller's own anyway. */
   @Get()
   @RequirePermission('instance_read')
+  @ApiContract({ ok: ANSWERS.list })
   async list(@CallOf() { caller: principal }: Call) {
     const instances = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
     return { success: true, instances_found: instances.length, instances };
@@ -41,12 +44,14 @@ export class InstancesV0Controller {
   /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */
   @Get('filters')
   @RequirePermission('instance_read')
+  @ApiContract({ ok: ANSWERS.filters })
   async filters(@CallOf() { caller: principal }: Call) {
     return { success: true, filters: await this.queries.execute(new InstanceFiltersQuery(principal.userId)) };
   }
 
   @Get(':id')
   @RequirePermission('instance_read')
+  @ApiContract({ ok: ANSWERS.one, errors: INSTANCE_ERRORS })
   async one(@Param('id') id: string, @CallOf() { caller: principal }: Call) {
     return {
       instances: await this.queries.execute(
@@ -57,6 +62,7 @@ export class InstancesV0Controller {
 
   @Put()
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.bulkUpdate, ok: ANSWERS.results })
   async bulkUpdate(@Body() body: UpdateInstanceDto, @CallOf() { caller: principal, metadata }: Call) {
     const ids = idList(body.ids, 'ids');
     const results = await this.each(ids, (id) =>
@@ -67,6 +73,11 @@ export class InstancesV0Controller {
 
   @Put('bid_price/:id')
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.bid,
+    ok: ANSWERS.msg,
+    errors: { ...INSTANCE_ERRORS, 400: [...INSTANCE_ERRORS[400], 'not_a_bid'] },
+  })
   async changeBid(
     @Param('id') idRaw: string,
     @Body() body: ChangeBidDto,
@@ -88,6 +99,7 @@ export class InstancesV0Controller {
 
   @Put('reboot/:id')
   @RequirePermission('instance_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: INSTANCE_ERRORS })
   async reboot(@Param('id') idRaw: string, @CallOf() { caller: principal, metadata }: Call) {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, false, metadata));
@@ -96,6 +108,7 @@ export class InstancesV0Controller {
 
   @Put('recycle/:id')
   @RequirePermission('instance_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: INSTANCE_ERRORS })
   async recycle(@Param('id') idRaw: string, @CallOf() { caller: principal, metadata }: Call) {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, true, metadata));
@@ -105,6 +118,7 @@ export class InstancesV0Controller {
   @Put(':id')
   @Admits('instance_key')
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.update, ok: ANSWERS.msg, errors: INSTANCE_ERRORS })
   async update(
     @Param('id') idRaw: string,
     @Body() body: UpdateInstanceDto,
@@ -126,6 +140,7 @@ export class InstancesV0Controller {
 
   @Delete()
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.bulkDestroy, ok: ANSWERS.results })
   async bulkDestroy(@Body() body: DestroyInstancesDto, @CallOf() { caller: principal, metadata }: Call) {
     const ids = idList(body.instance_ids, 'instance_ids');
     const results = await this.each(ids, (id) =>
@@ -137,6 +152,7 @@ export class InstancesV0Controller {
   @Delete(':id')
   @Admits('instance_key')
   @RequirePermission('instance_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: INSTANCE_ERRORS })
   async destroy(@Param('id') idRaw: string, @CallOf() { caller: principal, metadata }: Call) {
     const id = positiveId(idRaw, 'instance id');
     checkInstanceKey(principal, id);
@@ -175,6 +191,7 @@ export class InstancesV1Controller {
 
   @Get()
   @RequirePermission('instance_read')
+  @ApiContract({ ok: ANSWERS.page })
   async list(@QueryParam() query: Record<string, unknown>, @CallOf() { caller: principal }: Call) {
     const page = await this.queries.execute(new ListInstancesQuery(principal.userId, query));
     return { success: true, ...page, instances_found: page.instances.length };

@@ -1,12 +1,20 @@
 import { Body, Controller, Get, Header, Inject, NotFoundException, Param, Put, Req } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, Public, RequirePermission } from '@rigmarket/http-kit';
+import {
+  ApiContract,
+  Authenticated,
+  type Call,
+  CallOf,
+  Public,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import type { Request } from 'express';
 import { LOG_STORE } from '../instance-lifecycle.tokens';
 import type { LogStore } from './log-store';
 import { RequestLogsCommand } from './logs.handlers';
 import { RequestLogsDto } from './logs.dto';
+import { ANSWERS, BODIES } from '../instance-lifecycle.openapi';
 
 function optionalTail(raw: unknown): number | null {
   if (raw === undefined || raw === null || raw === '') return null;
@@ -33,6 +41,11 @@ export class LogsController {
 
   @Put('api/v0/instances/request_logs/:id')
   @RequirePermission('instance_read')
+  @ApiContract({
+    body: BODIES.logs,
+    ok: ANSWERS.logs,
+    errors: { 400: ['invalid_id'], 403: ['not_authorized'], 404: ['no_such_instance'] },
+  })
   async request(
     @Param('id') idRaw: string,
     @Body() body: RequestLogsDto,
@@ -57,6 +70,7 @@ export class LogsController {
   @Get('logs/:file')
   @Public()
   @Header('Content-Type', 'text/plain; charset=utf-8')
+  @ApiContract({ ok: ANSWERS.logText, mediaType: 'text/plain', errors: { 404: ['not_found'] } })
   async fetch(@Param('file') file: string) {
     const text = await this.store.get(file);
     if (text === null) throw new NotFoundException();

@@ -1,8 +1,16 @@
 import { Body, Controller, Get, HttpCode, Post, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, isJsonObject, RequirePermission } from '@rigmarket/http-kit';
+import {
+  ApiContract,
+  Authenticated,
+  type Call,
+  CallOf,
+  isJsonObject,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
+import { ANSWERS, BODIES, QUERIES } from '../marketplace.openapi';
 
 /** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
 @Controller('api/v0')
@@ -17,6 +25,11 @@ export class LedgerController {
   @Post('credit')
   @HttpCode(200)
   @RequirePermission('billing_write')
+  @ApiContract({
+    body: BODIES.credit,
+    ok: ANSWERS.granted,
+    errors: { 400: ['invalid_amount'], 404: ['user_not_found'] },
+  })
   async grant(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
     if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const userId = Number(body.user_id);
@@ -32,6 +45,7 @@ export class LedgerController {
 
   @Get('users/me/credit')
   @RequirePermission('billing_read')
+  @ApiContract({ ok: ANSWERS.credit })
   async credit(@CallOf() { caller: principal }: Call) {
     const { balance } = await this.queries.execute(new LedgerEntriesQuery(principal.userId, []));
     return { success: true, credit: balance };
@@ -40,6 +54,7 @@ export class LedgerController {
   /** `vastai show invoices`: reads `invoices` and `current`. */
   @Get('users/me/invoices')
   @RequirePermission('billing_read')
+  @ApiContract({ ok: ANSWERS.invoices })
   async invoices(@CallOf() { caller: principal }: Call) {
     const { entries, balance } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['credit', 'charge_gpu', 'charge_storage']),
@@ -56,6 +71,7 @@ export class LedgerController {
 
   @Get('charges')
   @RequirePermission('billing_read')
+  @ApiContract({ ok: ANSWERS.charges })
   async charges(@CallOf() { caller: principal }: Call) {
     const { entries } = await this.queries.execute(
       new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']),
@@ -66,6 +82,7 @@ export class LedgerController {
   /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
   @Get(['users/me/earnings', 'users/me/machine-earnings'])
   @RequirePermission('billing_read')
+  @ApiContract({ query: QUERIES.earnings, ok: ANSWERS.earnings })
   async earnings(@CallOf() { caller: principal }: Call, @QueryParam('machine_id') machineId?: string) {
     const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
     const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;

@@ -6,7 +6,14 @@ import {
   type MachineHardware,
   type MachineVerification,
 } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, Public, RequirePermission } from '@rigmarket/http-kit';
+import {
+  ApiContract,
+  Authenticated,
+  type Call,
+  CallOf,
+  Public,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import {
   GpuNamesQuery,
@@ -18,6 +25,7 @@ import {
   SetVerificationCommand,
   UnlistMachineCommand,
 } from './machines.handlers';
+import { ANSWERS, BODIES } from '../marketplace.openapi';
 
 /**
  * What a host agent reports when it registers a machine. RAM in MB, disk in GB, bandwidth in Mb/s. Every number
@@ -113,6 +121,7 @@ export class MachinesController {
   /** The host agent registers its machine; the caller becomes its owner. */
   @Post('machines')
   @RequirePermission('machine_write')
+  @ApiContract({ status: 201, body: BODIES.registerMachine, ok: ANSWERS.machineRegistered })
   async register(@Body() body: RegisterMachineRequest, @CallOf() { caller: principal, metadata }: Call) {
     const hardware: MachineHardware = {
       hostname: body.hostname ?? null,
@@ -148,6 +157,7 @@ export class MachinesController {
   /** `vastai show machines`: {machines: [...]} of the caller. */
   @Get('machines')
   @RequirePermission('machine_read')
+  @ApiContract({ ok: ANSWERS.machines })
   async ownMachines(@CallOf() { caller: principal }: Call) {
     return { success: true, machines: await this.queries.execute(new ListMachinesQuery(principal.userId)) };
   }
@@ -155,6 +165,11 @@ export class MachinesController {
   /** List and price a machine ("set price" too: there is no separate command). */
   @Put('machines/create_asks')
   @RequirePermission('machine_write')
+  @ApiContract({
+    body: BODIES.createAsks,
+    ok: ANSWERS.listed,
+    errors: { 400: ['invalid_ask'], 404: ['no_such_machine'] },
+  })
   async createAsks(@Body() body: CreateAsksRequest, @CallOf() { caller: principal, metadata }: Call) {
     const machineId = optionalNumber('machine', body.machine);
     if (machineId === null || !Number.isInteger(machineId))
@@ -166,12 +181,14 @@ export class MachinesController {
   /** `vastai show machine 42`: a bare list. */
   @Get('machines/:id')
   @RequirePermission('machine_read')
+  @ApiContract({ ok: ANSWERS.machine })
   async oneMachine(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal }: Call) {
     return this.queries.execute(new ListMachinesQuery(principal.userId, id));
   }
 
   @Delete('machines/:id/asks')
   @RequirePermission('machine_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: { 404: ['no_such_machine'] } })
   async unlist(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(new UnlistMachineCommand(principal.userId, id, metadata));
     return { success: true, msg: `Machine ${id} unlisted` };
@@ -179,6 +196,11 @@ export class MachinesController {
 
   @Put('machines/:id/minbid')
   @RequirePermission('machine_write')
+  @ApiContract({
+    body: BODIES.minBid,
+    ok: ANSWERS.msg,
+    errors: { 400: ['invalid_ask'], 404: ['no_such_machine'] },
+  })
   async minBid(
     @Param('id', machineIdPipe) id: number,
     @Body() body: MinBidRequest,
@@ -193,6 +215,7 @@ export class MachinesController {
   /** Admins only: verified machines are what the CLI's default search shows. */
   @Put('machines/:id/verification')
   @RequirePermission('machine_write')
+  @ApiContract({ body: BODIES.verification, ok: ANSWERS.verification, errors: { 404: ['no_such_machine'] } })
   async verify(
     @Param('id', machineIdPipe) id: number,
     @Body() body: VerificationRequest,
@@ -208,6 +231,7 @@ export class MachinesController {
   @Post('machines/:id/heartbeat')
   @HttpCode(200)
   @RequirePermission('machine_write')
+  @ApiContract({ ok: ANSWERS.heartbeat, errors: { 404: ['no_such_machine'] } })
   async heartbeat(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     const { reliability } = await this.commands.execute(
       new RecordHeartbeatCommand(principal.userId, id, metadata),
@@ -218,6 +242,7 @@ export class MachinesController {
   /** No auth: the real CLI calls it at every start. */
   @Public()
   @Get('gpu_names/unique')
+  @ApiContract({ ok: ANSWERS.gpuNames })
   async gpuNames() {
     return { success: true, gpu_names: await this.queries.execute(new GpuNamesQuery()) };
   }

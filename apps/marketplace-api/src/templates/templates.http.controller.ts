@@ -1,7 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, isJsonObject, RequirePermission } from '@rigmarket/http-kit';
+import {
+  ApiContract,
+  Authenticated,
+  type Call,
+  CallOf,
+  isJsonObject,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import { templateChanges, templateContentForCreate } from './template-content';
 import {
   CreateTemplateCommand,
@@ -10,6 +17,7 @@ import {
   SearchTemplatesQuery,
   parseTemplateFilters,
 } from './templates.handlers';
+import { ANSWERS, BODIES, QUERIES } from '../marketplace.openapi';
 
 /**
  * Templates (spec "Templates", docs/client-compat.md 2.11). Bodies are read raw: nulls mean "unchanged".
@@ -25,6 +33,7 @@ export class TemplatesController {
 
   @Get()
   @RequirePermission('user_read')
+  @ApiContract({ query: QUERIES.templateSearch, ok: ANSWERS.templates })
   async search(
     @QueryParam('select_filters') selectFilters: unknown,
     @Body() body: unknown,
@@ -42,6 +51,7 @@ export class TemplatesController {
   @Post()
   @HttpCode(200)
   @RequirePermission('user_write')
+  @ApiContract({ body: BODIES.createTemplate, ok: ANSWERS.template, errors: { 409: ['template_exists'] } })
   async create(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
     if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const template = await this.commands.execute(
@@ -52,6 +62,7 @@ export class TemplatesController {
 
   @Put()
   @RequirePermission('user_write')
+  @ApiContract({ body: BODIES.editTemplate, ok: ANSWERS.template, errors: { 404: ['no_such_template'] } })
   async edit(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
     if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     if (typeof body.hash_id !== 'string' || body.hash_id === '')
@@ -64,6 +75,12 @@ export class TemplatesController {
 
   @Delete()
   @RequirePermission('user_write')
+  @ApiContract({
+    body: BODIES.deleteTemplate,
+    query: QUERIES.templateDelete,
+    ok: ANSWERS.msg,
+    errors: { 404: ['no_such_template'] },
+  })
   async remove(
     @Body() body: unknown,
     @QueryParam() query: Record<string, unknown>,

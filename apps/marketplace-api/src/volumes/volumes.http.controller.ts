@@ -1,7 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, isJsonObject, RequirePermission } from '@rigmarket/http-kit';
+import {
+  ApiContract,
+  Authenticated,
+  type Call,
+  CallOf,
+  isJsonObject,
+  RequirePermission,
+} from '@rigmarket/http-kit';
 import {
   CreateVolumeCommand,
   DeleteVolumeCommand,
@@ -11,6 +18,7 @@ import {
   UnlistVolumeSpaceCommand,
   parseVolumeSearch,
 } from './volumes.handlers';
+import { ANSWERS, BODIES, QUERIES } from '../marketplace.openapi';
 
 function requiredNumber(name: string, raw: unknown): number {
   const value =
@@ -32,6 +40,11 @@ export class VolumesController {
   @Post()
   @HttpCode(200)
   @RequirePermission('machine_write')
+  @ApiContract({
+    body: BODIES.listVolume,
+    ok: ANSWERS.msg,
+    errors: { 400: ['invalid_size', 'insufficient_space'], 404: ['no_such_machine'] },
+  })
   async list(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
     if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const machines = (Array.isArray(body.machine) ? body.machine : [body.machine]).map((m) =>
@@ -58,6 +71,7 @@ export class VolumesController {
   @Post('unlist')
   @HttpCode(200)
   @RequirePermission('machine_write')
+  @ApiContract({ body: BODIES.unlistVolume, ok: ANSWERS.msg, errors: { 404: ['no_such_machine'] } })
   async unlist(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
     const id = requiredNumber('id', isJsonObject(body) ? body.id : undefined);
     await this.commands.execute(new UnlistVolumeSpaceCommand(principal.userId, id, metadata));
@@ -67,6 +81,7 @@ export class VolumesController {
   /** Any valid key may search volume offers (401 without one). */
   @Post('search')
   @HttpCode(200)
+  @ApiContract({ body: BODIES.volumeSearch, ok: ANSWERS.volumeOffers })
   async search(@Body() body: unknown) {
     const source = isJsonObject(body) ? (isJsonObject(body.q) ? { ...body, ...body.q } : body) : {};
     return { offers: await this.queries.execute(new SearchVolumeOffersQuery(parseVolumeSearch(source))) };
@@ -75,6 +90,11 @@ export class VolumesController {
   /** Renter: `create volume 222 -s 20 -n myvol` ({size, id, name?}). */
   @Put()
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.createVolume,
+    ok: ANSWERS.volumeCreated,
+    errors: { 400: ['invalid_size', 'insufficient_space'], 404: ['no_such_machine'], 409: ['volume_exists'] },
+  })
   async create(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
     if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
     const name = typeof body.name === 'string' && body.name !== '' ? body.name : null;
@@ -92,6 +112,7 @@ export class VolumesController {
 
   @Get()
   @RequirePermission('instance_read')
+  @ApiContract({ query: QUERIES.volumes, ok: ANSWERS.volumes })
   async show(@QueryParam('type') type: string | undefined, @CallOf() { caller: principal }: Call) {
     return {
       success: true,
@@ -102,6 +123,12 @@ export class VolumesController {
   /** `delete volume 3`: the id is in the query. */
   @Delete()
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.deleteVolume,
+    query: QUERIES.volumeDelete,
+    ok: ANSWERS.msg,
+    errors: { 404: ['no_such_volume'], 409: ['volume_mismatch'] },
+  })
   async remove(
     @QueryParam('id') rawId: unknown,
     @Body() body: unknown,

@@ -1,13 +1,14 @@
 import { Body, Controller, Get, Param, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
 import {
   CancelMaintenanceCommand,
   ListMaintenancesQuery,
   ScheduleMaintenanceCommand,
 } from './maintenance.handlers';
+import { ANSWERS, BODIES, QUERIES } from '../sync-maintenance.openapi';
 
 /** `vastai schedule maint 42 --sdate S --duration H --maintenance_category C` (floats). */
 export class ScheduleMaintenanceRequest {
@@ -72,12 +73,18 @@ export class MaintenanceController {
 
   @Get('maintenances')
   @RequirePermission('machine_read')
+  @ApiContract({ query: QUERIES.maintenances, ok: ANSWERS.windows, errors: { 400: ['invalid_args'] } })
   list(@QueryParam('machine_ids') machineIds: unknown, @CallOf() { caller: principal }: Call) {
     return this.queries.execute(new ListMaintenancesQuery(principal.userId, machineIdsOf(machineIds)));
   }
 
   @Put(':id/dnotify')
   @RequirePermission('machine_write')
+  @ApiContract({
+    body: BODIES.schedule,
+    ok: ANSWERS.scheduled,
+    errors: { 400: ['invalid_args'], 404: ['no_such_machine'], 409: ['maintenance_overlaps'] },
+  })
   async schedule(
     @Param('id') idRaw: string,
     @Body() body: ScheduleMaintenanceRequest,
@@ -112,6 +119,11 @@ export class MaintenanceController {
 
   @Put(':id/cancel_maint')
   @RequirePermission('machine_write')
+  @ApiContract({
+    body: BODIES.cancelMaintenance,
+    ok: ANSWERS.canceledMaintenance,
+    errors: { 400: ['invalid_args'], 404: ['no_such_machine'] },
+  })
   async cancel(
     @Param('id') idRaw: string,
     @Body() _body: CancelMaintenanceRequest,

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, HttpCode, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError, type CloudTransfer, type EventMetadata } from '@rigmarket/contracts';
 import {
+  ApiContract,
   Authenticated,
   type AuthenticatedKey,
   type Call,
@@ -10,6 +11,7 @@ import {
 } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
 import { CancelSyncCommand, StartSyncCommand } from './syncs.handlers';
+import { ANSWERS, BODIES } from '../sync-maintenance.openapi';
 
 /** `vastai copy A:/p B:/q` (docs/client-compat.md 2.12): ids arrive as strings. */
 export class CopyDirectRequest {
@@ -77,6 +79,11 @@ export class SyncsController {
 
   @Put('copy_direct')
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.copyDirect,
+    ok: ANSWERS.started,
+    errors: { 400: ['invalid_args'], 404: ['no_such_instance'], 409: ['sync_in_progress'] },
+  })
   async copyDirect(@Body() body: CopyDirectRequest, @CallOf() { caller: principal, metadata }: Call) {
     const srcInstanceId = copyLocationOf(body.src_id, 'src_id');
     const instanceId = copyLocationOf(body.dst_id, 'dst_id');
@@ -99,6 +106,11 @@ export class SyncsController {
   @Post('rclone')
   @HttpCode(200)
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.cloudCopy,
+    ok: ANSWERS.started,
+    errors: { 400: ['invalid_args'], 404: ['no_such_instance'], 409: ['sync_in_progress'] },
+  })
   async cloudCopy(@Body() body: CloudCopyRequest, @CallOf() { caller: principal, metadata }: Call) {
     const instanceId = instanceIdOf(body.instance_id, 'invalid_args', 'invalid instance_id');
     const transfer = TRANSFERS.find((t) => t === body.transfer);
@@ -134,12 +146,22 @@ export class SyncsController {
 
   @Delete('rclone')
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.cancelSync,
+    ok: ANSWERS.canceledSync,
+    errors: { 400: ['invalid_args'], 404: ['no_such_instance'], 409: ['sync_not_active'] },
+  })
   cancelSync(@Body() body: CancelSyncRequest, @CallOf() { caller: principal, metadata }: Call) {
     return this.cancel(body, principal, metadata);
   }
 
   @Delete('copy_direct')
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.cancelSync,
+    ok: ANSWERS.canceledSync,
+    errors: { 400: ['invalid_args'], 404: ['no_such_instance'], 409: ['sync_not_active'] },
+  })
   cancelCopy(@Body() body: CancelSyncRequest, @CallOf() { caller: principal, metadata }: Call) {
     return this.cancel(body, principal, metadata);
   }

@@ -2,6 +2,7 @@ import { Body, Controller, Headers, HttpCode, Param, Post, Put } from '@nestjs/c
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import {
+  ApiContract,
   Authenticated,
   type Call,
   type Caller,
@@ -13,6 +14,7 @@ import { positiveId } from '../http-params';
 import { BulkCreateInstancesDto, CreateInstanceDto } from '../instances.dto';
 import { CreateInstanceCommand } from './create-instance.command';
 import { parseCreateRequest } from './create-request';
+import { ANSWERS, BODIES, RENT_ERRORS } from '../../instance-lifecycle.openapi';
 
 /** Creating an instance: PUT (and POST, as one description names it) /api/v0/asks/{offer_id}/. */
 @Controller('api/v0/asks')
@@ -27,6 +29,7 @@ export class AsksController {
   @Post('bulk')
   @HttpCode(200)
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.bulkCreate, ok: ANSWERS.bulkCreated })
   async bulk(@Body() body: BulkCreateInstancesDto, @CallOf() { caller: principal, metadata }: Call) {
     const { ids, ...fields } = body;
     if (!Array.isArray(ids) || ids.length === 0)
@@ -63,6 +66,7 @@ export class AsksController {
 
   @Put(':offerId')
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.create, ok: ANSWERS.created, errors: RENT_ERRORS })
   put(
     @Param('offerId') offerId: string,
     @Body() body: CreateInstanceDto,
@@ -75,6 +79,7 @@ export class AsksController {
   @Post(':offerId')
   @HttpCode(200)
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.create, ok: ANSWERS.created, errors: RENT_ERRORS })
   post(
     @Param('offerId') offerId: string,
     @Body() body: CreateInstanceDto,

@@ -1,9 +1,10 @@
 import { Body, Controller, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { parseCreateRequest } from '../create-instance/create-request';
 import { LaunchInstanceDto } from '../instances.dto';
 import { LaunchInstanceCommand, parseLaunchQuery } from './launch';
+import { ANSWERS, BODIES, RENT_ERRORS } from '../../instance-lifecycle.openapi';
 
 /**
  * `vastai launch instance -g GPU -n N -i IMAGE [-r REGION]`: rents the cheapest matching offer that can be
@@ -16,6 +17,7 @@ export class LaunchController {
 
   @Put()
   @RequirePermission('instance_write')
+  @ApiContract({ body: BODIES.launch, ok: ANSWERS.launched, errors: RENT_ERRORS })
   async launch(@Body() body: LaunchInstanceDto, @CallOf() { caller: principal, metadata }: Call) {
     const { q, ...fields } = body;
     const criteria = parseLaunchQuery(q);

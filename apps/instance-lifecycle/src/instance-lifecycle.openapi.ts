@@ -1,0 +1,145 @@
+import {
+  type JsonSchema,
+  anyValue,
+  arrayOf,
+  bool,
+  int,
+  namedSchema,
+  nullable,
+  num,
+  objectOf,
+  str,
+  succeeded,
+} from '@rigmarket/http-kit';
+
+/**
+ * The instance-lifecycle context's wire contract for the OpenAPI document (docs/api.md "The OpenAPI
+ * document"): the instance creation fields (spec "Instance creation fields"), instances, logs.
+ */
+
+export const INSTANCE = namedSchema(
+  'Instance',
+  objectOf(
+    {
+      id: int,
+      actual_status: nullable(str),
+      intended_status: str,
+      cur_state: str,
+      next_state: str,
+      label: nullable(str),
+      image: nullable(str),
+      ssh_host: nullable(str),
+      ssh_port: nullable(int),
+      machine_id: int,
+      num_gpus: int,
+      gpu_name: str,
+      dph_total: num,
+      is_bid: bool,
+      disk_space: num,
+      vm: bool,
+      status_msg: nullable(str),
+      start_date: nullable(num),
+      end_date: nullable(num),
+      ports: { type: 'object' },
+      actions: arrayOf(str),
+    },
+    ['id', 'actual_status', 'label', 'ssh_host', 'ssh_port', 'machine_id', 'num_gpus', 'gpu_name'],
+  ),
+);
+
+const VOLUME_INFO = objectOf({ create_new: bool, volume_id: int, size: num, mount_path: str }, [
+  'volume_id',
+  'mount_path',
+]);
+
+export const CREATION_FIELDS: Record<string, JsonSchema> = {
+  image: str,
+  template_hash_id: str,
+  label: str,
+  disk: num,
+  runtype: {
+    type: 'string',
+    enum: ['ssh_direct', 'ssh_proxy', 'ssh', 'jupyter_direct', 'jupyter_proxy', 'jupyter', 'args'],
+  },
+  target_state: { type: 'string', enum: ['running', 'stopped'] },
+  price: num,
+  env: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+  onstart: { type: 'string', maxLength: 4048 },
+  args_str: str,
+  use_jupyter_lab: bool,
+  jupyter_dir: str,
+  python_utf8: bool,
+  lang_utf8: bool,
+  image_login: str,
+  cancel_unavail: bool,
+  vm: bool,
+  volume_info: VOLUME_INFO,
+};
+
+export const CREATE_INSTANCE = namedSchema('InstanceCreation', objectOf(CREATION_FIELDS, []));
+
+const idList: JsonSchema = arrayOf({ type: ['integer', 'string'] });
+const RESULTS = arrayOf(objectOf({ id: int, success: bool, error: str, msg: str }, ['id', 'success']));
+
+export const BODIES = {
+  create: CREATE_INSTANCE,
+  bulkCreate: { allOf: [CREATE_INSTANCE, objectOf({ ids: idList })] },
+  launch: { allOf: [CREATE_INSTANCE, objectOf({ q: { type: 'object' } }, [])] },
+  update: objectOf({ state: { type: 'string', enum: ['running', 'stopped'] }, label: str }, []),
+  bulkUpdate: objectOf({ ids: idList, state: { type: 'string', enum: ['running', 'stopped'] }, label: str }, [
+    'ids',
+  ]),
+  bulkDestroy: objectOf({ instance_ids: idList }),
+  bid: objectOf({ price: { type: ['number', 'string'] } }),
+  logs: objectOf(
+    { tail: { type: ['string', 'integer'] }, filter: str, daemon_logs: { type: ['string', 'boolean'] } },
+    [],
+  ),
+} as const;
+
+export const ANSWERS = {
+  created: succeeded({ new_contract: int, instance_api_key: str }),
+  launched: succeeded({ new_contract: int, instance_api_key: str, ask_id: int }),
+  bulkCreated: objectOf({
+    success: bool,
+    new_contracts: arrayOf(int),
+    results: arrayOf(
+      objectOf(
+        { ask_id: int, success: bool, new_contract: int, instance_api_key: str, error: str, msg: str },
+        ['ask_id', 'success'],
+      ),
+    ),
+  }),
+  list: succeeded({ instances_found: int, instances: arrayOf(INSTANCE) }),
+  page: succeeded(
+    {
+      instances_found: int,
+      instances: arrayOf(INSTANCE),
+      next_token: nullable(str),
+      total_instances: int,
+      label_counts: { type: 'object' },
+    },
+    ['instances_found', 'instances'],
+  ),
+  filters: succeeded({ filters: arrayOf({ type: 'object' }) }),
+  one: objectOf({ instances: INSTANCE }),
+  results: objectOf({ success: bool, results: RESULTS }),
+  msg: succeeded({ msg: str }),
+  logs: succeeded({ result_url: str, msg: str }),
+  logText: { type: 'string' },
+  any: anyValue,
+} as const;
+
+/** Refusals of the commands on one instance. */
+export const INSTANCE_ERRORS = {
+  400: ['invalid_id', 'instance_cannot_start', 'instance_not_running'],
+  404: ['no_such_instance'],
+  409: ['invalid_transition', 'instance_waiting_for_volume'],
+} as const;
+
+/** Refusals of a rent. */
+export const RENT_ERRORS = {
+  400: ['bad_request', 'invalid_size', 'insufficient_space'],
+  404: ['no_such_template', 'no_such_volume'],
+  409: ['offer_unavailable', 'provisioning_ended', 'volume_mismatch'],
+} as const;
