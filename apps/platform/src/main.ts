@@ -53,8 +53,10 @@ async function main(): Promise<void> {
     port,
     host,
   });
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   process.stdout.write(
-    `Rigmarket (embedded) listening on http://${host}:${port}/api/v0/ with data in ${dataDir}\n`,
+    `Rigmarket (embedded) listening on ${url}/api/v0/ with data in ${dataDir}\n` +
+      `API reference: ${url}/docs (OpenAPI document: ${url}/api/v0/openapi.json)\n`,
   );
   if (generatedKey)
     process.stdout.write(`\nRigmarket admin API key (shown once, keep it safe): ${generatedKey}\n\n`);
@@ -64,10 +66,7 @@ async function main(): Promise<void> {
     const onSignal = () => (stopping = true);
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    const machines = await seedDemoHosts(
-      `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
-      adminKey,
-    ).catch((error: unknown) => {
+    const machines = await seedDemoHosts(url, adminKey).catch((error: unknown) => {
       if (stopping) return null;
       throw error;
     });
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
     if (machines === null) return;
     process.stdout.write(
       `Demo: simulated hosts listed as machines ${machines.join(', ')}; the admin account has $${DEMO_CREDIT} of credit. ` +
-        `Try: VAST_URL=http://${host}:${port} vastai --api-key <admin key> search offers\n`,
+        `Try: VAST_URL=${url} vastai --api-key <admin key> search offers\n`,
     );
   }
 }

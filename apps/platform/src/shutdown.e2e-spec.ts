@@ -94,7 +94,7 @@ function load(port: number, paths: Array<{ method: string; path: string }>) {
 const tail = (output: string) =>
   output
     .split('\n')
-    .filter((line) => !line.includes('"request completed"') && !line.includes('Mapped {'))
+    .filter((line) => !line.includes('"responseTime"'))
     .slice(-25)
     .join('\n');
 

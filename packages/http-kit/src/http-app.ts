@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { json, type NextFunction, type Request, type Response } from 'express';
 import { Logger, LoggerModule } from 'nestjs-pino';
+import { humanLogStream, logFormat, quietBootLogger } from './log-format';
 import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
 import { InputLimitsPipe, MAX_BODY_BYTES, verifyJsonBody } from './input-limits';
 import { exactJsonContentType } from './json-content-type';
@@ -14,29 +15,38 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&](?:api_key|secret|key)=)[^&]*/gi, '$1[REDACTED]');
 }
 
-/** Structured JSON logs with request ids; Authorization, cookies and key query values never logged. */
+/**
+ * Logs with request ids; Authorization, cookies and key query values never logged. JSON lines, or short
+ * readable ones when stdout is a terminal (LOG_FORMAT=json|pretty to choose; log-format.ts).
+ */
 export function loggerModule() {
-  return LoggerModule.forRoot({
-    pinoHttp: {
-      level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info'),
-      genReqId: (req: IncomingMessage, res: ServerResponse) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-        censor: '[REDACTED]',
-      },
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: redactUrl(req.url),
-        }),
-      },
+  const options = {
+    level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info'),
+    genReqId: (req: IncomingMessage, res: ServerResponse) => {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
     },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      censor: '[REDACTED]',
+    },
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: redactUrl(req.url),
+      }),
+    },
+    // One line says what was asked and how it went, in either format.
+    customSuccessMessage: (req: IncomingMessage, res: ServerResponse, responseTime: number) =>
+      `${req.method} ${redactUrl(req.url ?? '')} ${res.statusCode} ${Math.round(responseTime)} ms`,
+    customErrorMessage: (req: IncomingMessage, res: ServerResponse) =>
+      `${req.method} ${redactUrl(req.url ?? '')} ${res.statusCode} failed`,
+  };
+  return LoggerModule.forRoot({
+    pinoHttp: logFormat() === 'pretty' ? [options, humanLogStream()] : options,
   });
 }
 
@@ -48,7 +58,8 @@ export function loggerModule() {
  * instead of an error or a crash that a supervisor restarts.
  */
 export function configureHttpApp(app: INestApplication): void {
-  app.useLogger(app.get(Logger));
+  // Nest's start-up chatter (every mapped route, every module) is debug, not info.
+  app.useLogger(quietBootLogger(app.get(Logger)));
   // Before any parsing: a refused request costs a counter lookup only.
   app.use(rateLimitMiddleware());
   app.use(exactJsonContentType);
