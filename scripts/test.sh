@@ -20,6 +20,9 @@ bash scripts/infra.sh up
 step "installing the real vastai CLI for client-compatibility tests"
 bash scripts/vastai-cli.sh
 
+step "installing schemathesis for the OpenAPI conformance run (scripts/schemathesis.sh)"
+bash scripts/schemathesis.sh
+
 step "installing Debian's Chromium for the browser tests (scripts/chromium.sh)"
 bash scripts/chromium.sh
 
