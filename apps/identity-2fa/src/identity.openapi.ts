@@ -120,6 +120,8 @@ export const BODIES = {
   authorizeConfirm: objectOf({ code: str, secret: str }, []),
   confirmNew: objectOf({ tfa_method: TFA_METHOD, code: str, secret: str, phone_number: str, label: str }, [
     'tfa_method',
+    'code',
+    'secret',
   ]),
   tfaUpdate: objectOf({ tfa_method_id: int, tfa_method: TFA_METHOD, label: str, is_primary: bool }, []),
 } as const;
