@@ -2,6 +2,7 @@ import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { identityMigrations } from './migrations';
 import { apiKeysProjection } from './read-models/api-keys/projection';
+import { auditLogProjection } from './read-models/audit-log/projection';
 import { sshKeysProjection } from './read-models/ssh-keys/projection';
 import { teamRolesProjection } from './read-models/team-roles/projection';
 import { tfaProjection } from './read-models/tfa/projection';
@@ -27,7 +28,9 @@ export const identityContext: ContextDefinition = {
     authKeys,
     tfaProjection,
     sshKeysProjection,
+    auditLogProjection,
   ],
-  // auth_api_keys: identity's own key events inline, instance-lifecycle's instance keys subscribed.
-  subscribedProjections: [userCreditProjection, authKeys],
+  // auth_api_keys: identity's own key events inline, instance-lifecycle's instance keys subscribed;
+  // audit_log likewise: identity's actions inline, the other contexts' subscribed.
+  subscribedProjections: [userCreditProjection, authKeys, auditLogProjection],
 };

@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { AUTH_STRATEGIES, contextModule } from '@rigmarket/http-kit';
 import { AdminSeeder } from './admin-seed';
 import { ApiKeysController } from './api-keys/api-keys.http.controller';
+import { AuditLogController } from './audit-log/audit-log.http.controller';
 import {
   CreateApiKeyHandler,
   DeleteApiKeyHandler,
@@ -108,6 +109,7 @@ export class IdentityModule {
       appName: 'identity-2fa',
       controllers: [
         UsersController,
+        AuditLogController,
         ApiKeysController,
         TeamRolesController,
         TfaController,

@@ -83,6 +83,28 @@ describe('the vastai CLI against the embedded platform', () => {
     expect((await vastai('show', 'user', '--raw', '--api-key', key!)).out).toContain('"status_code": 401');
   });
 
+  it('shows the audit log: the key created and deleted above, with address and route, newest first', async () => {
+    const rows = JSON.parse((await vastai('show', 'audit-logs', '--raw')).stdout) as Array<{
+      action: string;
+      api_route: string;
+      ip_address: string;
+      created_at: number;
+    }>;
+    const created = rows.findIndex(
+      (r) => r.action === 'ApiKeyCreated' && r.api_route === 'POST /api/v0/auth/apikeys/',
+    );
+    const deleted = rows.findIndex(
+      (r) => r.action === 'ApiKeyDeleted' && /^DELETE \/api\/v0\/auth\/apikeys\/\d+\/$/.test(r.api_route),
+    );
+    expect(deleted).toBeGreaterThanOrEqual(0);
+    expect(created).toBeGreaterThan(deleted);
+    expect(rows[created]?.ip_address).toMatch(/127\.0\.0\.1/);
+    const table = (await vastai('show', 'audit-logs')).out;
+    expect(table).toMatch(/ip_address\s+api_key_id\s+created_at\s+api_route/);
+    // The CLI's table shows spaces inside a cell as underscores.
+    expect(table).toMatch(/POST[_ ]\/api\/v0\/auth\/apikeys\/\s/);
+  });
+
   it('creates, shows, updates (from a .pub file) and deletes SSH keys; show user has the newest', async () => {
     const key = ed25519PublicKeyLine('cli@laptop');
     const created = await vastai('create', 'ssh-key', key);

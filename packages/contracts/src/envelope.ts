@@ -9,12 +9,20 @@ export interface Actor {
   apiKeyId?: number;
 }
 
+/** Where a request came from, for the audit log: the client's address and the HTTP route it called. */
+export interface RequestOrigin {
+  ip?: string;
+  /** Method and path, without the query string (it may carry a key): `PUT /api/v0/asks/1001/`. */
+  route?: string;
+}
+
 export interface EventMetadata {
   /** Carried unchanged from the first request of a conversation. */
   correlationId: string;
   /** Id of the command or event that caused this one. */
   causationId: string;
   actor?: Actor;
+  origin?: RequestOrigin;
   traceparent?: string;
 }
 

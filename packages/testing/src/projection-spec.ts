@@ -3,6 +3,7 @@ import {
   CONTEXT_SCHEMAS,
   type DomainEvent,
   type EventEnvelope,
+  type EventMetadata,
   currentSchemaVersion,
   streamTypeOf,
 } from '@rigmarket/contracts';
@@ -17,7 +18,14 @@ import {
 
 /** One event of a scenario: on the stream `streamId` (its type is the text before the first '-'). */
 export type SpecEvent<E extends DomainEvent = DomainEvent> = E extends DomainEvent
-  ? { streamId: string; type: E['type']; data: E['data']; occurredAt?: string }
+  ? {
+      streamId: string;
+      type: E['type'];
+      data: E['data'];
+      occurredAt?: string;
+      /** Who caused it and from where (default: no actor, correlation `spec`). */
+      metadata?: Partial<EventMetadata>;
+    }
   : never;
 
 export interface ProjectionSpec {
@@ -74,7 +82,7 @@ export function projectionSpec(context: ContextDefinition, projection: Projectio
         occurredAt: event.occurredAt ?? new Date(Date.UTC(2026, 4, 1, 12, 0, index)).toISOString(),
         context: source.context,
         data: event.data,
-        metadata: { correlationId: 'spec', causationId: 'spec' },
+        metadata: { correlationId: 'spec', causationId: 'spec', ...event.metadata },
       };
     });
   };

@@ -7,6 +7,7 @@ import { authApiKeys } from './0005-auth-api-keys';
 import { authApiKeyExpiry } from './0006-auth-api-key-expiry';
 import { apiKeyExpiry } from './0007-api-key-expiry';
 import { sshKeys } from './0008-ssh-keys';
+import { auditLog } from './0009-audit-log';
 
 /** identity-2fa's migrations, one file each, in the order they run (after the core ones every context has). */
 export const identityMigrations: readonly Migration[] = [
@@ -18,4 +19,5 @@ export const identityMigrations: readonly Migration[] = [
   authApiKeyExpiry,
   apiKeyExpiry,
   sshKeys,
+  auditLog,
 ];
