@@ -5,9 +5,8 @@ import {
   type Projection,
   type Sql,
   type EventSource,
-  contextEventSource,
   contextProjections,
-  rebuildProjection,
+  rebuildContextProjection,
   replayProjection,
 } from '@rigmarket/event-sourcing';
 import { ledgerImbalances } from '@rigmarket/marketplace-api';
@@ -183,9 +182,7 @@ export async function rebuildAll(
   for (const { c, p } of targets) {
     const started = Date.now();
     try {
-      const applied = await rebuildProjection(db, CONTEXT_SCHEMAS[c.context], p, (sql) =>
-        contextEventSource(c.context, sql, remote),
-      );
+      const applied = await rebuildContextProjection(db, c.context, p, remote);
       write(`rebuilt ${c.context}/${p.name}: ${applied} events applied in ${Date.now() - started} ms`);
     } catch (error) {
       failed += 1;

@@ -2,7 +2,7 @@ import type { DomainEvent, EventEnvelope, EventMetadata } from '@rigmarket/contr
 import type { Clock } from './clock';
 import type { Database, Sql } from './database';
 import { type EventStore, WrongExpectedVersion } from './event-store';
-import { type Projection, applyProjection } from './projections';
+import { type Projection, applyProjectionBatch } from './projections';
 
 export interface Evolver<State, Event extends DomainEvent> {
   initialState(): State;
@@ -109,11 +109,10 @@ export class CommandRunner {
             return { events: [], decided: [], state, version, eventsRead };
           }
           const envelopes = await this.store.append(sql, streamId, version, events, metadata, now);
-          for (const envelope of envelopes) {
-            for (const projection of this.inlineProjections) {
-              await applyProjection(sql, this.store.schema, projection, envelope);
-            }
-          }
+          // Each read model takes the command's events as one batch (a fixed number of statements
+          // whatever their count, when the projection has applyBatch).
+          for (const projection of this.inlineProjections)
+            await applyProjectionBatch(sql, this.store.schema, projection, envelopes);
           await options.alsoInTransaction?.(sql, envelopes, folded.state, events);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);

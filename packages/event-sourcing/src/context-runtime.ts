@@ -3,11 +3,11 @@ import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
 import type { Database } from './database';
 import { deadLettersMigration } from './dead-letters';
-import { type EventSource, contextEventSource } from './event-source';
+import type { EventSource } from './event-source';
 import { EventStore } from './event-store';
 import { type Migration, eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
 import { OutboxRelay, type RelayOptions } from './outbox-relay';
-import { type Projection, rebuildProjection, subscribeProjections } from './projections';
+import { type Projection, rebuildContextProjection, subscribeProjections } from './projections';
 import { type Reactor, ReactorWorker, type ReactorWorkerOptions, reactorQueueMigration } from './reactors';
 import type { Transport } from './transport';
 
@@ -136,8 +136,11 @@ export class ContextRuntime {
   rebuild(projectionName: string): Promise<number> {
     const projection = this.projections.find((p) => p.name === projectionName);
     if (!projection) throw new Error(`Unknown projection ${projectionName} in ${this.definition.context}`);
-    return rebuildProjection(this.infra.db, this.schema, projection, (sql) =>
-      contextEventSource(this.definition.context, sql, this.infra.eventSource),
+    return rebuildContextProjection(
+      this.infra.db,
+      this.definition.context,
+      projection,
+      this.infra.eventSource,
     );
   }
 

@@ -77,20 +77,45 @@ export class EventStore {
     return rows.map((r) => upcast(toEnvelope(this.context, r)));
   }
 
-  /** Events after `afterGlobalPosition`, in commit-safe order (only transactions no longer in flight). */
+  /**
+   * Events after `afterGlobalPosition` (a keyset page), in commit-safe order: only events of transactions
+   * older than every one still in flight, unless `settledOnly` is false (every committed event: for a
+   * caller that holds locks which every writer it cares about has released).
+   */
   async readAll(
     sql: Sql,
     afterGlobalPosition = '0',
     limit = 1000,
     streamTypes?: readonly string[],
+    settledOnly = true,
   ): Promise<EventEnvelope[]> {
     const rows = await sql.query<EventRow>(
       `SELECT ${COLUMNS} FROM ${this.schema}.events
         WHERE global_position > $1::bigint
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          ${settledOnly ? 'AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())' : ''}
           ${streamTypes ? 'AND stream_type = ANY($3)' : ''}
         ORDER BY events.global_position LIMIT $2`,
       streamTypes ? [afterGlobalPosition, limit, streamTypes] : [afterGlobalPosition, limit],
+    );
+    return rows.map((r) => toEnvelope(this.context, r));
+  }
+
+  /**
+   * Events up to `upToGlobalPosition` written by transactions with an id at or above `fromXmin` (a
+   * snapshot's xmin taken earlier): the ones that may still have been in flight, so unseen, when pages
+   * were read by `readAll(..., false)` after that snapshot.
+   */
+  async readWrittenSince(
+    sql: Sql,
+    fromXmin: string,
+    upToGlobalPosition: string,
+    streamTypes: readonly string[],
+  ): Promise<EventEnvelope[]> {
+    const rows = await sql.query<EventRow>(
+      `SELECT ${COLUMNS} FROM ${this.schema}.events
+        WHERE global_position <= $1::bigint AND transaction_id >= $2::xid8 AND stream_type = ANY($3)
+        ORDER BY events.global_position`,
+      [upToGlobalPosition, fromXmin, streamTypes],
     );
     return rows.map((r) => toEnvelope(this.context, r));
   }

@@ -1,4 +1,5 @@
 import {
+  CONTEXT_SCHEMAS,
   type ContextName,
   type DomainEvent,
   type EventEnvelope,
@@ -9,8 +10,9 @@ import {
 } from '@rigmarket/contracts';
 import type { Database, Sql } from './database';
 import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
-import { type EventSource, storeEventSource } from './event-source';
-import type { DeliveryInfo, Subscription, Transport } from './transport';
+import { type EventSource, contextEventSource, storeEventSource } from './event-source';
+import { EventStore } from './event-store';
+import type { Delivery, DeliveryInfo, Subscription, Transport } from './transport';
 
 export interface StreamSource {
   context: ContextName;
@@ -31,6 +33,12 @@ export interface Projection {
   /** The event types `apply` acts on; the others of its sources' streams only move its positions. */
   eventTypes: readonly string[];
   apply(sql: Sql, event: EventEnvelope): Promise<void>;
+  /**
+   * Optional: applies several events at once (upcast, in global order, each stream's in stream order, none
+   * applied before) with a few multi-row statements. It must leave exactly the rows that `apply` on each
+   * event in turn leaves; without it the batch is applied event by event.
+   */
+  applyBatch?(sql: Sql, events: readonly EventEnvelope[]): Promise<void>;
 }
 
 /**
@@ -49,6 +57,12 @@ export interface ProjectionDefinition<E extends DomainEvent> {
   eventTypes: readonly E['type'][];
   /** Applies one event, narrowed once to the union `E` (a `switch (event.type)` then sees each payload). */
   apply(sql: Sql, event: EnvelopeOf<E>): Promise<void>;
+  /**
+   * Optional: the events of its types in a batch (global order), applied with a few multi-row statements
+   * instead of `apply` per event. Must leave the same rows as `apply` on each in turn (the projection spec
+   * helper checks both ways).
+   */
+  applyBatch?(sql: Sql, events: readonly EnvelopeOf<E>[]): Promise<void>;
 }
 
 /**
@@ -58,6 +72,7 @@ export interface ProjectionDefinition<E extends DomainEvent> {
  */
 export function defineProjection<E extends DomainEvent>(definition: ProjectionDefinition<E>): Projection {
   const types = new Set<string>(definition.eventTypes);
+  const batch = definition.applyBatch;
   return {
     name: definition.name,
     version: definition.version,
@@ -67,6 +82,12 @@ export function defineProjection<E extends DomainEvent>(definition: ProjectionDe
     async apply(sql, event) {
       if (types.has(event.type)) await definition.apply(sql, event as EnvelopeOf<E>);
     },
+    ...(batch && {
+      async applyBatch(sql: Sql, events: readonly EventEnvelope[]) {
+        const own = events.filter((e) => types.has(e.type)) as EnvelopeOf<E>[];
+        if (own.length > 0) await batch(sql, own);
+      },
+    }),
   };
 }
 
@@ -124,15 +145,96 @@ export async function applyProjection(
   );
   if (claimed.length === 0) return 'duplicate';
   await projection.apply(sql, upcast(raw));
-  if (checkpoint) {
-    await sql.execute(
-      `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
-       VALUES ($1, $2, $3, $4, now())
-       ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
-      [projection.name, projection.version, checkpoint.source, checkpoint.position],
-    );
-  }
+  if (checkpoint) await saveCheckpoint(sql, schema, projection, checkpoint);
   return 'applied';
+}
+
+/**
+ * Upcasts and applies events that are all to be applied (none a duplicate), with the projection's
+ * `applyBatch` when it has one, else one `apply` per event.
+ */
+async function applyFresh(sql: Sql, projection: Projection, events: readonly EventEnvelope[]): Promise<void> {
+  if (events.length === 0) return;
+  const current = events.map((e) => upcast(e));
+  if (projection.applyBatch) {
+    await projection.applyBatch(sql, current);
+    return;
+  }
+  for (const event of current) await projection.apply(sql, event);
+}
+
+export interface BatchOutcome {
+  applied: number;
+  duplicates: number;
+}
+
+/**
+ * applyProjection for several events (in global order) in the caller's transaction, with a fixed number of
+ * statements besides the projection's own: one claims (locks and reads) the positions of every stream in
+ * the batch, then the events past them are applied (`applyBatch` when the projection has it), then one
+ * multi-row upsert moves the positions and one writes the checkpoint. A redelivered event changes
+ * nothing, as with applyProjection; if anything fails the transaction rolls back the whole batch (a
+ * subscription then falls back to one event at a time to find and park the bad one).
+ */
+export async function applyProjectionBatch(
+  sql: Sql,
+  schema: string,
+  projection: Projection,
+  raws: readonly EventEnvelope[],
+  /** Where the batch ends in each source it came from (a topic partition: its last offset). */
+  checkpoints: ReadonlyArray<{ source: string; position: string }> = [],
+): Promise<BatchOutcome> {
+  const events = raws.filter((e) => isSource(projection, e));
+  if (events.length === 0) return { applied: 0, duplicates: 0 };
+  if (events.length === 1) {
+    const outcome = await applyProjection(sql, schema, projection, events[0]!, checkpoints[0]);
+    for (const checkpoint of outcome === 'applied' ? checkpoints.slice(1) : [])
+      await saveCheckpoint(sql, schema, projection, checkpoint);
+    return outcome === 'applied' ? { applied: 1, duplicates: 0 } : { applied: 0, duplicates: 1 };
+  }
+  // Sorted stream ids: two appliers of overlapping batches lock their rows in the same order. The no-op
+  // update locks an existing row and returns its position; a new stream gets a row at 0.
+  const streamIds = [...new Set(events.map((e) => e.streamId))].sort();
+  const claimed = await sql.query<{ stream_id: string; position: number }>(
+    `INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
+     SELECT $1, s.stream_id, 0 FROM unnest($2::text[]) WITH ORDINALITY AS s (stream_id, n) ORDER BY s.n
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = p.position
+     RETURNING p.stream_id, p.position`,
+    [projection.name, streamIds],
+  );
+  const positions = new Map(claimed.map((r) => [r.stream_id, Number(r.position)]));
+  const fresh: EventEnvelope[] = [];
+  const touched = new Set<string>();
+  for (const event of events) {
+    if (event.streamPosition <= (positions.get(event.streamId) ?? 0)) continue;
+    positions.set(event.streamId, event.streamPosition);
+    touched.add(event.streamId);
+    fresh.push(event);
+  }
+  if (fresh.length === 0) return { applied: 0, duplicates: events.length };
+  await applyFresh(sql, projection, fresh);
+  await saveStreamPositions(
+    sql,
+    schema,
+    projection.name,
+    [...touched].map((id) => [id, positions.get(id)!]),
+  );
+  for (const checkpoint of checkpoints) await saveCheckpoint(sql, schema, projection, checkpoint);
+  return { applied: fresh.length, duplicates: events.length - fresh.length };
+}
+
+async function saveCheckpoint(
+  sql: Sql,
+  schema: string,
+  projection: Projection,
+  checkpoint: { source: string; position: string },
+): Promise<void> {
+  await sql.execute(
+    `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+     VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
+    [projection.name, projection.version, checkpoint.source, checkpoint.position],
+  );
 }
 
 async function saveStreamPositions(
@@ -170,65 +272,103 @@ export function projectionSubscription(
   own?: ContextName,
 ): Subscription {
   const sources = projection.sources.filter((s) => s.context !== own);
+  const handle = async (envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void> => {
+    if (!isSource(projection, envelope) || envelope.context === own) return;
+    const invalid = invalidInboundEvent(projection.eventTypes, envelope);
+    if (invalid !== undefined) {
+      // Retrying cannot make it valid: parked at once (later events of its stream park behind it).
+      await db.transaction((sql) => parkEvent(sql, schema, projection.name, envelope, invalid, 1));
+      deadLetterLogger.error(`${schema}/${projection.name}: ${invalid}; parked in ${schema}.dead_letters`);
+      return;
+    }
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const parkedBehind = await db.transaction(async (sql) => {
+          if (await hasParkedEvent(sql, schema, projection.name, envelope.streamId)) {
+            await parkEvent(sql, schema, projection.name, envelope, 'behind a parked event of its stream', 0);
+            return true;
+          }
+          await applyProjection(sql, schema, projection, envelope, {
+            source: `${delivery.topic}:${delivery.partition}`,
+            position: delivery.offset,
+          });
+          return false;
+        });
+        if (parkedBehind)
+          deadLetterLogger.error(
+            `${schema}/${projection.name}: event ${envelope.eventId} (${envelope.type}, ${envelope.streamId}@${envelope.streamPosition}) parked behind an earlier parked event of its stream`,
+          );
+        return;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        deadLetterLogger.error(
+          `${schema}/${projection.name} failed on event ${envelope.eventId} (${envelope.type}, ${envelope.streamId}@${envelope.streamPosition}), attempt ${attempt} of ${PROJECTION_ATTEMPTS}: ${message}`,
+        );
+        if (attempt >= PROJECTION_ATTEMPTS) {
+          // If parking fails too (database away), the rejection makes the transport deliver it again.
+          await db.transaction((sql) => parkEvent(sql, schema, projection.name, envelope, message, attempt));
+          deadLetterLogger.error(
+            `${schema}/${projection.name}: event ${envelope.eventId} parked in ${schema}.dead_letters`,
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, projectionRetryDelayMs(attempt)));
+      }
+    }
+  };
   return {
     groupId: `${groupPrefix}.${projection.name}.v${projection.version}`,
     topics: [...new Set(sources.map((s) => topicFor(s.context, s.streamType)))],
-    handle: async (envelope: EventEnvelope, delivery: DeliveryInfo) => {
-      if (!isSource(projection, envelope) || envelope.context === own) return;
-      const invalid = invalidInboundEvent(projection.eventTypes, envelope);
-      if (invalid !== undefined) {
-        // Retrying cannot make it valid: parked at once (later events of its stream park behind it).
-        await db.transaction((sql) => parkEvent(sql, schema, projection.name, envelope, invalid, 1));
-        deadLetterLogger.error(`${schema}/${projection.name}: ${invalid}; parked in ${schema}.dead_letters`);
-        return;
-      }
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          const parkedBehind = await db.transaction(async (sql) => {
-            if (await hasParkedEvent(sql, schema, projection.name, envelope.streamId)) {
-              await parkEvent(
-                sql,
-                schema,
-                projection.name,
-                envelope,
-                'behind a parked event of its stream',
-                0,
-              );
-              return true;
-            }
-            await applyProjection(sql, schema, projection, envelope, {
-              source: `${delivery.topic}:${delivery.partition}`,
-              position: delivery.offset,
-            });
-            return false;
-          });
-          if (parkedBehind)
-            deadLetterLogger.error(
-              `${schema}/${projection.name}: event ${envelope.eventId} (${envelope.type}, ${envelope.streamId}@${envelope.streamPosition}) parked behind an earlier parked event of its stream`,
-            );
-          return;
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          deadLetterLogger.error(
-            `${schema}/${projection.name} failed on event ${envelope.eventId} (${envelope.type}, ${envelope.streamId}@${envelope.streamPosition}), attempt ${attempt} of ${PROJECTION_ATTEMPTS}: ${message}`,
+    handle,
+    /**
+     * A batch in one transaction: the stream positions claimed at once, the new events applied together
+     * (applyBatch), one checkpoint per topic partition. A batch with an invalid event or an event of a
+     * stream that has a parked one, or one whose transaction fails, is handled one event at a time as
+     * above: the bad event is retried and parked alone, the others applied.
+     */
+    handleBatch: async (deliveries: readonly Delivery[]) => {
+      const mine = deliveries.filter(
+        ({ envelope }) => isSource(projection, envelope) && envelope.context !== own,
+      );
+      if (mine.length === 0) return;
+      const oneByOne = async () => {
+        for (const { envelope, delivery } of mine) await handle(envelope, delivery);
+      };
+      if (
+        mine.length === 1 ||
+        mine.some(({ envelope }) => invalidInboundEvent(projection.eventTypes, envelope) !== undefined)
+      )
+        return oneByOne();
+      const ends = new Map<string, string>();
+      for (const { delivery } of mine) ends.set(`${delivery.topic}:${delivery.partition}`, delivery.offset);
+      const streams = [...new Set(mine.map(({ envelope }) => envelope.streamId))];
+      let done = false;
+      try {
+        done = await db.transaction(async (sql) => {
+          const parked = await sql.query(
+            `SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1 AND stream_id = ANY($2::text[]) LIMIT 1`,
+            [projection.name, streams],
           );
-          if (attempt >= PROJECTION_ATTEMPTS) {
-            // If parking fails too (database away), the rejection makes the transport deliver it again.
-            await db.transaction((sql) =>
-              parkEvent(sql, schema, projection.name, envelope, message, attempt),
-            );
-            deadLetterLogger.error(
-              `${schema}/${projection.name}: event ${envelope.eventId} parked in ${schema}.dead_letters`,
-            );
-            return;
-          }
-          await new Promise((resolve) => setTimeout(resolve, projectionRetryDelayMs(attempt)));
-        }
+          if (parked.length > 0) return false;
+          await applyProjectionBatch(
+            sql,
+            schema,
+            projection,
+            mine.map(({ envelope }) => envelope),
+            [...ends].map(([source, position]) => ({ source, position })),
+          );
+          return true;
+        });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        deadLetterLogger.warn(
+          `${schema}/${projection.name}: a batch of ${mine.length} events failed (${message}); applying them one at a time`,
+        );
       }
+      if (!done) await oneByOne();
     },
   };
 }
-
 /**
  * `rigmarket retry`: re-applies a context's parked events, stream by stream in stream order, each in its
  * own transaction that also removes it from dead_letters. A stream stops at its first event that fails
@@ -293,10 +433,14 @@ export async function subscribeProjections(
   }
 }
 
+/** Events per page that a rebuild reads (keyset pages on the global position) and applies in one batch. */
+export const REBUILD_PAGE_SIZE = 5000;
+
 /**
- * Drops a projection's rows and replays it from the events of its sources, in one transaction: readers
- * see the old table until the rebuilt one commits. The events come through `source` (default: the owning
- * contexts' stores in this database). Returns the events applied.
+ * Rebuilds a read model from the events of its sources and returns the events applied. Without `source`
+ * (every source read from the event stores in this database) it works in bounded transactions on scratch
+ * tables and swaps them in at the end (`rebuildInChunks`); with a `source` (another context's events read
+ * from Kafka) it replays in one transaction, as `replayProjection` does.
  */
 export async function rebuildProjection(
   db: Database,
@@ -304,18 +448,179 @@ export async function rebuildProjection(
   projection: Projection,
   source?: (sql: Sql) => EventSource,
 ): Promise<number> {
-  return db.transaction((sql) => replayProjection(sql, schema, projection, source?.(sql)));
+  if (!source) return rebuildInChunks(db, schema, projection);
+  return db.transaction((sql) => replayProjection(sql, schema, projection, source(sql)));
 }
 
 /**
- * rebuildProjection's work in the caller's transaction (a migration that changes a read model's shape
- * replays it this way): empties the projection's tables and positions, applies every source event.
+ * A context's read model rebuilt from the events: in chunks from the event stores in this database, or in
+ * one transaction when another context's events come from `remote` (Kafka, separate databases).
+ */
+export function rebuildContextProjection(
+  db: Database,
+  own: ContextName,
+  projection: Projection,
+  remote?: EventSource,
+): Promise<number> {
+  const foreign = projection.sources.some((s) => s.context !== own);
+  return rebuildProjection(
+    db,
+    CONTEXT_SCHEMAS[own],
+    projection,
+    remote && foreign ? (sql) => contextEventSource(own, sql, remote) : undefined,
+  );
+}
+
+/**
+ * A statement runner that sends a projection's writes to other tables: each schema-qualified table name
+ * of `tables` in the statement's text is replaced by its scratch name (a projection's `tables` are the only
+ * tables its `apply` reads or writes).
+ */
+function redirected(sql: Sql, tables: ReadonlyMap<string, string>): Sql {
+  const rules = [...tables].map(
+    ([from, to]) =>
+      [new RegExp(`(?<![\\w$."])${from.replace(/[.$]/g, (c) => `\\${c}`)}(?![\\w$])`, 'g'), to] as const,
+  );
+  const rewrite = (text: string): string => rules.reduce((t, [pattern, to]) => t.replace(pattern, to), text);
+  return {
+    query: (text, params) => sql.query(rewrite(text), params),
+    execute: (text, params) => sql.execute(rewrite(text), params),
+  };
+}
+
+/** The context's event store if its tables exist in this database. */
+async function storeIn(sql: Sql, context: ContextName): Promise<EventStore | undefined> {
+  const [row] = await sql.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
+    `${CONTEXT_SCHEMAS[context]}.events`,
+  ]);
+  return row?.found ? new EventStore(context, CONTEXT_SCHEMAS[context]) : undefined;
+}
+
+/**
+ * Rebuild without one long transaction: the projection is replayed into scratch copies of its tables
+ * (`<table>__rebuild`, UNLOGGED, same columns and indexes), one transaction per page of events read by
+ * keyset (the next page is read while one is applied), while readers and the live projection keep using the
+ * live tables. Pages read every committed event (not only those older than every open transaction, so a
+ * long transaction elsewhere does not stall the rebuild); an event that was still in flight when its page
+ * was read is read with its stream when a later event of the stream shows the gap, else at the end by its
+ * transaction id (at or above the xmin taken at the start). A last
+ * short transaction locks the live tables against writers (readers go on), applies those late events and
+ * the ones committed since the last page, copies the scratch rows over the live ones and writes the
+ * stream positions and checkpoints. Writers take a stream position before they touch a read model, so
+ * this transaction locks the positions table first, in the same order. One rebuild of a given read model
+ * at a time.
+ */
+export async function rebuildInChunks(
+  db: Database,
+  schema: string,
+  projection: Projection,
+  pageSize = REBUILD_PAGE_SIZE,
+): Promise<number> {
+  const scratch = new Map(projection.tables.map((t) => [t, `${t}__rebuild`]));
+  const dropScratch = async (sql: Sql) => {
+    for (const table of scratch.values()) await sql.execute(`DROP TABLE IF EXISTS ${table}`);
+  };
+  await db.transaction(async (sql) => {
+    await dropScratch(sql);
+    for (const [live, table] of scratch)
+      await sql.execute(`CREATE UNLOGGED TABLE ${table} (LIKE ${live} INCLUDING ALL)`);
+  });
+  try {
+    const positions = new Map<string, number>();
+    let applied = 0;
+    const applyPage = async (sql: Sql, store: EventStore, page: readonly EventEnvelope[]) => {
+      const fresh: EventEnvelope[] = [];
+      for (const event of page) {
+        const at = positions.get(event.streamId) ?? 0;
+        if (!isSource(projection, event) || event.streamPosition <= at) continue;
+        // A gap: earlier events of the stream were in flight when their page was read (they committed
+        // before this one was written), so they are read now, to keep the stream's order.
+        if (event.streamPosition > at + 1)
+          for (const missed of await store.readStream(sql, event.streamId, at))
+            if (missed.streamPosition < event.streamPosition) fresh.push(missed);
+        positions.set(event.streamId, event.streamPosition);
+        fresh.push(event);
+      }
+      await applyFresh(redirected(sql, scratch), projection, fresh);
+      applied += fresh.length;
+    };
+    const contexts = [...new Set(projection.sources.map((s) => s.context))];
+    const reached = new Map<ContextName, string>();
+    const [{ xmin } = { xmin: '0' }] = await db.query<{ xmin: string }>(
+      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`,
+    );
+    for (const context of contexts) {
+      const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
+      const store = await storeIn(db, context);
+      let after = '0';
+      if (store) {
+        let next = store.readAll(db, after, pageSize, streamTypes, false);
+        for (;;) {
+          const page = await next;
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.globalPosition;
+          next = store.readAll(db, after, pageSize, streamTypes, false);
+          next.catch(() => undefined); // awaited on the next turn; a failure of this page comes first
+          await db.transaction((sql) => applyPage(sql, store, page));
+        }
+      }
+      reached.set(context, after);
+    }
+    await db.transaction(async (sql) => {
+      await sql.execute(`LOCK TABLE ${schema}.projection_stream_positions IN EXCLUSIVE MODE`);
+      await sql.execute(`LOCK TABLE ${projection.tables.join(', ')} IN EXCLUSIVE MODE`);
+      // Every writer of the live tables has committed now: read what they committed since the last
+      // page, in-flight transactions included (they apply their own events once this one commits).
+      for (const context of contexts) {
+        const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
+        const store = await storeIn(sql, context);
+        if (!store) continue;
+        let after = reached.get(context) ?? '0';
+        await applyPage(sql, store, await store.readWrittenSince(sql, xmin, after, streamTypes));
+        for (;;) {
+          const page = await store.readAll(sql, after, pageSize, streamTypes, false);
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.globalPosition;
+          await applyPage(sql, store, page);
+        }
+        reached.set(context, after);
+      }
+      for (const [live, table] of scratch) {
+        await sql.execute(`DELETE FROM ${live}`);
+        await sql.execute(`INSERT INTO ${live} SELECT * FROM ${table}`);
+      }
+      await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
+        projection.name,
+      ]);
+      const all = [...positions];
+      for (let from = 0; from < all.length; from += 10_000)
+        await saveStreamPositions(sql, schema, projection.name, all.slice(from, from + 10_000));
+      await sql.execute(`DELETE FROM ${schema}.projection_checkpoints WHERE projection = $1`, [
+        projection.name,
+      ]);
+      for (const [context, position] of reached)
+        await sql.execute(
+          `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position) VALUES ($1, $2, $3, $4)`,
+          [projection.name, projection.version, `store:${context}`, position],
+        );
+      await dropScratch(sql);
+    });
+    return applied;
+  } finally {
+    await db.transaction(dropScratch).catch(() => undefined);
+  }
+}
+
+/**
+ * A projection replayed in the caller's transaction (a migration that changes a read model's shape
+ * replays it this way; `rigmarket verify` replays in a transaction it rolls back): empties the
+ * projection's tables and positions, applies every source event, a batch at a time.
  */
 export async function replayProjection(
   sql: Sql,
   schema: string,
   projection: Projection,
-  source: EventSource = storeEventSource(sql),
+  source: EventSource = storeEventSource(sql, REBUILD_PAGE_SIZE),
 ): Promise<number> {
   for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
   await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
@@ -325,20 +630,21 @@ export async function replayProjection(
   let applied = 0;
   const contexts = [...new Set(projection.sources.map((s) => s.context))];
   // The positions were just deleted, so they are kept here and written once per batch (one multi-row
-  // upsert) instead of a SELECT ... FOR UPDATE and an upsert around every event.
+  // upsert), and each batch's new events are applied together (applyBatch).
   const positions = new Map<string, number>();
   for (const context of contexts) {
     const streamTypes = projection.sources.filter((s) => s.context === context).map((s) => s.streamType);
     const reached = await source.replay(context, streamTypes, async (batch) => {
-      const touched = new Set<string>();
+      const fresh: EventEnvelope[] = [];
       for (const event of batch) {
         if (!isSource(projection, event) || event.streamPosition <= (positions.get(event.streamId) ?? 0))
           continue;
-        await projection.apply(sql, upcast(event));
         positions.set(event.streamId, event.streamPosition);
-        touched.add(event.streamId);
-        applied += 1;
+        fresh.push(event);
       }
+      await applyFresh(sql, projection, fresh);
+      applied += fresh.length;
+      const touched = new Set(fresh.map((e) => e.streamId));
       await saveStreamPositions(
         sql,
         schema,

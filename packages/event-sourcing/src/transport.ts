@@ -19,6 +19,16 @@ export interface Subscription {
   topics: readonly string[];
   /** Resolves when the event is durably handled; a rejection means "deliver again". */
   handle(envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void>;
+  /**
+   * Optional: several deliveries at once, in delivery order (a projection applies them in one
+   * transaction). Resolves when every one is durably handled; a rejection means "deliver them again".
+   */
+  handleBatch?(deliveries: readonly Delivery[]): Promise<void>;
+}
+
+export interface Delivery {
+  envelope: EventEnvelope;
+  delivery: DeliveryInfo;
 }
 
 /**

@@ -64,12 +64,49 @@ export class InProcessTransport implements Transport {
   }
 
   private async deliver(messages: readonly OutgoingMessage[]): Promise<void> {
-    for (const message of messages) {
+    const numbered = messages.map((message) => {
       const offset = this.offsets.get(message.topic) ?? 0;
       this.offsets.set(message.topic, offset + 1);
-      for (const subscription of this.subscriptions) {
-        if (!subscription.topics.includes(message.topic)) continue;
-        await this.handleWithRetries(subscription, message, offset);
+      return { message, offset };
+    });
+    // Each group gets the published messages in order: all at once when it takes batches (a projection
+    // applies them in one transaction), else one by one.
+    for (const subscription of this.subscriptions) {
+      const mine = numbered.filter(({ message }) => subscription.topics.includes(message.topic));
+      if (mine.length === 0) continue;
+      if (subscription.handleBatch && mine.length > 1) {
+        await this.handleBatchWithRetries(subscription, mine);
+        continue;
+      }
+      for (const { message, offset } of mine) await this.handleWithRetries(subscription, message, offset);
+    }
+  }
+
+  private async handleBatchWithRetries(
+    subscription: Subscription,
+    batch: ReadonlyArray<{ message: OutgoingMessage; offset: number }>,
+  ): Promise<void> {
+    const deliveries = batch.map(({ message, offset }) => ({
+      envelope: message.envelope,
+      delivery: { topic: message.topic, partition: 0, offset: String(offset) },
+    }));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await subscription.handleBatch!(deliveries);
+        return;
+      } catch (error) {
+        if (attempt >= this.maxAttempts) {
+          for (const { message } of batch) {
+            const letter = {
+              groupId: subscription.groupId,
+              envelope: message.envelope,
+              error: String(error),
+            };
+            this.deadLetters.push(letter);
+            this.onDeadLetter(letter);
+          }
+          return;
+        }
       }
     }
   }

@@ -1,7 +1,10 @@
 import { type EventEnvelope, allTopics, deadLetterTopicFor } from '@rigmarket/contracts';
-import type { OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
+import type { Delivery, OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
 import { type Consumer, type Kafka, type Producer, CompressionTypes } from 'kafkajs';
 import { kafkaClient } from './kafka-client';
+
+/** The most messages of one fetched batch handed to a subscription's handleBatch at once. */
+export const KAFKA_HANDLE_BATCH = 500;
 
 export interface KafkaTransportOptions {
   brokers: string[];
@@ -132,28 +135,38 @@ export class KafkaTransport implements Transport {
         isStale,
         commitOffsetsIfNecessary,
       }) => {
-        for (const message of batch.messages) {
+        const topic = batch.topic.slice(this.ns.length);
+        // A subscription that takes batches (a projection) gets up to KAFKA_HANDLE_BATCH messages at once,
+        // applied in one transaction; offsets are committed after each such group.
+        const size = subscription.handleBatch ? KAFKA_HANDLE_BATCH : 1;
+        for (let from = 0; from < batch.messages.length; from += size) {
           if (!isRunning() || isStale()) break;
-          const envelope = JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope | null;
-          if (envelope) {
-            await this.handleWithRetries(
-              subscription,
-              envelope,
-              batch.topic.slice(this.ns.length),
-              batch.partition,
-              message.offset,
-              maxAttempts,
-            );
+          const group = batch.messages.slice(from, from + size);
+          const deliveries = group.flatMap((message) => {
+            const envelope = JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope | null;
+            return envelope
+              ? [{ envelope, delivery: { topic, partition: batch.partition, offset: message.offset } }]
+              : [];
+          });
+          if (subscription.handleBatch && deliveries.length > 1) {
+            await this.handleBatchWithRetries(subscription, deliveries, maxAttempts);
+          } else {
+            for (const { envelope, delivery } of deliveries)
+              await this.handleWithRetries(
+                subscription,
+                envelope,
+                topic,
+                batch.partition,
+                delivery.offset,
+                maxAttempts,
+              );
           }
-          resolveOffset(message.offset);
-          // Commit after every handled message: the read model is already committed, and a commit
-          // here keeps redelivery after a crash to at most one message per partition.
+          const last = group[group.length - 1]!.offset;
+          resolveOffset(last);
+          // Commit after every handled group: the read model is already committed, and a commit here
+          // keeps redelivery after a crash to at most one group per partition.
           await consumer.commitOffsets([
-            {
-              topic: batch.topic,
-              partition: batch.partition,
-              offset: (BigInt(message.offset) + 1n).toString(),
-            },
+            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
           ]);
           await heartbeat();
         }
@@ -161,6 +174,31 @@ export class KafkaTransport implements Transport {
       },
     });
     this.consumers.push(consumer);
+  }
+
+  /** A group of messages through handleBatch; if it keeps failing, one by one (to dead-letter the bad one). */
+  private async handleBatchWithRetries(
+    subscription: Subscription,
+    deliveries: readonly Delivery[],
+    maxAttempts: number,
+  ): Promise<void> {
+    for (let attempt = 1; attempt < maxAttempts; attempt += 1) {
+      try {
+        await subscription.handleBatch!(deliveries);
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+    for (const { envelope, delivery } of deliveries)
+      await this.handleWithRetries(
+        subscription,
+        envelope,
+        delivery.topic,
+        delivery.partition,
+        delivery.offset,
+        maxAttempts,
+      );
   }
 
   private async handleWithRetries(

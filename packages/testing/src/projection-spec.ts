@@ -12,6 +12,7 @@ import {
   Database,
   type Projection,
   applyProjection,
+  applyProjectionBatch,
   coreMigrations,
   runMigrations,
 } from '@rigmarket/event-sourcing';
@@ -33,8 +34,8 @@ export interface ProjectionSpec {
     when(...events: SpecEvent[]): {
       /**
        * Runs `query` after the events and expects `rows`. It also checks that the projection is a pure
-       * function of its events: replayed from scratch into emptied tables (as a rebuild does), and with
-       * every event delivered again, it leaves the same rows in every table of the read model.
+       * function of its events: replayed from scratch into emptied tables (as a rebuild does), with every
+       * event delivered again, and applied as one batch (twice), it leaves the same rows in every table.
        */
       then(query: string, rows: readonly Record<string, unknown>[]): Promise<void>;
     };
@@ -122,6 +123,12 @@ export function projectionSpec(context: ContextDefinition, projection: Projectio
               // Replayed into emptied tables, as `rigmarket rebuild` does: the same rows.
               await reset(sql);
               await applyAll(sql, all);
+              expect(await tableRows(sql)).toEqual(live);
+              // All in one batch (applyBatch when the projection has it), then the batch delivered again.
+              await reset(sql);
+              await sql.transaction((tx) => applyProjectionBatch(tx, schema, projection, all));
+              expect(await tableRows(sql)).toEqual(live);
+              await sql.transaction((tx) => applyProjectionBatch(tx, schema, projection, all));
               expect(await tableRows(sql)).toEqual(live);
             },
           };

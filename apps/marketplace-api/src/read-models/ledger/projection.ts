@@ -1,6 +1,105 @@
-import { type LedgerEvent, ledgerDeltaMicros, microsToDecimal } from '@rigmarket/contracts';
-import { defineProjection } from '@rigmarket/event-sourcing';
+import { type LedgerEvent, decimalToMicros, ledgerDeltaMicros, microsToDecimal } from '@rigmarket/contracts';
+import { type EnvelopeOf, type Sql, defineProjection } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
+
+type LedgerEnvelope = EnvelopeOf<LedgerEvent>;
+
+/** The ledger entry an event writes (every ledger event but CreditExhausted). */
+function entryOf(event: LedgerEnvelope) {
+  const common = { instanceId: null, machineId: null, note: null, start: null, end: null };
+  switch (event.type) {
+    case 'CreditGranted':
+      return { ...common, kind: 'credit', note: event.data.note };
+    case 'AccountCharged':
+      return {
+        ...common,
+        kind: `charge_${event.data.kind}`,
+        instanceId: event.data.instanceId,
+        machineId: event.data.machineId,
+        start: event.data.periodStart,
+        end: event.data.periodEnd,
+      };
+    case 'HostEarned':
+      return {
+        ...common,
+        kind: 'earning',
+        instanceId: event.data.instanceId,
+        machineId: event.data.machineId,
+      };
+    case 'CreditExhausted':
+      return undefined;
+  }
+}
+
+/**
+ * A batch of ledger events with three statements: one INSERT of every entry (arrays unnested), and the
+ * balances folded here from the rows read FOR UPDATE, event by event in order in integer micros (exact,
+ * as the NUMERIC column is) with the same `exhausted` rule as `apply`'s upsert, so the rows equal those of
+ * one `apply` per event, then written back with one upsert.
+ */
+async function applyLedgerBatch(sql: Sql, events: readonly LedgerEnvelope[]): Promise<void> {
+  const entries = events.flatMap((event) => {
+    const entry = entryOf(event);
+    return entry ? [{ event, entry }] : [];
+  });
+  if (entries.length > 0)
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.ledger_entries (stream_id, position, user_id, kind, amount, instance_id, machine_id, note, period_start, period_end, at)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::int[], $7::int[],
+                            $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[])`,
+      [
+        entries.map((e) => e.event.streamId),
+        entries.map((e) => e.event.streamPosition),
+        entries.map((e) => e.event.data.userId),
+        entries.map((e) => e.entry.kind),
+        entries.map((e) => microsToDecimal(Math.abs(ledgerDeltaMicros(e.event)))),
+        entries.map((e) => e.entry.instanceId),
+        entries.map((e) => e.entry.machineId),
+        entries.map((e) => e.entry.note ?? null),
+        entries.map((e) => e.entry.start),
+        entries.map((e) => e.entry.end),
+        entries.map((e) => e.event.data.at),
+      ],
+    );
+  const users = [...new Set(events.map((e) => e.data.userId))].sort((a, b) => a - b);
+  const rows = await sql.query<{ user_id: number; balance: string; exhausted: boolean }>(
+    `SELECT user_id, balance::text AS balance, exhausted FROM ${SCHEMA}.balances WHERE user_id = ANY($1::int[]) ORDER BY user_id FOR UPDATE`,
+    [users],
+  );
+  const balances = new Map(
+    rows.map((r) => [Number(r.user_id), { micros: decimalToMicros(r.balance), exhausted: r.exhausted }]),
+  );
+  const changed = new Set<number>();
+  for (const event of events) {
+    const userId = event.data.userId;
+    const row = balances.get(userId);
+    if (event.type === 'CreditExhausted') {
+      if (row) {
+        row.exhausted = true;
+        changed.add(userId);
+      }
+      continue;
+    }
+    const delta = ledgerDeltaMicros(event);
+    if (row) {
+      row.micros += delta;
+      row.exhausted = row.exhausted && row.micros <= 0;
+    } else balances.set(userId, { micros: delta, exhausted: false });
+    changed.add(userId);
+  }
+  if (changed.size === 0) return;
+  const written = [...changed];
+  await sql.execute(
+    `INSERT INTO ${SCHEMA}.balances (user_id, balance, exhausted)
+     SELECT * FROM unnest($1::int[], $2::numeric[], $3::bool[])
+     ON CONFLICT (user_id) DO UPDATE SET balance = EXCLUDED.balance, exhausted = EXCLUDED.exhausted`,
+    [
+      written,
+      written.map((u) => microsToDecimal(balances.get(u)!.micros)),
+      written.map((u) => balances.get(u)!.exhausted),
+    ],
+  );
+}
 
 export const ledgerProjection = defineProjection<LedgerEvent>({
   name: 'ledger',
@@ -63,4 +162,5 @@ export const ledgerProjection = defineProjection<LedgerEvent>({
         return;
     }
   },
+  applyBatch: applyLedgerBatch,
 });

@@ -1,0 +1,229 @@
+import type { ApiKeyEvent, DomainEvent, EventEnvelope, EventMetadata } from '@rigmarket/contracts';
+import { createTestDatabase } from '@rigmarket/testing';
+import { Database } from './database';
+import { deadLettersMigration } from './dead-letters';
+import { EventStore } from './event-store';
+import { eventStoreMigration, runMigrations } from './migrations';
+import {
+  type Projection,
+  applyProjectionBatch,
+  defineProjection,
+  projectionSubscription,
+  rebuildInChunks,
+} from './projections';
+import type { Delivery } from './transport';
+
+const AT = '2026-05-01T12:00:00.000Z';
+const metadata: EventMetadata = { correlationId: 'c', causationId: 'c' };
+let seq = 0;
+const envelope = (streamId: string, streamPosition: number, type: string, data: unknown): EventEnvelope => ({
+  eventId: `00000000-0000-4000-8000-${String((seq += 1)).padStart(12, '0')}`,
+  type,
+  schemaVersion: 1,
+  streamId,
+  streamType: 'api_key',
+  streamPosition,
+  globalPosition: String(seq),
+  occurredAt: AT,
+  context: 'identity',
+  data,
+  metadata,
+});
+const keyData = (keyId: number, name: string | null = null) => ({
+  keyId,
+  userId: 2,
+  name,
+  keyHash: 'a'.repeat(64),
+  permissions: null,
+  kind: 'api',
+  createdAt: AT,
+});
+const created = (keyId: number, position = 1, name: string | null = null) =>
+  envelope(`api_key-${keyId}`, position, 'ApiKeyCreated', keyData(keyId, name));
+const deleted = (keyId: number, position: number) =>
+  envelope(`api_key-${keyId}`, position, 'ApiKeyDeleted', { keyId, deletedAt: AT });
+const deliveries = (events: readonly EventEnvelope[], first = 0): Delivery[] =>
+  events.map((e, i) => ({
+    envelope: e,
+    delivery: { topic: 'identity.api_key', partition: 0, offset: String(first + i) },
+  }));
+
+/**
+ * A projection of API keys into `sync_maintenance.keys`, whose CHECK refuses key 13 (a real database error
+ * in the middle of a batch). `applyBatch` writes each batch with one INSERT and one DELETE; `batches`
+ * counts its calls.
+ */
+function keysProjection(batches: { calls: number }): Projection {
+  return defineProjection<ApiKeyEvent>({
+    name: 'keys',
+    version: 1,
+    sources: [{ context: 'identity', streamType: 'api_key' }],
+    tables: ['sync_maintenance.keys'],
+    eventTypes: ['ApiKeyCreated', 'ApiKeyDeleted'],
+    async apply(sql, event) {
+      if (event.type === 'ApiKeyCreated')
+        await sql.execute(`INSERT INTO sync_maintenance.keys (key_id, name) VALUES ($1, $2)`, [
+          event.data.keyId,
+          event.data.name,
+        ]);
+      else if (event.type === 'ApiKeyDeleted')
+        await sql.execute(`DELETE FROM sync_maintenance.keys WHERE key_id = $1`, [event.data.keyId]);
+    },
+    async applyBatch(sql, events) {
+      batches.calls += 1;
+      // Creations and deletions of one key are never in one batch here; the spec feeds them so.
+      const made = events.flatMap((e) => (e.type === 'ApiKeyCreated' ? [e.data] : []));
+      const gone = events.flatMap((e) => (e.type === 'ApiKeyDeleted' ? [e.data.keyId] : []));
+      if (made.length > 0)
+        await sql.execute(
+          `INSERT INTO sync_maintenance.keys (key_id, name) SELECT * FROM unnest($1::int[], $2::text[])`,
+          [made.map((k) => k.keyId), made.map((k) => k.name)],
+        );
+      if (gone.length > 0)
+        await sql.execute(`DELETE FROM sync_maintenance.keys WHERE key_id = ANY($1::int[])`, [gone]);
+    },
+  });
+}
+
+describe('projections apply events in batches (PostgreSQL)', () => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  const batches = { calls: 0 };
+  const keys = keysProjection(batches);
+  const rows = () =>
+    db.query<{ key_id: number; name: string | null }>(
+      `SELECT key_id, name FROM sync_maintenance.keys ORDER BY key_id`,
+    );
+  const positions = () =>
+    db.query<{ stream_id: string; position: number }>(
+      `SELECT stream_id, position FROM sync_maintenance.projection_stream_positions WHERE projection = 'keys' ORDER BY stream_id`,
+    );
+
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    drop = database.drop;
+    db = await Database.connect({ kind: 'postgres', url: database.url });
+    await runMigrations(db, 'sync_maintenance', [
+      eventStoreMigration,
+      deadLettersMigration,
+      {
+        id: '0001-keys',
+        up: (sql, s) =>
+          sql
+            .execute(`CREATE TABLE ${s}.keys (key_id INTEGER PRIMARY KEY CHECK (key_id <> 13), name TEXT)`)
+            .then(() => undefined),
+      },
+    ]);
+    await runMigrations(db, 'identity', [eventStoreMigration]);
+  });
+  beforeEach(async () => {
+    await db.execute(`DELETE FROM sync_maintenance.keys`);
+    await db.execute(`DELETE FROM sync_maintenance.projection_stream_positions`);
+    await db.execute(`DELETE FROM sync_maintenance.dead_letters`);
+  });
+  afterAll(async () => {
+    await db.close();
+    await drop();
+  });
+
+  it('applies a delivered batch in one go, and the same batch delivered twice changes nothing', async () => {
+    const subscription = projectionSubscription(db, 'sync_maintenance', keys, 'test');
+    const batch = deliveries([created(1), created(2), created(3, 1, 'three')]);
+    const before = batches.calls;
+    await subscription.handleBatch!(batch);
+    expect(batches.calls).toBe(before + 1);
+    await subscription.handleBatch!(deliveries([deleted(2, 2)], 3));
+    const live = await rows();
+    expect(live).toEqual([
+      { key_id: 1, name: null },
+      { key_id: 3, name: 'three' },
+    ]);
+    // Redelivered (a Kafka rebalance): every event is a duplicate, nothing is applied again.
+    await subscription.handleBatch!(batch);
+    await db.transaction((sql) =>
+      applyProjectionBatch(
+        sql,
+        'sync_maintenance',
+        keys,
+        batch.map((d) => d.envelope),
+      ),
+    );
+    expect(await rows()).toEqual(live);
+    expect(await positions()).toEqual([
+      { stream_id: 'api_key-1', position: 1 },
+      { stream_id: 'api_key-2', position: 2 },
+      { stream_id: 'api_key-3', position: 1 },
+    ]);
+    const [checkpoint] = await db.query<{ position: string }>(
+      `SELECT position FROM sync_maintenance.projection_checkpoints WHERE projection = 'keys' AND source = 'identity.api_key:0'`,
+    );
+    expect(checkpoint?.position).toBe('3');
+  });
+
+  it('parks a failing event in the middle of a batch alone (and its stream behind it); the others are applied', async () => {
+    const subscription = projectionSubscription(db, 'sync_maintenance', keys, 'test');
+    const bad = created(13);
+    const behind = deleted(13, 2);
+    await subscription.handleBatch!(
+      deliveries([created(11), bad, created(12, 1, 'twelve'), behind, created(14)]),
+    );
+
+    expect(await rows()).toEqual([
+      { key_id: 11, name: null },
+      { key_id: 12, name: 'twelve' },
+      { key_id: 14, name: null },
+    ]);
+    const parked = await db.query<{ event_id: string; error: string; attempts: number }>(
+      `SELECT event_id, error, attempts FROM sync_maintenance.dead_letters WHERE subscriber = 'keys' ORDER BY stream_position`,
+    );
+    expect(parked).toEqual([
+      { event_id: bad.eventId, error: expect.stringContaining('check constraint'), attempts: 3 },
+      { event_id: behind.eventId, error: 'behind a parked event of its stream', attempts: 0 },
+    ]);
+    expect((await positions()).map((p) => p.stream_id)).toEqual(['api_key-11', 'api_key-12', 'api_key-14']);
+
+    // A later batch with an event of the parked stream parks it behind, and applies the rest.
+    const later = created(13, 3);
+    await subscription.handleBatch!(deliveries([created(15), later]));
+    expect((await rows()).map((r) => r.key_id)).toEqual([11, 12, 14, 15]);
+    const [again] = await db.query<{ error: string }>(
+      `SELECT error FROM sync_maintenance.dead_letters WHERE event_id = $1`,
+      [later.eventId],
+    );
+    expect(again?.error).toBe('behind a parked event of its stream');
+  });
+
+  it('rebuilds in chunks (several transactions into scratch tables) to the rows of the live projection', async () => {
+    const store = new EventStore('identity', 'identity');
+    const append = (streamId: string, version: number, events: DomainEvent[]) =>
+      db.transaction((sql) => store.append(sql, streamId, version, events, metadata, new Date(AT)));
+    const live = keysProjection({ calls: 0 });
+    for (let k = 21; k <= 40; k += 1) {
+      const [event] = await append(`api_key-${k}`, 0, [
+        { type: 'ApiKeyCreated', data: keyData(k, `key ${k}`) } as DomainEvent,
+      ]);
+      await db.transaction((sql) => applyProjectionBatch(sql, 'sync_maintenance', live, [event!]));
+    }
+    for (const k of [22, 25, 31]) {
+      const [event] = await append(`api_key-${k}`, 1, [
+        { type: 'ApiKeyDeleted', data: { keyId: k, deletedAt: AT } } as DomainEvent,
+      ]);
+      await db.transaction((sql) => applyProjectionBatch(sql, 'sync_maintenance', live, [event!]));
+    }
+    const expected = await rows();
+    expect(expected).toHaveLength(17);
+    const expectedPositions = await positions();
+    const transactions = batches.calls;
+
+    // Pages of 4 events: 23 events in 6 page transactions, then the swap.
+    expect(await rebuildInChunks(db, 'sync_maintenance', keys, 4)).toBe(23);
+    expect(batches.calls - transactions).toBe(6);
+    expect(await rows()).toEqual(expected);
+    expect(await positions()).toEqual(expectedPositions);
+    const scratch = await db.query(`SELECT to_regclass('sync_maintenance.keys__rebuild') AS t`);
+    expect(scratch).toEqual([{ t: null }]);
+    // Rebuilt again: the same rows (a rebuild is a pure function of the events).
+    await rebuildInChunks(db, 'sync_maintenance', keys, 4);
+    expect(await rows()).toEqual(expected);
+  });
+});
