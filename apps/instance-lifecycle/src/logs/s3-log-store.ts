@@ -1,10 +1,4 @@
-import {
-  GetObjectCommand,
-  NoSuchKey,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { LogStore } from './log-store';
 
 export interface S3LogStoreOptions {
@@ -26,10 +20,15 @@ export interface S3LogStoreOptions {
 export class S3LogStore implements LogStore {
   private readonly client: S3Client;
   private readonly prefix: string;
+  private readonly sdk: typeof import('@aws-sdk/client-s3');
 
   constructor(private readonly options: S3LogStoreOptions) {
     this.prefix = options.prefix ?? '';
-    this.client = new S3Client({
+    // Loaded here, not at start: without RIGMARKET_LOG_S3_BUCKET nothing needs the AWS SDK (about 20 MB and
+    // half a second to load, docs/benchmarks.md).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+    this.sdk = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
+    this.client = new this.sdk.S3Client({
       region: options.region ?? 'us-east-1',
       endpoint: options.endpoint,
       forcePathStyle: options.forcePathStyle ?? options.endpoint !== undefined,
@@ -51,7 +50,7 @@ export class S3LogStore implements LogStore {
 
   async put(name: string, text: string): Promise<void> {
     await this.client.send(
-      new PutObjectCommand({
+      new this.sdk.PutObjectCommand({
         Bucket: this.options.bucket,
         Key: this.prefix + name,
         Body: text,
@@ -64,11 +63,12 @@ export class S3LogStore implements LogStore {
     if (!/^[0-9a-f]{32}\.log$/.test(name)) return null;
     try {
       const object = await this.client.send(
-        new GetObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + name }),
+        new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + name }),
       );
       return (await object.Body?.transformToString('utf8')) ?? '';
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      if (error instanceof this.sdk.NoSuchKey || (error as { name?: string }).name === 'NoSuchKey')
+        return null;
       throw error;
     }
   }

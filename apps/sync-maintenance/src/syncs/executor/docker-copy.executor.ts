@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { ThrottleStream, prepareDestination, prepareSource } from '@rigmarket/container-copy';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import {
   type CopyExecutor,
   CopyFailure,
@@ -8,6 +8,16 @@ import {
   type CopyReporter,
   cloudCopyUnavailable,
 } from './copy-executor';
+
+/**
+ * A client of the engine at DOCKER_HOST. dockerode is loaded here, not at start: only
+ * RIGMARKET_SYNC_EXECUTOR=docker needs it (with its dependencies about 20 MB and most of a second to load).
+ */
+function dockerFromEnvironment(): Docker {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+  const DockerClient = require('dockerode') as typeof Docker;
+  return new DockerClient();
+}
 
 /** Finds the container of an instance on the engine, or null. */
 export type ContainerResolver = (docker: Docker, instanceId: number) => Promise<Docker.Container | null>;
@@ -61,7 +71,7 @@ export class DockerCopyExecutor implements CopyExecutor {
   private readonly resolve: ContainerResolver;
 
   constructor(options: DockerCopyOptions = {}) {
-    this.docker = options.docker ?? new Docker();
+    this.docker = options.docker ?? dockerFromEnvironment();
     this.bytesPerSecond = options.bytesPerSecond ?? 50 * 1024 * 1024;
     this.progressIntervalMs = options.progressIntervalMs ?? 2000;
     this.resolve = options.resolve ?? labelResolver();
