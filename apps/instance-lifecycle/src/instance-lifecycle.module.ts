@@ -40,6 +40,7 @@ import { RequestLogsHandler } from './logs/logs.handlers';
 import { AsksController } from './instances/create-instance/asks.http.controller';
 import { InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
 import { LaunchController } from './instances/launch-instance/launch.http.controller';
+import { InstanceSshKeysController } from './instances/instance-ssh-keys/instance-ssh-keys.http.controller';
 import { LaunchInstanceHandler } from './instances/launch-instance/launch';
 import {
   DEFAULT_PROVISIONING_RECOVERY,
@@ -79,6 +80,7 @@ export class InstanceLifecycleModule {
         LogsController,
         InstancesV0Controller,
         InstancesV1Controller,
+        InstanceSshKeysController,
       ],
       providers: [
         {

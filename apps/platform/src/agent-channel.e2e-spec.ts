@@ -7,7 +7,7 @@ import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { eventually } from '@rigmarket/testing';
+import { ed25519PublicKeyLine, eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import { grantCredit, verifiedUser } from './testing/users';
 import WebSocket from 'ws';
@@ -17,6 +17,7 @@ import WebSocket from 'ws';
  * commands down, reports and logs up, and the moves to unknown (silence) the agent cannot show by itself.
  */
 const ADMIN_KEY = 'admin-channel-key-0123456789';
+const sshKey = ed25519PublicKeyLine('agent@test');
 
 const HARDWARE = {
   gpu_name: 'RTX 4090',
@@ -242,6 +243,20 @@ describe('the agent channel protocol (embedded)', () => {
 
     expect((await show(id))?.actual_status).toBe('running'); // the forged report was dropped
 
+    // an attached SSH key goes down as the instance's whole key list
+    const keysAt = agent.received.length;
+    await http()
+      .post(`/api/v0/instances/${id}/ssh/`)
+      .set(as(renterKey))
+      .send({ ssh_key: sshKey })
+      .expect(200);
+    expect(await agent.next('ssh_keys', keysAt)).toEqual({
+      type: 'ssh_keys',
+      instanceId: id,
+      commandId: expect.any(Number),
+      authorizedKeys: [sshKey],
+    });
+
     const stopAt = agent.received.length;
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
     expect(await agent.next('stop', stopAt)).toEqual({
@@ -273,8 +288,8 @@ describe('the agent channel protocol (embedded)', () => {
     const welcome = await back.next('welcome');
     expect(welcome.desired).toEqual(
       expect.arrayContaining([
-        { instanceId: stoppedId, state: 'stopped' },
-        { instanceId: created.body.new_contract as number, state: 'running' },
+        { instanceId: stoppedId, state: 'stopped', authorizedKeys: [sshKey] },
+        { instanceId: created.body.new_contract as number, state: 'running', authorizedKeys: [] },
       ]),
     );
   });

@@ -20,12 +20,14 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import {
   createTestDatabase,
+  ed25519PublicKeyLine,
   eventually,
   rebuildMismatches,
   requiredEnv,
   uniqueName,
 } from '@rigmarket/testing';
 import request from 'supertest';
+import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
@@ -482,6 +484,53 @@ describe.each([
       .getVolume(`rigmarket-volume-${volumeId}`)
       .remove()
       .catch(() => undefined);
+  });
+
+  it("writes the instance's SSH keys into /root/.ssh/authorized_keys (700/600) on provision, attach, detach and recycle", async () => {
+    const alice = ed25519PublicKeyLine('alice@laptop');
+    const bob = ed25519PublicKeyLine('bob@desk');
+    const id = (await accept({ image: IMAGE, runtype: 'ssh' })).body.new_contract as number;
+    // Attached while the host is still provisioning: the container gets it when it starts.
+    await http().post(`/api/v0/instances/${id}/ssh/`).set(as(renterKey)).send({ ssh_key: alice }).expect(200);
+    await until(id, 'running');
+    const inContainer = (script: string) => shIn(docker, docker.getContainer(containerName(id)), script);
+    const authorizedKeys = (expected: string) =>
+      eventually(
+        async () => {
+          const text = await inContainer('cat /root/.ssh/authorized_keys 2>/dev/null || echo missing');
+          return text === expected ? text : undefined;
+        },
+        30_000,
+        `authorized_keys of instance ${id} = ${JSON.stringify(expected)}`,
+      ).catch(async (error: unknown) => {
+        throw new Error(
+          `${String(error)}; it holds ${JSON.stringify(await inContainer('cat /root/.ssh/authorized_keys'))}`,
+        );
+      });
+    await authorizedKeys(alice);
+    expect(await inContainer('stat -c %a /root/.ssh /root/.ssh/authorized_keys')).toBe('700\n600');
+
+    await http().post(`/api/v0/instances/${id}/ssh/`).set(as(renterKey)).send({ ssh_key: bob }).expect(200);
+    await authorizedKeys(`${alice}\n${bob}`);
+    await http().delete(`/api/v0/instances/${id}/ssh/1/`).set(as(renterKey)).expect(200);
+    await authorizedKeys(bob);
+
+    // A recycled container is a fresh one from the image: the host writes the keys again when it starts.
+    const before = (await containerState(id))?.Id;
+    await http().put(`/api/v0/instances/recycle/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(
+      async () => {
+        const info = await containerState(id);
+        return info && info.Id !== before && (await show(id))?.actual_status === 'running' ? true : undefined;
+      },
+      60_000,
+      'a recycled container running',
+    );
+    await authorizedKeys(bob);
+    await http().delete(`/api/v0/instances/${id}/ssh/2/`).set(as(renterKey)).expect(200);
+    await authorizedKeys('');
+    expect(await fetchLogs(id, { daemon_logs: 'true' })).toContain('authorized_keys: 0 key(s)');
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
   });
 
   it('when the channel drops, the agent reconnects within the grace period and goes on serving its instances', async () => {

@@ -15,12 +15,14 @@ import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import {
   VASTAI_CREATE_INSTANCE,
   createTestDatabase,
+  ed25519PublicKeyLine,
   eventually,
   rebuildMismatches,
   requiredEnv,
   uniqueName,
 } from '@rigmarket/testing';
 import request from 'supertest';
+import { simulatedHostKeys } from './testing/simulated-host-keys';
 import { grantCredit, verifiedUser } from './testing/users';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
@@ -420,6 +422,73 @@ describe.each([
     expect(start.body).toMatchObject({ success: false, error: 'instance_cannot_start' });
     await http().put(`/api/v0/instances/reboot/${id}/`).set(as(renterKey)).send({}).expect(400);
     await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+  });
+
+  it('attaches and detaches SSH keys as the CLI sends them; the host holds the list; bad keys and other accounts are refused', async () => {
+    const created = await accept(machineId * 1000 + 1, { image: 'busybox', runtype: 'ssh' });
+    expect(created.status).toBe(200);
+    const id = created.body.new_contract as number;
+    await until(id, 'running');
+    const hostKeys = (expected: string[]) => simulatedHostKeys(h.app, id, expected);
+    const alice = ed25519PublicKeyLine('alice@laptop');
+    const bob = ed25519PublicKeyLine('bob@desk');
+
+    const first = await http()
+      .post(`/api/v0/instances/${id}/ssh/`)
+      .set(as(renterKey))
+      .send({ ssh_key: `${alice}\n` })
+      .expect(200);
+    expect(first.body).toEqual({
+      success: true,
+      msg: `SSH key 1 attached to instance ${id}`,
+      key: { id: 1, instance_id: id, ssh_key: alice },
+    });
+    await hostKeys([alice]);
+    // The same key again is the same attachment.
+    const again = await http()
+      .post(`/api/v0/instances/${id}/ssh/`)
+      .set(as(renterKey))
+      .send({ ssh_key: alice });
+    expect(again.body.key).toMatchObject({ id: 1 });
+    const second = await http()
+      .post(`/api/v0/instances/${id}/ssh/`)
+      .set(as(renterKey))
+      .send({ ssh_key: bob })
+      .expect(200);
+    expect(second.body.key).toMatchObject({ id: 2 });
+    await hostKeys([alice, bob]);
+
+    for (const ssh_key of [
+      undefined,
+      42,
+      'ssh-ed25519 not-base64!',
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==',
+    ]) {
+      const bad = await http().post(`/api/v0/instances/${id}/ssh/`).set(as(renterKey)).send({ ssh_key });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ success: false, error: 'invalid_ssh_key', msg: expect.any(String) });
+    }
+    const foreign = await http()
+      .post(`/api/v0/instances/${id}/ssh/`)
+      .set(as(otherKey))
+      .send({ ssh_key: bob });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ success: false, error: 'no_such_instance' });
+    await http().delete(`/api/v0/instances/${id}/ssh/1/`).set(as(otherKey)).expect(404);
+    const unknown = await http().delete(`/api/v0/instances/${id}/ssh/9/`).set(as(renterKey)).expect(404);
+    expect(unknown.body).toMatchObject({ success: false, error: 'ssh_key_not_found' });
+    const badId = await http().delete(`/api/v0/instances/${id}/ssh/x/`).set(as(renterKey)).expect(400);
+    expect(badId.body).toMatchObject({ success: false, error: 'bad_request' });
+
+    const detached = await http().delete(`/api/v0/instances/${id}/ssh/1/`).set(as(renterKey)).expect(200);
+    expect(detached.body).toEqual({ success: true, msg: `SSH key 1 detached from instance ${id}` });
+    await hostKeys([bob]);
+    // A recycled container keeps its instance's keys (a real host writes them into the fresh container).
+    await http().put(`/api/v0/instances/recycle/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await until(id, 'running');
+    await hostKeys([bob]);
+    await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+    await http().post(`/api/v0/instances/${id}/ssh/`).set(as(renterKey)).send({ ssh_key: alice }).expect(404);
   });
 
   it('advertises no SSH for an args instance (args has no SSH nor Jupyter), and does for ssh', async () => {

@@ -1,14 +1,15 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { eventually } from '@rigmarket/testing';
+import { ed25519PublicKeyLine, eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { simulatedHostKeys } from './testing/simulated-host-keys';
 import { grantCredit } from './testing/users';
 
 // Renters here have test credit; the billing meter is off (billing.e2e-spec.ts bills), so no run stops an instance mid-test.
@@ -199,6 +200,37 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     expect((await vastai('destroy', 'instance', String(id), '-y')).out).not.toContain('Failed with error');
     const gone = await vastai('show', 'instance', String(id), '--raw');
     expect(gone.out).toContain('"instances": null');
+  }, 120_000);
+
+  it('attaches an SSH key from a .pub file and detaches it with attach ssh / detach ssh; the host holds them', async () => {
+    const created = await vastai(
+      'create',
+      'instance',
+      String(machineId * 1000 + 1),
+      '--image',
+      'busybox',
+      '--ssh',
+      '--direct',
+      '--raw',
+    );
+    const id = (JSON.parse(created.stdout) as { new_contract: number }).new_contract;
+    const key = ed25519PublicKeyLine('cli@laptop');
+    const pub = join(home, 'id_ed25519.pub');
+    writeFileSync(pub, `${key}\n`);
+    const hostKeys = (expected: string[]) => simulatedHostKeys(app, id, expected);
+
+    const attached = await vastai('attach', 'ssh', String(id), pub);
+    expect(attached.code).toBe(0);
+    expect(attached.out).toContain(`'msg': 'SSH key 1 attached to instance ${id}'`);
+    await hostKeys([key]);
+    // The key's text works as well as its file, and is the same attachment.
+    expect((await vastai('attach', 'ssh', String(id), key)).out).toContain("'id': 1");
+    const foreign = await vastai('detach', 'ssh', String(id), '7');
+    expect(foreign.out).toMatch(/404|ssh_key_not_found/);
+    const detached = await vastai('detach', 'ssh', String(id), '1');
+    expect(detached.out).toContain(`SSH key 1 detached from instance ${id}`);
+    await hostKeys([]);
+    await vastai('destroy', 'instance', String(id), '-y');
   }, 120_000);
 
   it('creates instances in bulk and launches the cheapest matching offer', async () => {

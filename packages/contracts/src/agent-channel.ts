@@ -18,12 +18,16 @@ export interface AgentProvisionSpec {
   targetState: InstanceIntendedStatus;
   /** Injected into the container as CONTAINER_API_KEY. */
   instanceApiKey: string;
+  /** The OpenSSH public key lines for the container's /root/.ssh/authorized_keys (absent: none). */
+  authorizedKeys?: string[];
 }
 
 /** An instance's desired state, as the platform's instance stream says. */
 export interface AgentDesiredState {
   instanceId: number;
   state: InstanceIntendedStatus;
+  /** Its authorized keys (absent from older platforms: leave the container's file as it is). */
+  authorizedKeys?: string[];
 }
 
 /** A real transition as the host saw it (the HostReport the instance decider accepts). */
@@ -61,6 +65,8 @@ export type LifecycleToAgent =
   | { type: 'reboot'; commandId?: number; instanceId: number }
   | { type: 'recycle'; commandId?: number; instanceId: number }
   | { type: 'destroy'; commandId?: number; instanceId: number }
+  /** The instance's authorized keys changed (attach/detach ssh): the whole list, written over the file. */
+  | { type: 'ssh_keys'; commandId?: number; instanceId: number; authorizedKeys: string[] }
   | { type: 'logs'; requestId: string; instanceId: number; daemon: boolean }
   /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), answer copy_ready. */
   | { type: 'copy_receive'; jobId: number; instanceId: number; path: string }

@@ -64,6 +64,7 @@ export const DomainErrorCodes = [
   'volume_mismatch',
   'offer_unavailable',
   'provisioning_ended',
+  'too_many_ssh_keys',
   // copies and maintenance
   'sync_in_progress',
   'sync_not_active',

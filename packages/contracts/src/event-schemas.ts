@@ -29,6 +29,8 @@ import type {
   InstanceLabelled,
   InstanceOutbid,
   InstanceRestarted,
+  InstanceSshKeyAttached,
+  InstanceSshKeyDetached,
   InstanceStateChanged,
   InstanceVolumeAttached,
 } from './instance';
@@ -58,6 +60,7 @@ import type {
 } from './marketplace';
 import { PERMISSION_CATEGORIES, type PermissionsObject } from './permissions';
 import { PUBLIC_EVENTS } from './schema-registry';
+import { MAX_SSH_KEY_LENGTH } from './ssh-public-key';
 import type {
   MaintenanceCanceled,
   MaintenanceScheduled,
@@ -399,6 +402,12 @@ const instance = {
   ),
   InstanceVolumeAttached: payload<InstanceVolumeAttached>()(
     z.object({ instanceId: id, volumeId: id, mountPath: z.string(), at: time }),
+  ),
+  InstanceSshKeyAttached: payload<InstanceSshKeyAttached>()(
+    z.object({ instanceId: id, keyId: id, publicKey: z.string().min(1).max(MAX_SSH_KEY_LENGTH), at: time }),
+  ),
+  InstanceSshKeyDetached: payload<InstanceSshKeyDetached>()(
+    z.object({ instanceId: id, keyId: id, at: time }),
   ),
   HostAgentEnrolled: payload<HostAgentEnrolled>()(
     z.object({ machineId: id, ownerId: id, driver: z.string(), at: time }),

@@ -15,3 +15,4 @@ export * from './host-agent-events';
 export * from './registry-login';
 export * from './event-schemas';
 export * from './sealing';
+export * from './ssh-public-key';

@@ -150,6 +150,24 @@ export type InstanceBillingChanged = DomainEvent<
   }
 >;
 
+/**
+ * The renter attached an OpenSSH public key to the instance (`vastai attach ssh`): it goes into the
+ * container's /root/.ssh/authorized_keys. keyId numbers the instance's keys from 1 and is never reused.
+ * Only a public key line (parsePublicKey): never private material.
+ */
+export type InstanceSshKeyAttached = DomainEvent<
+  'InstanceSshKeyAttached',
+  { instanceId: number; keyId: number; publicKey: string; at: string }
+>;
+/** The renter detached the instance's key keyId (`vastai detach ssh`): it leaves authorized_keys. */
+export type InstanceSshKeyDetached = DomainEvent<
+  'InstanceSshKeyDetached',
+  { instanceId: number; keyId: number; at: string }
+>;
+
+/** The most keys one instance holds at once (each at most MAX_SSH_KEY_LENGTH characters). */
+export const MAX_INSTANCE_SSH_KEYS = 10;
+
 export type InstanceEvent =
   | InstanceCreated
   | InstanceBillingChanged
@@ -160,6 +178,8 @@ export type InstanceEvent =
   | InstanceOutbid
   | InstanceBidChanged
   | InstanceVolumeAttached
+  | InstanceSshKeyAttached
+  | InstanceSshKeyDetached
   | InstanceDestroyed;
 
 export const InstancePublicEvents = {
@@ -173,4 +193,6 @@ export const InstancePublicEvents = {
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },
   InstanceBillingChanged: { schemaVersion: 2, streamType: 'instance' },
   InstanceVolumeAttached: { schemaVersion: 1, streamType: 'instance' },
+  InstanceSshKeyAttached: { schemaVersion: 1, streamType: 'instance' },
+  InstanceSshKeyDetached: { schemaVersion: 1, streamType: 'instance' },
 } as const;

@@ -55,7 +55,7 @@ describe('host agent channel client: at-least-once commands and desired state', 
       .map((m) => m.report.actualStatus);
   const down = (message: LifecycleToAgent) => socket!.send(JSON.stringify(message));
   const welcome = (
-    desired: Array<{ instanceId: number; state: 'running' | 'stopped' }>,
+    desired: Array<{ instanceId: number; state: 'running' | 'stopped'; authorizedKeys?: string[] }>,
   ): LifecycleToAgent => ({
     type: 'welcome',
     version: 1,
@@ -114,5 +114,20 @@ describe('host agent channel client: at-least-once commands and desired state', 
       5_000,
       'running again from the desired state',
     );
+  });
+
+  it("hands the instance's authorized keys to the driver from ssh_keys commands and from the welcome", async () => {
+    const keysLines = () => daemonLog.of(1).filter((l) => l.includes('authorized_keys'));
+    down({ type: 'ssh_keys', commandId: 20, instanceId: 1, authorizedKeys: ['ssh-ed25519 AAAA a@b'] });
+    down({ type: 'ssh_keys', commandId: 20, instanceId: 1, authorizedKeys: ['ssh-ed25519 AAAA a@b'] });
+    await eventually(async () => (keysLines().length === 1 ? true : undefined), 5_000, 'the keys');
+    expect(keysLines()[0]).toContain('authorized_keys: 1 key(s): ssh-ed25519 a@b');
+    down(welcome([{ instanceId: 1, state: 'running', authorizedKeys: [] }]));
+    await eventually(
+      async () => (keysLines().at(-1)?.includes('authorized_keys: 0 key(s)') ? true : undefined),
+      5_000,
+      'the keys from the welcome',
+    );
+    expect(keysLines()).toHaveLength(2);
   });
 });

@@ -139,8 +139,11 @@ export class ChannelClient {
             this.options.log(`cleanup of destroyed instances failed: ${String(error)}`),
           );
         // The platform's desired state of each live instance: containers are started or stopped to match.
-        for (const { instanceId, state } of message.desired ?? [])
-          this.run(instanceId, 'reconcile', () => driver.converge(instanceId, state));
+        for (const { instanceId, state, authorizedKeys } of message.desired ?? [])
+          this.run(instanceId, 'reconcile', async () => {
+            if (authorizedKeys) await driver.setAuthorizedKeys(instanceId, authorizedKeys);
+            await driver.converge(instanceId, state);
+          });
         for (const queued of this.outbox.splice(0)) this.send(queued);
         this.onWelcome?.();
         return;
@@ -161,6 +164,10 @@ export class ChannelClient {
         return this.run(message.instanceId, message.type, () => driver.recycle(message.instanceId));
       case 'destroy':
         return this.run(message.instanceId, message.type, () => driver.destroy(message.instanceId));
+      case 'ssh_keys':
+        return this.run(message.instanceId, message.type, () =>
+          driver.setAuthorizedKeys(message.instanceId, message.authorizedKeys),
+        );
       case 'logs':
         void driver.logs(message.instanceId, message.daemon).then(
           (lines) => this.send({ type: 'logs', requestId: message.requestId, lines }),

@@ -15,6 +15,11 @@ export interface AgentDriver {
   recycle(instanceId: number): Promise<void>;
   destroy(instanceId: number): Promise<void>;
   /**
+   * The instance's authorized keys (whole list): written to /root/.ssh/authorized_keys in its container now
+   * when it runs, and again at each start of the container (a recycled one is a fresh container).
+   */
+  setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): Promise<void>;
+  /**
    * Brings an instance the host has to its desired state (sent at every connect, ADR 0012): starts or
    * stops it, or reports the state it is in when it already matches. Nothing when the host has no
    * container for it (its provision is still to come).

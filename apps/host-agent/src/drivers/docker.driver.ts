@@ -1,8 +1,9 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { prepareDestination, prepareSource } from '@rigmarket/container-copy';
-import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
+import { type AgentHostReport, type AgentProvisionSpec, authorizedKeysSummary } from '@rigmarket/contracts';
 import type Docker from 'dockerode';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
+import { writeAuthorizedKeys } from './authorized-keys';
 import {
   GPUS_LABEL,
   INSTANCE_LABEL,
@@ -53,6 +54,8 @@ export class DockerDriver implements AgentDriver {
   private diskQuota = false;
   private readonly intents = new Map<number, Intent>();
   private readonly stopMessages = new Map<number, string>();
+  /** Each instance's authorized keys as the platform last said (written at each container start). */
+  private readonly authorizedKeys = new Map<number, string[]>();
   /** Instances provisioned since this agent started (never taken for leftovers). */
   private readonly provisioned = new Set<number>();
   private closed = false;
@@ -135,6 +138,7 @@ export class DockerDriver implements AgentDriver {
   async provision(spec: AgentProvisionSpec): Promise<void> {
     const id = spec.instanceId;
     this.provisioned.add(id);
+    if (spec.authorizedKeys) this.authorizedKeys.set(id, spec.authorizedKeys);
     this.intents.set(id, spec.targetState === 'running' ? 'run' : 'stop');
     this.log.line(id, `provision ${spec.config.image} (${spec.config.runtype}, ${spec.numGpus} GPU)`);
     this.send(id, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
@@ -253,6 +257,28 @@ export class DockerDriver implements AgentDriver {
     this.intents.delete(instanceId);
     this.stopMessages.delete(instanceId);
     this.provisioned.delete(instanceId);
+    this.authorizedKeys.delete(instanceId);
+  }
+
+  async setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): Promise<void> {
+    this.authorizedKeys.set(instanceId, authorizedKeys);
+    const container = this.docker.getContainer(containerName(instanceId));
+    const running = await container.inspect().then(
+      (i) => Boolean(i.State?.Running),
+      () => false,
+    );
+    // A container that is not running gets them at its next start (the start event).
+    if (running) await this.writeKeys(instanceId, container);
+  }
+
+  /** Writes the instance's keys into its container; a failure is the renter's to read in the daemon log. */
+  private async writeKeys(instanceId: number, container: Docker.Container): Promise<void> {
+    const keys = this.authorizedKeys.get(instanceId);
+    if (!keys) return;
+    await writeAuthorizedKeys(container, keys).then(
+      () => this.log.line(instanceId, authorizedKeysSummary(keys)),
+      (error: unknown) => this.log.line(instanceId, `authorized_keys not written: ${message(error)}`),
+    );
   }
 
   async converge(instanceId: number, desired: 'running' | 'stopped'): Promise<void> {
@@ -345,6 +371,8 @@ export class DockerDriver implements AgentDriver {
     const intent = this.intents.get(instanceId);
     if (action === 'start') {
       this.log.line(instanceId, 'docker: container started');
+      // The keys are in place before the instance is reported running.
+      await this.writeKeys(instanceId, this.docker.getContainer(containerName(instanceId)));
       await this.reportRunning(instanceId);
     } else if (action === 'die') {
       const exitCode = event.Actor?.Attributes?.exitCode ?? '?';

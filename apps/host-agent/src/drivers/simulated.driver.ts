@@ -1,4 +1,4 @@
-import type { AgentProvisionSpec } from '@rigmarket/contracts';
+import { type AgentProvisionSpec, authorizedKeysSummary } from '@rigmarket/contracts';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
 import { containerPorts } from './container-spec';
 
@@ -56,6 +56,13 @@ export class SimulatedAgentDriver implements AgentDriver {
 
   async destroy(instanceId: number): Promise<void> {
     this.specs.delete(instanceId);
+  }
+
+  /** Records the keys (nothing runs to write them into). */
+  async setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): Promise<void> {
+    const spec = this.specs.get(instanceId);
+    if (spec) this.specs.set(instanceId, { ...spec, authorizedKeys });
+    this.options.daemonLog.line(instanceId, `simulated ${authorizedKeysSummary(authorizedKeys)}`);
   }
 
   async converge(instanceId: number, desired: 'running' | 'stopped'): Promise<void> {

@@ -1,5 +1,5 @@
 import { deciderSpec, ed25519PublicKeyLine as ed25519Line } from '@rigmarket/testing';
-import { parsePublicKey } from './public-key';
+import { parsePublicKey } from '@rigmarket/contracts';
 import { sshKeyDecider } from './ssh-key.decider';
 import type { SshKeyEvent } from './ssh-key.events';
 

@@ -1,11 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { EventMetadata } from '@rigmarket/contracts';
+import { type EventMetadata, parsePublicKey } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { QUOTAS, enforceQuota } from '@rigmarket/http-kit';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { SSH_KEYS_TABLE, type SshKeyView, findSshKey } from '../read-models/ssh-keys/queries';
-import { parsePublicKey } from './public-key';
 import { sshKeyDecider, sshKeyStreamId } from './ssh-key.decider';
 
 export class AddSshKeyCommand extends Command<SshKeyView> {

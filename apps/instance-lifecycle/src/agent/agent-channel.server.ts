@@ -17,6 +17,7 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedKey } from '@rigmarket/http-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { HostReporter } from '../host/host-reporter';
+import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
 import { findMachine } from '../read-models/market-machines/queries';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
@@ -177,8 +178,10 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const live = await this.runtime.db.query<{
       instance_id: number;
       intended_status: InstanceIntendedStatus;
+      ssh_keys: InstanceDetails['sshKeys'] | string | null;
     }>(
-      `SELECT instance_id, intended_status FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`,
+      `SELECT instance_id, intended_status, details->'sshKeys' AS ssh_keys
+         FROM ${SCHEMA}.instances WHERE machine_id = $1 AND NOT destroyed`,
       [message.machineId],
     );
     send({
@@ -188,7 +191,16 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       liveInstanceIds: live.map((row) => Number(row.instance_id)),
       // Re-sent at every (re)connect: the agent reconciles its containers with it (ADR 0012).
-      desired: live.map((row) => ({ instanceId: Number(row.instance_id), state: row.intended_status })),
+      desired: live.map((row) => ({
+        instanceId: Number(row.instance_id),
+        state: row.intended_status,
+        authorizedKeys: authorizedKeys({
+          sshKeys:
+            typeof row.ssh_keys === 'string'
+              ? (JSON.parse(row.ssh_keys) as InstanceDetails['sshKeys'])
+              : (row.ssh_keys ?? []),
+        }),
+      })),
     });
     this.logger.log(`machine ${message.machineId}: host agent connected (${message.driver} driver)`);
     return session;

@@ -65,6 +65,14 @@ export class RoutingHostDriver implements HostDriver {
     this.route(instanceId, () => this.simulated.destroy(instanceId), { type: 'destroy', instanceId }, false);
   }
 
+  setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): void {
+    this.route(instanceId, () => this.simulated.setAuthorizedKeys(instanceId, authorizedKeys), {
+      type: 'ssh_keys',
+      instanceId,
+      authorizedKeys,
+    });
+  }
+
   /**
    * One command of host_commands (HostCommandDispatcher), with its id: an agent remembers the last id it
    * ran per instance and ignores a redelivery. 'later' when the machine's agent is away (the command waits
@@ -72,7 +80,7 @@ export class RoutingHostDriver implements HostDriver {
    */
   async deliver(
     command: { commandId: number; instanceId: number; machineId: number; kind: HostCommandKind },
-    detail: { spec?: ProvisionSpec; statusMsg?: string },
+    detail: { spec?: ProvisionSpec; statusMsg?: string; authorizedKeys?: string[] },
     waitedMs: number,
   ): Promise<'sent' | 'later'> {
     const { commandId, instanceId, machineId, kind } = command;
@@ -82,6 +90,8 @@ export class RoutingHostDriver implements HostDriver {
         if (kind === 'provision') {
           if (detail.spec) this.simulated.provision(detail.spec);
         } else if (kind === 'stop') this.simulated.stop(instanceId, detail.statusMsg);
+        else if (kind === 'ssh_keys')
+          this.simulated.setAuthorizedKeys(instanceId, detail.authorizedKeys ?? []);
         else this.simulated[kind](instanceId);
       });
       return 'sent';
@@ -99,6 +109,8 @@ export class RoutingHostDriver implements HostDriver {
         instanceId,
         ...(detail.statusMsg ? { statusMsg: detail.statusMsg } : {}),
       };
+    else if (kind === 'ssh_keys')
+      message = { type: 'ssh_keys', commandId, instanceId, authorizedKeys: detail.authorizedKeys ?? [] };
     else message = { type: kind, commandId, instanceId };
     this.enqueue(instanceId, () => this.toAgent(machineId, instanceId, message, kind !== 'destroy'));
     return 'sent';

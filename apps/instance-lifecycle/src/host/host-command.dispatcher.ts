@@ -3,7 +3,7 @@ import type { InstanceIntendedStatus } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { isAgentMachine } from '../agent/agent-machines';
 import { RoutingHostDriver } from '../agent/routing-host.driver';
-import { type InstanceDetails } from '../read-models/instances/projection';
+import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
 import { findMachine } from '../read-models/market-machines/queries';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
@@ -129,6 +129,12 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
 
   private async deliver(row: HostCommandRow): Promise<'sent' | 'later'> {
     const waitedMs = Date.now() - row.createdAt.getTime();
+    if (row.kind === 'ssh_keys') {
+      // The instance's keys as they are now (the read model is written with the events): a later change wins.
+      const instance = await this.instance(row.instanceId);
+      if (!instance || instance.destroyed) return 'sent';
+      return this.routing.deliver(row, { authorizedKeys: authorizedKeys(detailsOf(instance)) }, waitedMs);
+    }
     if (row.kind !== 'provision')
       return this.routing.deliver(row, row.statusMsg ? { statusMsg: row.statusMsg } : {}, waitedMs);
     const instance = await this.instance(row.instanceId);
@@ -193,8 +199,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     row: InstanceRow,
     instanceApiKey: string,
   ): Promise<ProvisionSpec> {
-    const details =
-      typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;
+    const details = detailsOf(row);
     const machine = await findMachine(this.runtime.db, machineId);
     return {
       instanceId,
@@ -203,6 +208,10 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       config: details.config,
       targetState: row.intended_status,
       instanceApiKey,
+      authorizedKeys: authorizedKeys(details),
     };
   }
 }
+
+const detailsOf = (row: InstanceRow): InstanceDetails =>
+  typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;

@@ -103,4 +103,19 @@ describe('host commands derived from instance events', () => {
       ]),
     ).toEqual([]);
   });
+
+  it('an attached or detached SSH key sends the whole key list (ssh_keys); one waiting for its volume gets it with its provision', () => {
+    const key = (keyId: number): InstanceEvent => ({
+      type: 'InstanceSshKeyAttached',
+      data: { instanceId: 7, keyId, publicKey: `ssh-ed25519 AAAA k${keyId}`, at: AT },
+    });
+    const detach: InstanceEvent = {
+      type: 'InstanceSshKeyDetached',
+      data: { instanceId: 7, keyId: 1, at: AT },
+    };
+    expect(hostCommandsFor(fold([created()]), [key(1)])).toEqual([{ kind: 'ssh_keys' }]);
+    expect(hostCommandsFor(fold([created(), key(1)]), [detach])).toEqual([{ kind: 'ssh_keys' }]);
+    const waiting = created({ ...config, newVolume: { sizeGb: 10, mountPath: '/data' } } as InstanceConfig);
+    expect(hostCommandsFor(fold([waiting]), [key(1)])).toEqual([]);
+  });
 });

@@ -9,7 +9,7 @@ import { type InstanceState, instanceDecider } from '../instances/instance.decid
  * transaction that appends them (docs/adr/0012-host-commands.md). HostCommandDispatcher delivers them
  * afterwards, in order, at least once; a process that dies in between delivers them after its restart.
  */
-export type HostCommandKind = 'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy';
+export type HostCommandKind = 'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy' | 'ssh_keys';
 
 export interface HostCommand {
   kind: HostCommandKind;
@@ -68,6 +68,12 @@ export function hostCommandsFor(
         break;
       case 'InstanceRestarted':
         commands.push({ kind: event.data.recycle ? 'recycle' : 'reboot' });
+        break;
+      case 'InstanceSshKeyAttached':
+      case 'InstanceSshKeyDetached':
+        // The whole list, as the instance's read model holds it when delivered (a later change wins). An
+        // instance waiting for its volume gets its keys with its provision.
+        if (!waiting && commands.at(-1)?.kind !== 'ssh_keys') commands.push({ kind: 'ssh_keys' });
         break;
       case 'InstanceDestroyed':
         commands.push({ kind: 'destroy' });

@@ -9,6 +9,8 @@ export interface ProvisionSpec {
   targetState: InstanceIntendedStatus;
   /** Injected into the container as CONTAINER_API_KEY. */
   instanceApiKey: string;
+  /** The OpenSSH public key lines for the container's /root/.ssh/authorized_keys. */
+  authorizedKeys: string[];
 }
 
 /**
@@ -27,6 +29,8 @@ export interface HostDriver {
   /** Recreate the container from a fresh pull, keeping the GPUs (loading -> running). */
   recycle(instanceId: number): void;
   destroy(instanceId: number): void;
+  /** The instance's authorized keys changed: the whole list (written over the container's file). */
+  setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): void;
   /** Why the machine's host cannot start an instance right now (e.g. its agent is not connected), or null. */
   unavailableReason(machineId: number): Promise<string | null>;
   /** The container's output (or, with daemon, the host daemon's lines about this instance), oldest first. */

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { authorizedKeysSummary } from '@rigmarket/contracts';
 import { SIMULATED_HOST_TIMINGS } from '../instance-lifecycle.tokens';
 import { containerPorts } from '../instances/create-instance/runtype';
 import type { HostReport } from '../instances/instance.decider';
@@ -49,6 +50,8 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
         `mount volume ${spec.config.volume.volumeId} at ${spec.config.volume.mountPath}`,
       );
     this.daemon(spec.instanceId, `pull ${spec.config.image}`);
+    if (spec.authorizedKeys.length > 0)
+      this.daemon(spec.instanceId, authorizedKeysSummary(spec.authorizedKeys));
     this.after(spec.instanceId, this.timings.pullMs, {
       actualStatus: 'loading',
       statusMsg: `Pulling image ${spec.config.image}`,
@@ -100,7 +103,13 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     this.restart(instanceId, `Recycling: pulling image ${spec?.config.image ?? ''}`.trim());
   }
 
-  /** What a real host reports when the container dies, the heartbeat stops or the host disconnects. */
+  /** Records the instance's authorized keys (a real host writes them into the container). */
+  setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): void {
+    const spec = this.specs.get(instanceId);
+    if (spec) this.specs.set(instanceId, { ...spec, authorizedKeys });
+    this.daemon(instanceId, authorizedKeysSummary(authorizedKeys));
+  }
+
   /** What the host was told to run for this instance (undefined before provisioning and after destroy). */
   provisioned(instanceId: number): ProvisionSpec | undefined {
     return this.specs.get(instanceId);

@@ -2,6 +2,10 @@ import { ChangeBidHandler } from './change-bid/change-bid.handler';
 import { ChangeInstanceHandler } from './change-instance/change-instance.handler';
 import { CreateInstanceHandler } from './create-instance/create-instance.handler';
 import { DestroyInstanceHandler } from './destroy-instance/destroy-instance.handler';
+import {
+  AttachInstanceSshKeyHandler,
+  DetachInstanceSshKeyHandler,
+} from './instance-ssh-keys/instance-ssh-keys.handlers';
 import { GetInstanceHandler } from './queries/get-instance.query';
 import { InstanceFiltersHandler } from './queries/instance-filters.query';
 import { ListAllInstancesHandler } from './queries/list-all-instances.query';
@@ -15,6 +19,8 @@ export const INSTANCE_HANDLERS = [
   ChangeBidHandler,
   RestartInstanceHandler,
   DestroyInstanceHandler,
+  AttachInstanceSshKeyHandler,
+  DetachInstanceSshKeyHandler,
   GetInstanceHandler,
   ListInstancesHandler,
   ListAllInstancesHandler,

@@ -23,6 +23,9 @@ export type InstanceCommand = { at: string } & (
   | ({ type: 'ReportHostState' } & HostReport)
   | { type: 'AttachVolume'; volumeId: number; ownerId: number; machineId: number }
   | { type: 'FailVolume'; reason: string }
+  /** publicKey: one OpenSSH public key line, already parsed (parsePublicKey). */
+  | { type: 'AttachSshKey'; requesterId: number; publicKey: string }
+  | { type: 'DetachSshKey'; requesterId: number; keyId: number }
 );
 
 export const InstanceErrors = {
@@ -34,6 +37,8 @@ export const InstanceErrors = {
   invalidReport: 'invalid_transition',
   waitingForVolume: 'instance_waiting_for_volume',
   volumeMismatch: 'volume_mismatch',
+  sshKeyNotFound: 'ssh_key_not_found',
+  tooManySshKeys: 'too_many_ssh_keys',
 } as const;
 
 /** status_msg of an instance whose volume (create_new) could not be created. */

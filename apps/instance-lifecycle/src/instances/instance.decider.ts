@@ -1,4 +1,5 @@
 import { DomainError, dollarsToMicros, type InstanceEvent } from '@rigmarket/contracts';
+import { decideSshKey, isSshKeyCommand } from './ssh-keys.decider';
 import { decideReport, isReport } from './host-reports.decider';
 import { type InstanceCommand, InstanceErrors } from './instance.commands';
 import { DEAD_STATES, type InstanceState, billingClassOf, evolve, initialState } from './instance.state';
@@ -11,7 +12,7 @@ export * from './instance.state';
  * outcomes in host-reports.decider.ts; the state and its evolve are in instance.state.ts.
  */
 
-function owned(state: InstanceState, requesterId: number) {
+export function owned(state: InstanceState, requesterId: number) {
   // Another renter's instance is reported as missing, like a destroyed one.
   if (state.status !== 'active' || state.renter !== requesterId)
     throw new DomainError(InstanceErrors.notFound, 'No such instance');
@@ -44,6 +45,7 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
 
 function decideChange(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
   if (isReport(command)) return decideReport(command, state);
+  if (isSshKeyCommand(command)) return decideSshKey(command, owned(state, command.requesterId));
   switch (command.type) {
     case 'CreateInstance': {
       if (state.status !== 'none') throw new DomainError(InstanceErrors.exists, 'This instance id is taken');

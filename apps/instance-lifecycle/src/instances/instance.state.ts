@@ -33,7 +33,15 @@ export type InstanceState =
       billed: { billing: InstanceBillingClass; ratePerHourMicros: number };
       /** Created with volume_info create_new: not provisioned until marketplace created the volume. */
       pendingVolume: { mountPath: string } | null;
+      /** The attached SSH public keys, oldest first, and the id the next one gets (ids are never reused). */
+      sshKeys: InstanceSshKey[];
+      nextSshKeyId: number;
     };
+
+export interface InstanceSshKey {
+  keyId: number;
+  publicKey: string;
+}
 
 /** States from which the instance never becomes running again. */
 export const DEAD_STATES: readonly InstanceActualStatus[] = ['exited', 'unknown', 'offline'];
@@ -61,7 +69,21 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
         pendingVolume: event.data.config.newVolume
           ? { mountPath: event.data.config.newVolume.mountPath }
           : null,
+        sshKeys: [],
+        nextSshKeyId: 1,
       };
+    case 'InstanceSshKeyAttached':
+      return state.status === 'none'
+        ? state
+        : {
+            ...state,
+            sshKeys: [...state.sshKeys, { keyId: event.data.keyId, publicKey: event.data.publicKey }],
+            nextSshKeyId: Math.max(state.nextSshKeyId, event.data.keyId + 1),
+          };
+    case 'InstanceSshKeyDetached':
+      return state.status === 'none'
+        ? state
+        : { ...state, sshKeys: state.sshKeys.filter((k) => k.keyId !== event.data.keyId) };
     case 'InstanceVolumeAttached':
       return state.status === 'none' ? state : { ...state, pendingVolume: null };
     case 'InstanceBillingChanged':

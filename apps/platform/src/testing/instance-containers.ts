@@ -42,14 +42,7 @@ export class InstanceContainers {
 
   /** Runs a shell script in a container and returns its stdout. */
   async sh(container: Docker.Container, script: string): Promise<string> {
-    const exec = await container.exec({ Cmd: ['sh', '-c', script], AttachStdout: true, AttachStderr: true });
-    const stream = await exec.start({ hijack: true, stdin: false });
-    const out = new PassThrough();
-    const chunks: Buffer[] = [];
-    out.on('data', (c: Buffer) => chunks.push(c));
-    this.docker.modem.demuxStream(stream, out, new PassThrough());
-    await new Promise<void>((resolve) => stream.on('end', () => resolve()));
-    return Buffer.concat(chunks).toString('utf8').trim();
+    return shIn(this.docker, container, script);
   }
 
   async md5(container: Docker.Container, path: string): Promise<string> {
@@ -129,4 +122,16 @@ export async function rentContainerPair(
   const destination = await containers.start(dst);
   await containers.sh(source, `mkdir -p /data && head -c ${bytes} /dev/urandom > /data/big.bin`);
   return { machineId, src, dst, source, destination };
+}
+
+/** Runs a shell script in a container (as its user, root for busybox) and returns its stdout, trimmed. */
+export async function shIn(docker: Docker, container: Docker.Container, script: string): Promise<string> {
+  const exec = await container.exec({ Cmd: ['sh', '-c', script], AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  docker.modem.demuxStream(stream, out, new PassThrough());
+  await new Promise<void>((resolve) => stream.on('end', () => resolve()));
+  return Buffer.concat(chunks).toString('utf8').trim();
 }

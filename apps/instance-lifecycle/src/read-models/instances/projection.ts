@@ -19,7 +19,13 @@ export interface InstanceDetails {
   sshPort: number | null;
   ports: Record<string, number>;
   statusMsg: string | null;
+  /** The attached SSH public keys, oldest first (absent until the first attach). */
+  sshKeys?: { keyId: number; publicKey: string }[];
 }
+
+/** The authorized_keys lines of an instance's row, oldest first. */
+export const authorizedKeys = (details: Pick<InstanceDetails, 'sshKeys'>): string[] =>
+  (details.sshKeys ?? []).map((k) => k.publicKey);
 
 /** The instances read model. Inline: the row is current in the command's own transaction (read-your-writes). */
 export const instancesProjection = defineProjection<InstanceEvent>({
@@ -35,6 +41,8 @@ export const instancesProjection = defineProjection<InstanceEvent>({
     'InstanceOutbid',
     'InstanceBidChanged',
     'InstanceVolumeAttached',
+    'InstanceSshKeyAttached',
+    'InstanceSshKeyDetached',
     'InstanceDestroyed',
   ],
   async apply(sql, event) {
@@ -114,6 +122,25 @@ export const instancesProjection = defineProjection<InstanceEvent>({
         );
         return;
       }
+      case 'InstanceSshKeyAttached': {
+        const key = { keyId: event.data.keyId, publicKey: event.data.publicKey };
+        await sql.execute(
+          `UPDATE ${table} SET details = jsonb_set(details, '{sshKeys}', COALESCE(details->'sshKeys', '[]'::jsonb) || $2::jsonb)
+            WHERE instance_id = $1`,
+          [event.data.instanceId, JSON.stringify([key])],
+        );
+        return;
+      }
+      case 'InstanceSshKeyDetached':
+        await sql.execute(
+          `UPDATE ${table} SET details = jsonb_set(details, '{sshKeys}', COALESCE(
+             (SELECT jsonb_agg(e.k ORDER BY e.n) FROM jsonb_array_elements(details->'sshKeys') WITH ORDINALITY AS e(k, n)
+               WHERE (e.k->>'keyId')::int <> $2),
+             '[]'::jsonb))
+            WHERE instance_id = $1`,
+          [event.data.instanceId, event.data.keyId],
+        );
+        return;
       case 'InstanceDestroyed':
         // Its key and pending provision go in the same transaction, with the host commands (host-commands.ts).
         await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [

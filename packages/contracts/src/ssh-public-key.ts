@@ -1,4 +1,4 @@
-import { DomainError } from '@rigmarket/contracts';
+import { DomainError } from './domain-error';
 
 /** The longest key line accepted: an RSA 16384-bit key with a comment fits easily. */
 export const MAX_SSH_KEY_LENGTH = 8192;
@@ -30,3 +30,14 @@ export function parsePublicKey(raw: unknown): string {
     throw new DomainError('invalid_ssh_key', 'The key blob does not match its type: is the key complete?');
   return line;
 }
+
+/** A log line about an authorized_keys list: each key's type and comment, never its blob. */
+export const authorizedKeysSummary = (keys: readonly string[]): string =>
+  `authorized_keys: ${keys.length} key(s)${keys.length ? ': ' : ''}${keys
+    .map((k) =>
+      k
+        .split(' ')
+        .filter((_, i) => i !== 1)
+        .join(' '),
+    )
+    .join(', ')}`;
