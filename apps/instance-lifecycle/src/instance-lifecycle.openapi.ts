@@ -91,6 +91,7 @@ export const BODIES = {
   ]),
   bulkDestroy: objectOf({ instance_ids: idList }),
   bid: objectOf({ price: { type: ['number', 'string'] } }),
+  sshKey: objectOf({ ssh_key: str }),
   logs: objectOf(
     { tail: { type: ['string', 'integer'] }, filter: str, daemon_logs: { type: ['string', 'boolean'] } },
     [],
@@ -125,6 +126,7 @@ export const ANSWERS = {
   one: objectOf({ instances: INSTANCE }),
   results: objectOf({ success: bool, results: RESULTS }),
   msg: succeeded({ msg: str }),
+  sshKeyAttached: succeeded({ msg: str, key: objectOf({ id: int, instance_id: int, ssh_key: str }) }),
   logs: succeeded({ result_url: str, msg: str }),
   logText: { type: 'string' },
   any: anyValue,

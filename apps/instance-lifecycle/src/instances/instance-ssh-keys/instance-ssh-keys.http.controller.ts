@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
 import { IsOptional } from 'class-validator';
+import { ANSWERS, BODIES } from '../../instance-lifecycle.openapi';
 import { positiveId } from '../http-params';
 import { AttachInstanceSshKeyCommand, DetachInstanceSshKeyCommand } from './instance-ssh-keys.handlers';
 
@@ -23,6 +24,15 @@ export class InstanceSshKeysController {
   @Post(':id/ssh')
   @HttpCode(200)
   @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.sshKey,
+    ok: ANSWERS.sshKeyAttached,
+    errors: {
+      400: ['bad_request', 'invalid_ssh_key'],
+      403: ['too_many_ssh_keys'],
+      404: ['no_such_instance'],
+    },
+  })
   async attach(
     @Param('id') idRaw: string,
     @Body() body: AttachSshKeyRequest,
@@ -37,6 +47,10 @@ export class InstanceSshKeysController {
 
   @Delete(':id/ssh/:keyId')
   @RequirePermission('instance_write')
+  @ApiContract({
+    ok: ANSWERS.msg,
+    errors: { 400: ['bad_request'], 404: ['no_such_instance', 'ssh_key_not_found'] },
+  })
   async detach(
     @Param('id') idRaw: string,
     @Param('keyId') keyRaw: string,
