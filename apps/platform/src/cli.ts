@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
 import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
 import {
   Database,
@@ -13,8 +15,9 @@ import {
 } from '@rigmarket/event-sourcing';
 import { eventSourceFromEnvironment } from '@rigmarket/messaging';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
+import { exportEvents, importAndRebuild } from './event-export';
 import { ALL_CONTEXTS } from './platform';
-import { rebuildAll, verify } from './verify';
+import { rebuildAll, verify, verifyChains } from './verify';
 
 const USAGE = `Rigmarket operator tool
 
@@ -28,6 +31,14 @@ const USAGE = `Rigmarket operator tool
   rigmarket verify                           replay every read model in a rolled-back transaction and diff
                                              it with the live one (printing the differing rows), then run
                                              the invariant checks (ledger balances); exits 1 on any difference
+  rigmarket verify --chain                   walk every context's hash chain: print each head hash (publish
+                                             it) or the first broken link (edited, deleted or reordered
+                                             event); exits 1 on a broken link
+  rigmarket export <file>                    every context's events with their chain hashes as NDJSON
+                                             (- for stdout); refuses a store whose chain is broken
+  rigmarket import <file>                    load an export into an empty deployment (migrating it first),
+                                             checking every chain link; then rebuild every read model and
+                                             verify (read models and chains); exits 1 on any problem
   rigmarket history <context> <stream-id>    print a stream's full history (e.g. identity api_key-7)
   rigmarket migrate                          apply pending migrations of every context
   rigmarket wait-running <instance-id> [--timeout-s 600] [--interval-s 10]
@@ -123,9 +134,34 @@ async function main(argv: string[]): Promise<number> {
         return failed ? 1 : 0;
       }
       case 'verify': {
+        if (args[0] === '--chain') {
+          const chains = await verifyChains(db, ALL_CONTEXTS, (line) => process.stdout.write(`${line}\n`));
+          process.stdout.write(chains.ok ? 'verify --chain: ok\n' : 'verify --chain: BROKEN\n');
+          return chains.ok ? 0 : 1;
+        }
         const report = await verify(db, ALL_CONTEXTS, (line) => process.stdout.write(`${line}\n`));
         process.stdout.write(report.ok ? 'verify: ok\n' : 'verify: DIFFERENCES FOUND\n');
         return report.ok ? 0 : 1;
+      }
+      case 'export': {
+        if (!args[0]) throw new Error('Give a file to write, or - for stdout');
+        const out = args[0] === '-' ? process.stdout : createWriteStream(args[0], { flags: 'wx' });
+        const summaries = await exportEvents(db, ALL_CONTEXTS, out);
+        if (out !== process.stdout) {
+          out.end();
+          await finished(out);
+        }
+        for (const s of summaries)
+          process.stderr.write(`exported ${s.context}: ${s.events} event(s), head ${s.head}\n`);
+        return 0;
+      }
+      case 'import': {
+        if (!args[0]) throw new Error('Give the export file to load');
+        const ok = await importAndRebuild(db, ALL_CONTEXTS, createReadStream(args[0]), (line) =>
+          process.stdout.write(`${line}\n`),
+        );
+        process.stdout.write(ok ? 'import: ok\n' : 'import: DIFFERENCES FOUND\n');
+        return ok ? 0 : 1;
       }
       case 'history': {
         const context = contextOf(args[0]).context as ContextName;

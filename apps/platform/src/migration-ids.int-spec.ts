@@ -65,13 +65,15 @@ describe('a store migrated before the renumbering', () => {
       const schema = CONTEXT_SCHEMAS[context.context];
       const former = FORMER[context.context];
       // The old store: the migrations that existed then (as many as the former ids), under the former ids.
-      const then = [...coreMigrations, ...context.migrations.slice(0, former.length)];
+      const then = [...coreMigrations.slice(0, CORE.length), ...context.migrations.slice(0, former.length)];
       await runMigrations(db, schema, then);
       await db.execute(`DELETE FROM ${schema}.migrations`);
       for (const id of [...CORE, ...former])
         await db.execute(`INSERT INTO ${schema}.migrations (id) VALUES ($1)`, [id]);
 
-      const added = context.migrations.slice(former.length).map((m) => m.id);
+      const added = [...coreMigrations.slice(CORE.length), ...context.migrations.slice(former.length)].map(
+        (m) => m.id,
+      );
       expect(await runMigrations(db, schema, [...coreMigrations, ...context.migrations])).toEqual(added);
       const ids = new Set(
         (await db.query<{ id: string }>(`SELECT id FROM ${schema}.migrations`)).map((r) => r.id),

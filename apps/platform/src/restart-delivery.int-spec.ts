@@ -95,8 +95,8 @@ describe('/readyz: a subscribed projection far behind its sources makes the plat
       // An event stored a minute ago that never reached marketplace (written past the outbox, as a lost
       // delivery would leave it).
       await db.execute(
-        `INSERT INTO identity.events (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at, recorded_at)
-         VALUES (gen_random_uuid(), 'user-999999', 'user', 1, 'UserRegistered', 1, '{}'::jsonb, '{}'::jsonb, now() - interval '1 minute', now() - interval '1 minute')`,
+        `INSERT INTO identity.events (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at, recorded_at, hash)
+         VALUES (gen_random_uuid(), 'user-999999', 'user', 1, 'UserRegistered', 1, '{}'::jsonb, '{}'::jsonb, now() - interval '1 minute', now() - interval '1 minute', 'not chained')`,
       );
       const res = await request(app.getHttpServer()).get('/readyz');
       expect(res.status).toBe(503);

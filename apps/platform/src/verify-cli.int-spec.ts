@@ -90,4 +90,51 @@ describe('rigmarket verify and rebuild --all', () => {
       await db.execute(`ALTER TABLE identity.users_gone RENAME TO users`);
     }
   }, 60_000);
+
+  it('verify --chain exits 0 on a clean store, printing every context head hash', async () => {
+    const run = await cli('verify', '--chain');
+    expect(run.code).toBe(0);
+    const [head] = await db.query<{ hash: string; gp: string }>(
+      `SELECT hash, global_position::text AS gp FROM identity.event_chain_head`,
+    );
+    expect(run.stdout).toMatch(
+      new RegExp(`identity: \\d+ event\\(s\\), head ${head!.hash} at global position ${head!.gp}`),
+    );
+    expect(run.stdout).toMatch(/marketplace: \d+ event\(s\), head [0-9a-f]{64} at global position \d+/);
+    expect(run.stdout).toContain('verify --chain: ok');
+  }, 60_000);
+
+  it('verify --chain exits 1 on an edited event, naming the link, expected and found hash', async () => {
+    const [row] = await db.query<{
+      gp: string;
+      stream_id: string;
+      stream_position: number;
+      hash: string;
+      data: string;
+    }>(
+      `SELECT global_position::text AS gp, stream_id, stream_position, hash, data::text AS data
+         FROM identity.events ORDER BY global_position LIMIT 1 OFFSET 1`,
+    );
+    await db.execute(
+      `UPDATE identity.events SET data = data || '{"planted": true}' WHERE global_position = $1`,
+      [row!.gp],
+    );
+    try {
+      const run = await cli('verify', '--chain');
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(
+        new RegExp(
+          `identity: BROKEN after 1 event\\(s\\): global position ${row!.gp}, stream ${row!.stream_id} ` +
+            `position ${row!.stream_position}: expected [0-9a-f]{64}, found ${row!.hash}`,
+        ),
+      );
+      expect(run.stdout).toContain('verify --chain: BROKEN');
+    } finally {
+      await db.execute(`UPDATE identity.events SET data = $1::jsonb WHERE global_position = $2`, [
+        row!.data,
+        row!.gp,
+      ]);
+    }
+    expect((await cli('verify', '--chain')).code).toBe(0);
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import {
+  type ChainReport,
   type ContextDefinition,
   type Database,
   type Projection,
@@ -8,6 +9,7 @@ import {
   contextProjections,
   rebuildContextProjection,
   replayProjection,
+  verifyChain,
 } from '@rigmarket/event-sourcing';
 import { ledgerImbalances } from '@rigmarket/marketplace-api';
 
@@ -191,4 +193,42 @@ export async function rebuildAll(
   }
   write(`${targets.length - failed} of ${targets.length} rebuilt${failed ? `, ${failed} failed` : ''}`);
   return failed;
+}
+
+/** `rigmarket verify --chain`: one context's chain, as checked. */
+export interface ChainVerdict {
+  context: string;
+  report: ChainReport;
+}
+
+/**
+ * Walks every context's hash chain (each in one REPEATABLE READ snapshot) and writes its head hash, the
+ * value an operator publishes, or its first broken link. `ok` is false on any broken link.
+ */
+export async function verifyChains(
+  db: Database,
+  contexts: readonly ContextDefinition[],
+  write: (line: string) => void,
+): Promise<{ ok: boolean; verdicts: ChainVerdict[] }> {
+  const verdicts: ChainVerdict[] = [];
+  for (const c of contexts) {
+    const schema = CONTEXT_SCHEMAS[c.context];
+    if (!(await schemaPresent(db, schema))) {
+      write(`${c.context}: not in this database, skipped`);
+      continue;
+    }
+    const report = await db.transaction(async (sql) => {
+      await sql.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      return verifyChain(sql, schema);
+    });
+    verdicts.push({ context: c.context, report });
+    const b = report.broken;
+    write(
+      b
+        ? `${c.context}: BROKEN after ${report.events} event(s): global position ${b.globalPosition}, stream ${b.streamId} ` +
+            `position ${b.streamPosition}: expected ${b.expected}, found ${b.found}`
+        : `${c.context}: ${report.events} event(s), head ${report.head} at global position ${report.recordedHead?.globalPosition ?? '0'}`,
+    );
+  }
+  return { ok: verdicts.every((v) => !v.report.broken), verdicts };
 }

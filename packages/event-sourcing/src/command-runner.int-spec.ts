@@ -3,6 +3,7 @@ import { ManualClock } from './clock';
 import { CommandRunner } from './command-runner';
 import { Database } from './database';
 import { EventStore } from './event-store';
+import { eventChainMigration } from './event-chain';
 import { eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
 
 type Noted = DomainEvent<'Noted', { text: string; at: string }>;
@@ -18,7 +19,7 @@ describe('CommandRunner.run', () => {
   let db: Database;
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    await runMigrations(db, 'identity', [eventStoreMigration, snapshotsMigration]);
+    await runMigrations(db, 'identity', [eventStoreMigration, snapshotsMigration, eventChainMigration]);
   });
   afterAll(async () => {
     await db.close();

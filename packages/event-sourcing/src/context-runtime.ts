@@ -3,6 +3,7 @@ import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
 import type { Database } from './database';
 import { deadLettersMigration } from './dead-letters';
+import { eventChainMigration } from './event-chain';
 import type { EventSource } from './event-source';
 import { EventStore } from './event-store';
 import { type Migration, eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
@@ -13,13 +14,14 @@ import type { Transport } from './transport';
 
 /**
  * The tables every context has, before its own migrations: event store and outbox, snapshots, reactor queue,
- * dead letters.
+ * dead letters, the events' hash chain.
  */
 export const coreMigrations: readonly Migration[] = [
   eventStoreMigration,
   deadLettersMigration,
   snapshotsMigration,
   reactorQueueMigration,
+  eventChainMigration,
 ];
 
 /** What a bounded context declares about its storage and read models. */

@@ -4,6 +4,7 @@ import { ManualClock } from './clock';
 import { CommandRunner } from './command-runner';
 import { Database } from './database';
 import { EventStore, WrongExpectedVersion } from './event-store';
+import { eventChainMigration } from './event-chain';
 import { eventStoreMigration, runMigrations } from './migrations';
 import { OutboxRelay } from './outbox-relay';
 import { type Projection, applyProjection } from './projections';
@@ -44,6 +45,7 @@ describe('event store on PostgreSQL', () => {
     db = await Database.connect({ kind: 'postgres', url: database.url });
     await runMigrations(db, 'identity', [
       eventStoreMigration,
+      eventChainMigration,
       {
         id: '0002-counter',
         up: (sql, s) =>
@@ -177,9 +179,14 @@ describe('event store on PostgreSQL', () => {
     const slowCanCommit = new Promise<void>((r) => (releaseSlow = r));
     let slowAppended!: () => void;
     const slowHasAppended = new Promise<void>((r) => (slowAppended = r));
-    // A: takes the lower outbox id, commits last.
+    // A: takes the lower outbox id, commits last. Appends of one context take turns from append to commit
+    // (the chain head lock), so A writes its outbox row past the store (a copy of the last one, keyed
+    // api_key-late): the relay must hold back all the same.
     const slow = db.transaction(async (sql) => {
-      await store.append(sql, 'api_key-late', 0, [keyCreated(8)], metadata, new Date());
+      await sql.execute(
+        `INSERT INTO identity.outbox (global_position, topic, message_key, envelope)
+         SELECT global_position, topic, 'api_key-late', envelope FROM identity.outbox ORDER BY id DESC LIMIT 1`,
+      );
       slowAppended();
       await slowCanCommit;
     });

@@ -12,6 +12,7 @@ import {
   upcast,
 } from '@rigmarket/contracts';
 import type { Sql } from './database';
+import { chainTime, eventHash, lockChainHead } from './event-chain';
 
 export class WrongExpectedVersion extends ApiError {
   constructor(
@@ -26,7 +27,8 @@ export class WrongExpectedVersion extends ApiError {
   }
 }
 
-interface EventRow {
+/** An `events` row as the store selects it (COLUMNS). */
+export interface EventRow {
   global_position: string;
   event_id: string;
   stream_id: string;
@@ -122,7 +124,9 @@ export class EventStore {
 
   /**
    * Appends events at `expectedVersion + 1...` and writes the public ones to the outbox, in the caller's
-   * transaction. A concurrent append to the same stream makes this throw WrongExpectedVersion.
+   * transaction. A concurrent append to the same stream makes this throw WrongExpectedVersion. Each event
+   * is hashed onto the context's chain (event-chain.ts): the chain head stays locked until the caller's
+   * transaction ends, so the context's appending transactions take turns from here to their commit.
    */
   async append(
     sql: Sql,
@@ -149,6 +153,25 @@ export class EventStore {
       data: event.data,
       metadata,
     }));
+    // Hashed over what is stored: the JSON the columns get, read back as a reader will (no undefined, no Date).
+    const dataJson = events.map((event) => JSON.stringify(event.data));
+    const storedMetadata: unknown = JSON.parse(metadataJson);
+    const time = chainTime(at);
+    let previous = await lockChainHead(sql, this.schema);
+    const hashes = envelopes.map((e, i) => {
+      previous = eventHash(previous, {
+        eventId: e.eventId,
+        streamId,
+        streamType,
+        streamPosition: e.streamPosition,
+        type: e.type,
+        schemaVersion: e.schemaVersion,
+        data: JSON.parse(dataJson[i]!),
+        metadata: storedMetadata,
+        occurredAt: time,
+      });
+      return previous;
+    });
     // Multi-row INSERTs (one round trip for a command's events; chunks stay under the 65,535 parameters).
     for (let from = 0; from < envelopes.length; from += 1000) {
       await this.insertEvents(
@@ -156,6 +179,8 @@ export class EventStore {
         streamId,
         expectedVersion,
         envelopes.slice(from, from + 1000),
+        dataJson.slice(from, from + 1000),
+        hashes.slice(from, from + 1000),
         metadataJson,
       );
     }
@@ -184,23 +209,31 @@ export class EventStore {
     streamId: string,
     expectedVersion: number,
     envelopes: EventEnvelope[],
+    dataJson: string[],
+    hashes: string[],
     metadataJson: string,
   ): Promise<void> {
     const streamType = envelopes[0]!.streamType;
     const at = envelopes[0]!.occurredAt;
-    const params: unknown[] = [];
-    const values = envelopes.map((e) => {
+    const params: unknown[] = [hashes[hashes.length - 1]];
+    const values = envelopes.map((e, i) => {
       const base = params.push(e.eventId, streamId, streamType, e.streamPosition, e.type, e.schemaVersion);
-      params.push(JSON.stringify(e.data), metadataJson, at);
-      return `($${base - 5}, $${base - 4}, $${base - 3}, $${base - 2}, $${base - 1}, $${base}, $${base + 1}, $${base + 2}, $${base + 3})`;
+      params.push(dataJson[i], metadataJson, at, hashes[i]);
+      return `($${base - 5}, $${base - 4}, $${base - 3}, $${base - 2}, $${base - 1}, $${base}, $${base + 1}, $${base + 2}, $${base + 3}, $${base + 4})`;
     });
     let rows: { stream_position: number; global_position: string }[];
     try {
+      // The chain head moves in the same statement: one round trip, as before the chain.
       rows = await sql.query<{ stream_position: number; global_position: string }>(
-        `INSERT INTO ${this.schema}.events
-           (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at)
-         VALUES ${values.join(', ')}
-         RETURNING stream_position, global_position::text AS global_position`,
+        `WITH inserted AS (
+           INSERT INTO ${this.schema}.events
+             (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at, hash)
+           VALUES ${values.join(', ')}
+           RETURNING stream_position, global_position),
+         head AS (
+           UPDATE ${this.schema}.event_chain_head
+              SET hash = $1, global_position = (SELECT max(global_position) FROM inserted) WHERE id = 1)
+         SELECT stream_position, global_position::text AS global_position FROM inserted`,
         params,
       );
     } catch (error) {

@@ -3,6 +3,7 @@ export * from './clock';
 export * from './database';
 export * from './migrations';
 export * from './event-store';
+export * from './event-chain';
 export * from './transport';
 export * from './projections';
 export * from './event-source';

@@ -3,6 +3,7 @@ import { createTestDatabase } from '@rigmarket/testing';
 import { Database } from './database';
 import { deadLettersMigration } from './dead-letters';
 import { EventStore } from './event-store';
+import { eventChainMigration } from './event-chain';
 import { eventStoreMigration, runMigrations } from './migrations';
 import {
   type Projection,
@@ -114,7 +115,7 @@ describe('projections apply events in batches (PostgreSQL)', () => {
             .then(() => undefined),
       },
     ]);
-    await runMigrations(db, 'identity', [eventStoreMigration]);
+    await runMigrations(db, 'identity', [eventStoreMigration, eventChainMigration]);
   });
   beforeEach(async () => {
     await db.execute(`DELETE FROM sync_maintenance.keys`);

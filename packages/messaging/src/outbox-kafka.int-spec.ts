@@ -7,6 +7,7 @@ import {
   OutboxRelay,
   type Projection,
   deadLettersMigration,
+  eventChainMigration,
   eventStoreMigration,
   projectionSubscription,
   runMigrations,
@@ -42,6 +43,7 @@ describe('outbox relay over Apache Kafka', () => {
     await runMigrations(db, 'identity', [
       eventStoreMigration,
       deadLettersMigration,
+      eventChainMigration,
       {
         id: '0002-seen',
         up: (sql, s) =>

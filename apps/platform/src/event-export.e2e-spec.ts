@@ -1,0 +1,173 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
+import { Database, contextProjections } from '@rigmarket/event-sourcing';
+import { createTestDatabase } from '@rigmarket/testing';
+import { runOperatorCli, runOperatorCliEmbedded } from './testing/operator-cli';
+import { startEmbeddedProcess, workload } from './testing/renter-workload';
+import { ALL_CONTEXTS } from './platform';
+
+/**
+ * The embedded -> distributed migration (docs/operations.md): an embedded platform under the read-model
+ * workload for WORKLOAD_MS, stopped; `rigmarket export` of its PGlite folder; `rigmarket import` into an
+ * empty PostgreSQL deployment (and into an empty embedded one). The events, chains and every read model
+ * of the targets equal the source's. A non-empty target, an edited line and a truncated file are refused.
+ */
+const ADMIN_KEY = 'event-export-admin-key-0123456789';
+const WORKLOAD_MS = 6_000;
+
+/** Every read model table of every context, its rows as sorted JSON. */
+async function readModels(db: Database): Promise<Record<string, string[]>> {
+  const tables: Record<string, string[]> = {};
+  for (const c of ALL_CONTEXTS)
+    for (const p of contextProjections(c))
+      for (const table of p.tables)
+        tables[table] = (await db.query<Record<string, unknown>>(`SELECT * FROM ${table}`))
+          .map((row) => JSON.stringify(row))
+          .sort();
+  return tables;
+}
+
+describe('rigmarket export and import: embedded to distributed', () => {
+  const work = mkdtempSync(join(tmpdir(), 'rigmarket-export-'));
+  const source = join(work, 'source');
+  const exported = join(work, 'events.ndjson');
+  const databases: Array<{ url: string; drop: () => Promise<void> }> = [];
+  let child: ChildProcess | undefined;
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    for (const d of databases) await d.drop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const freshDatabase = async () => {
+    const d = await createTestDatabase();
+    databases.push(d);
+    return d.url;
+  };
+
+  it('moves every event, chain and read model of a workload from PGlite to PostgreSQL', async () => {
+    const platform = await startEmbeddedProcess(source, ADMIN_KEY);
+    child = platform.proc;
+    const { call } = platform;
+    await workload(call, WORKLOAD_MS);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect({
+      code: await platform.stop(),
+      errors: platform
+        .output()
+        .split('\n')
+        .filter((l) => /ERROR|"level":50/.test(l)),
+    }).toEqual({ code: 0, errors: [] });
+
+    const exportRun = await runOperatorCliEmbedded(source, 'export', exported);
+    expect(exportRun.stderr).toMatch(/exported instance: \d+ event\(s\), head [0-9a-f]{64}/);
+    expect(exportRun.code).toBe(0);
+    const file = readFileSync(exported, 'utf8');
+    const lines = file.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(50);
+
+    // into an empty distributed deployment
+    const target = await freshDatabase();
+    const imported = await runOperatorCli(target, 'import', exported);
+    expect(imported.stdout).toMatch(/imported identity: \d+ event\(s\)/);
+    expect(imported.stdout).toContain('verify --chain: ok');
+    expect(imported.stdout).toContain('import: ok');
+    expect(imported.code).toBe(0);
+    expect((await runOperatorCli(target, 'verify', '--chain')).code).toBe(0);
+    expect((await runOperatorCli(target, 'verify')).code).toBe(0);
+
+    // the same events (an export of the target is the same file) and the same read models
+    const again = join(work, 'again.ndjson');
+    expect((await runOperatorCli(target, 'export', again)).code).toBe(0);
+    expect(readFileSync(again, 'utf8')).toBe(file);
+    const sourceDb = await Database.connect({ kind: 'pglite', dataDir: source });
+    const targetDb = await Database.connect({ kind: 'postgres', url: target });
+    try {
+      const before = await readModels(sourceDb);
+      const after = await readModels(targetDb);
+      expect(Object.values(after).reduce((n, rows) => n + rows.length, 0)).toBeGreaterThan(50);
+      expect(after).toEqual(before);
+      // appends go on from the imported chain heads
+      const [head] = await targetDb.query<{ gp: string }>(
+        `SELECT global_position::text AS gp FROM ${CONTEXT_SCHEMAS.identity}.event_chain_head`,
+      );
+      const [max] = await sourceDb.query<{ gp: string }>(
+        `SELECT max(global_position)::text AS gp FROM ${CONTEXT_SCHEMAS.identity}.events`,
+      );
+      expect(head!.gp).toBe(max!.gp);
+    } finally {
+      await sourceDb.close();
+      await targetDb.close();
+    }
+
+    // a deployment that has events is refused, and left as it was
+    const twice = await runOperatorCli(target, 'import', exported);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('the target is not empty: identity has events');
+  }, 240_000);
+
+  it('loads the same file into an empty embedded deployment', async () => {
+    const embedded = join(work, 'embedded-target');
+    const run = await runOperatorCliEmbedded(embedded, 'import', exported);
+    expect(run.stdout).toContain('import: ok');
+    expect(run.code).toBe(0);
+    const again = join(work, 'embedded-again.ndjson');
+    expect((await runOperatorCliEmbedded(embedded, 'export', again)).code).toBe(0);
+    expect(readFileSync(again, 'utf8')).toBe(readFileSync(exported, 'utf8'));
+    const sourceDb = await Database.connect({ kind: 'pglite', dataDir: source });
+    try {
+      const before = await readModels(sourceDb);
+      await sourceDb.close();
+      const targetDb = await Database.connect({ kind: 'pglite', dataDir: embedded });
+      try {
+        expect(await readModels(targetDb)).toEqual(before);
+      } finally {
+        await targetDb.close();
+      }
+    } finally {
+      await sourceDb.close();
+    }
+  }, 120_000);
+
+  it('refuses an edited line and a truncated file, loading nothing', async () => {
+    const lines = readFileSync(exported, 'utf8').trimEnd().split('\n');
+    const i = lines.findIndex((l) => l.includes('"type":"CreditGranted"'));
+    expect(i).toBeGreaterThan(0);
+    const edited = lines.map((l, n) =>
+      n === i ? l.replace(/"amountMicros":\d+/, '"amountMicros":1000000000') : l,
+    );
+    expect(edited[i]).not.toBe(lines[i]);
+    const editedFile = join(work, 'edited.ndjson');
+    writeFileSync(editedFile, `${edited.join('\n')}\n`);
+    const target = await freshDatabase();
+    const refused = await runOperatorCli(target, 'import', editedFile);
+    expect(refused.code).toBe(1);
+    const gp = (JSON.parse(lines[i]!) as { globalPosition: string }).globalPosition;
+    expect(refused.stderr).toMatch(
+      new RegExp(`line ${i + 1}: \\w+'s chain is broken at global position ${gp}`),
+    );
+
+    // the last event of the last context gone with its closing line: truncated
+    const truncatedFile = join(work, 'truncated.ndjson');
+    writeFileSync(truncatedFile, `${lines.slice(0, -2).join('\n')}\n`);
+    const cut = await runOperatorCli(target, 'import', truncatedFile);
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toMatch(/the file ends inside \w+ \(no closing line\): truncated/);
+
+    const db = await Database.connect({ kind: 'postgres', url: target });
+    try {
+      for (const c of ALL_CONTEXTS) {
+        const [row] = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${CONTEXT_SCHEMAS[c.context]}.events`,
+        );
+        expect({ context: c.context, events: row!.n }).toEqual({ context: c.context, events: 0 });
+      }
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto';
+import type { DomainEvent, EventMetadata } from '@rigmarket/contracts';
+import { createTestDatabase } from '@rigmarket/testing';
+import { Database } from './database';
+import { GENESIS_HASH, eventChainMigration, verifyChain } from './event-chain';
+import { EventStore } from './event-store';
+import { eventStoreMigration, runMigrations } from './migrations';
+
+const metadata: EventMetadata = { correlationId: 'c', causationId: 'c' };
+const heartbeat = (n: number): DomainEvent => ({
+  type: 'MachineHeartbeat',
+  data: { machineId: n, at: '2026-05-01T12:00:00.000Z', reliability: 0.99 },
+});
+
+describe('the events hash chain on PostgreSQL', () => {
+  let url: string;
+  let drop: () => Promise<void>;
+  let db: Database;
+  let schemas = 0;
+
+  /** A fresh context schema with `streams` streams of 3 events each, appended one command at a time. */
+  async function storeWith(streams: number): Promise<string> {
+    schemas += 1;
+    const schema = `chain${schemas}`;
+    await runMigrations(db, schema, [eventStoreMigration, eventChainMigration]);
+    const store = new EventStore('marketplace', schema);
+    for (let s = 1; s <= streams; s += 1)
+      await db.transaction((sql) =>
+        store.append(
+          sql,
+          `machine-${s}`,
+          0,
+          [heartbeat(s), heartbeat(s + 1), heartbeat(s + 2)],
+          metadata,
+          new Date(),
+        ),
+      );
+    // The outbox is a delivery queue, not history: emptied so that the tests below may edit any event row.
+    await db.execute(`DELETE FROM ${schema}.outbox`);
+    return schema;
+  }
+  const positions = async (schema: string) =>
+    (
+      await db.query<{ gp: string }>(
+        `SELECT global_position::text AS gp FROM ${schema}.events ORDER BY global_position`,
+      )
+    ).map((r) => r.gp);
+
+  beforeAll(async () => {
+    ({ url, drop } = await createTestDatabase());
+    db = await Database.connect({ kind: 'postgres', url });
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
+
+  it('links each appended event to the one before it; the head row holds the last hash', async () => {
+    const schema = await storeWith(4);
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toBeUndefined();
+    expect(report.events).toBe(12);
+    const [last] = await db.query<{ hash: string; gp: string }>(
+      `SELECT hash, global_position::text AS gp FROM ${schema}.events ORDER BY global_position DESC LIMIT 1`,
+    );
+    expect(report.head).toBe(last!.hash);
+    expect(report.recordedHead).toEqual({ hash: last!.hash, globalPosition: last!.gp });
+  });
+
+  it('an auditor recomputes the first hash from the row alone: sha256(genesis + "\\n" + JCS of the content)', async () => {
+    const schema = await storeWith(1);
+    const [row] = await db.query<{ event_id: string; occurred_at: string; hash: string }>(
+      `SELECT event_id, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_at, hash
+         FROM ${schema}.events ORDER BY global_position LIMIT 1`,
+    );
+    // RFC 8785 by hand: keys sorted, no spaces.
+    const canonical =
+      `{"data":{"at":"2026-05-01T12:00:00.000Z","machineId":1,"reliability":0.99},"eventId":"${row!.event_id}",` +
+      `"metadata":{"causationId":"c","correlationId":"c"},"occurredAt":"${row!.occurred_at}","schemaVersion":1,` +
+      `"streamId":"machine-1","streamPosition":1,"streamType":"machine","type":"MachineHeartbeat"}`;
+    expect(row!.hash).toBe(createHash('sha256').update(`${GENESIS_HASH}\n${canonical}`).digest('hex'));
+  });
+
+  it('stays one chain under concurrent appends from several processes', async () => {
+    const schema = await storeWith(0);
+    // three connection pools: three processes appending to one context at once
+    const processes = await Promise.all(
+      [1, 2, 3].map(() => Database.connect({ kind: 'postgres', url, poolSize: 4 })),
+    );
+    try {
+      const store = new EventStore('marketplace', schema);
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          processes[i % 3]!.transaction((sql) =>
+            store.append(
+              sql,
+              `machine-${i}`,
+              0,
+              Array.from({ length: 1 + (i % 3) }, (_, k) => heartbeat(k)),
+              metadata,
+              new Date(),
+            ),
+          ),
+        ),
+      );
+    } finally {
+      await Promise.all(processes.map((p) => p.close()));
+    }
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toBeUndefined();
+    expect(report.events).toBe(120);
+  }, 60_000);
+
+  it('an UPDATE of one row breaks the chain at that row, naming the expected and the stored hash', async () => {
+    const schema = await storeWith(3);
+    const gp = (await positions(schema))[4]!;
+    const [stored] = await db.query<{ hash: string }>(
+      `SELECT hash FROM ${schema}.events WHERE global_position = $1`,
+      [gp],
+    );
+    await db.execute(
+      `UPDATE ${schema}.events SET data = jsonb_set(data, '{reliability}', '1') WHERE global_position = $1`,
+      [gp],
+    );
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toMatchObject({
+      globalPosition: gp,
+      streamId: 'machine-2',
+      streamPosition: 2,
+      found: stored!.hash,
+    });
+    expect(report.broken!.expected).not.toBe(stored!.hash);
+    expect(report.events).toBe(4);
+  });
+
+  it('a DELETE of one row breaks the chain at the row after it', async () => {
+    const schema = await storeWith(3);
+    const all = await positions(schema);
+    await db.execute(`DELETE FROM ${schema}.events WHERE global_position = $1`, [all[3]]);
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toMatchObject({ globalPosition: all[4], streamId: 'machine-2', streamPosition: 2 });
+  });
+
+  it('a swap of two rows positions breaks it at the first of them', async () => {
+    const schema = await storeWith(3);
+    const all = await positions(schema);
+    await db.transaction(async (sql) => {
+      await sql.execute(`UPDATE ${schema}.events SET global_position = -1 WHERE global_position = $1`, [
+        all[2],
+      ]);
+      await sql.execute(`UPDATE ${schema}.events SET global_position = $1 WHERE global_position = $2`, [
+        all[2],
+        all[6],
+      ]);
+      await sql.execute(`UPDATE ${schema}.events SET global_position = $1 WHERE global_position = -1`, [
+        all[6],
+      ]);
+    });
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toMatchObject({ globalPosition: all[2], streamId: 'machine-3', streamPosition: 1 });
+  });
+
+  it('deleting the newest event leaves a linked chain, and the head row tells', async () => {
+    const schema = await storeWith(2);
+    const all = await positions(schema);
+    await db.execute(`DELETE FROM ${schema}.events WHERE global_position = $1`, [all[5]]);
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.events).toBe(5);
+    expect(report.broken).toMatchObject({ globalPosition: all[5], streamId: 'machine-2', streamPosition: 2 });
+  });
+
+  it('chains the events of a store from before the chain, in order, when migrated', async () => {
+    const schema = 'chain_legacy';
+    await runMigrations(db, schema, [eventStoreMigration]);
+    // more than one page of the migration's walk; now() keeps microseconds, the chain hashes them
+    await db.execute(
+      `INSERT INTO ${schema}.events (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at)
+       SELECT gen_random_uuid(), 'machine-' || n, 'machine', 1, 'MachineHeartbeat', 1,
+              jsonb_build_object('machineId', n, 'reliability', 0.99), '{}', now()
+         FROM generate_series(1, 2500) AS n`,
+    );
+    expect(await runMigrations(db, schema, [eventStoreMigration, eventChainMigration])).toEqual([
+      'core-0005-event-chain',
+    ]);
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toBeUndefined();
+    expect(report.events).toBe(2500);
+    // and appends go on from there
+    await db.transaction((sql) =>
+      new EventStore('marketplace', schema).append(sql, 'machine-1', 1, [heartbeat(1)], metadata, new Date()),
+    );
+    expect((await db.transaction((sql) => verifyChain(sql, schema))).events).toBe(2501);
+  }, 60_000);
+});
