@@ -112,6 +112,7 @@ describe('projections apply events in batches (PostgreSQL)', () => {
         up: (sql, s) =>
           sql
             .execute(`CREATE TABLE ${s}.keys (key_id INTEGER PRIMARY KEY CHECK (key_id <> 13), name TEXT)`)
+            .then(() => sql.execute(`CREATE INDEX keys_by_name ON ${s}.keys (name)`))
             .then(() => undefined),
       },
     ]);
@@ -194,7 +195,7 @@ describe('projections apply events in batches (PostgreSQL)', () => {
     expect(again?.error).toBe('behind a parked event of its stream');
   });
 
-  it('rebuilds in chunks (several transactions into scratch tables) to the rows of the live projection', async () => {
+  it('rebuilds in chunks (several transactions into scratch tables swapped in) to the rows of the live projection', async () => {
     const store = new EventStore('identity', 'identity');
     const append = (streamId: string, version: number, events: DomainEvent[]) =>
       db.transaction((sql) => store.append(sql, streamId, version, events, metadata, new Date(AT)));
@@ -223,6 +224,18 @@ describe('projections apply events in batches (PostgreSQL)', () => {
     expect(await positions()).toEqual(expectedPositions);
     const scratch = await db.query(`SELECT to_regclass('sync_maintenance.keys__rebuild') AS t`);
     expect(scratch).toEqual([{ t: null }]);
+    // The rebuilt table took the live one's place under the same names (constraints and indexes).
+    const names = await db.query<{ name: string }>(
+      `SELECT conname AS name FROM pg_constraint WHERE conrelid = 'sync_maintenance.keys'::regclass
+       UNION SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = 'sync_maintenance.keys'::regclass
+       ORDER BY 1`,
+    );
+    expect(names.map((n) => n.name)).toEqual([
+      'keys_key_id_check',
+      'keys_pkey',
+      'sync_maintenance.keys_by_name',
+      'sync_maintenance.keys_pkey',
+    ]);
     // Rebuilt again: the same rows (a rebuild is a pure function of the events).
     await rebuildInChunks(db, 'sync_maintenance', keys, 4);
     expect(await rows()).toEqual(expected);

@@ -496,19 +496,53 @@ async function storeIn(sql: Sql, context: ContextName): Promise<EventStore | und
   return row?.found ? new EventStore(context, CONTEXT_SCHEMAS[context]) : undefined;
 }
 
+/** An index definition without its name and table, to pair a table's indexes with its copy's. */
+const indexShape = (definition: string): string =>
+  definition.replace(/^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ /, '$1');
+
+/**
+ * Puts the rebuilt `scratch` table in the place of `live` (in the caller's transaction, which holds an
+ * ACCESS EXCLUSIVE lock on it): drops `live`, renames `scratch` and each of its indexes (a primary key's
+ * or unique constraint's with it) to the names they had on `live`, so queries and later migrations find
+ * the same names.
+ */
+async function swapTable(sql: Sql, live: string, scratch: string): Promise<void> {
+  const indexes = (table: string) =>
+    sql.query<{ name: string; definition: string }>(
+      `SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = $1::regclass ORDER BY c.relname`,
+      [table],
+    );
+  const names = new Map<string, string[]>();
+  for (const index of await indexes(live)) {
+    const shape = indexShape(index.definition);
+    names.set(shape, [...(names.get(shape) ?? []), index.name]);
+  }
+  const copies = await indexes(scratch);
+  const [schema, name] = live.split('.') as [string, string];
+  await sql.execute(`DROP TABLE ${live}`);
+  await sql.execute(`ALTER TABLE ${scratch} RENAME TO ${name}`);
+  for (const copy of copies) {
+    const original = names.get(indexShape(copy.definition))?.shift();
+    if (original && original !== copy.name)
+      await sql.execute(`ALTER INDEX ${schema}.${copy.name} RENAME TO ${original}`);
+  }
+}
+
 /**
  * Rebuild without one long transaction: the projection is replayed into scratch copies of its tables
- * (`<table>__rebuild`, UNLOGGED, same columns and indexes), one transaction per page of events read by
+ * (`<table>__rebuild`, same columns, constraints and indexes), one transaction per page of events read by
  * keyset (the next page is read while one is applied), while readers and the live projection keep using the
  * live tables. Pages read every committed event (not only those older than every open transaction, so a
  * long transaction elsewhere does not stall the rebuild); an event that was still in flight when its page
  * was read is read with its stream when a later event of the stream shows the gap, else at the end by its
- * transaction id (at or above the xmin taken at the start). A last
- * short transaction locks the live tables against writers (readers go on), applies those late events and
- * the ones committed since the last page, copies the scratch rows over the live ones and writes the
- * stream positions and checkpoints. Writers take a stream position before they touch a read model, so
- * this transaction locks the positions table first, in the same order. One rebuild of a given read model
- * at a time.
+ * transaction id (at or above the xmin taken at the start). A last short transaction locks the positions
+ * table (writers wait) and the live tables, applies those late events and the ones committed since the
+ * last page, puts each scratch table in the place of its live one (drop, rename, indexes renamed to the
+ * live names) and writes the stream positions and checkpoints. Writers take a stream position before they
+ * touch a read model, so it locks the positions table first, in the same order. One rebuild of a given
+ * read model at a time.
  */
 export async function rebuildInChunks(
   db: Database,
@@ -523,7 +557,7 @@ export async function rebuildInChunks(
   await db.transaction(async (sql) => {
     await dropScratch(sql);
     for (const [live, table] of scratch)
-      await sql.execute(`CREATE UNLOGGED TABLE ${table} (LIKE ${live} INCLUDING ALL)`);
+      await sql.execute(`CREATE TABLE ${table} (LIKE ${live} INCLUDING ALL)`);
   });
   try {
     const positions = new Map<string, number>();
@@ -568,7 +602,7 @@ export async function rebuildInChunks(
     }
     await db.transaction(async (sql) => {
       await sql.execute(`LOCK TABLE ${schema}.projection_stream_positions IN EXCLUSIVE MODE`);
-      await sql.execute(`LOCK TABLE ${projection.tables.join(', ')} IN EXCLUSIVE MODE`);
+      await sql.execute(`LOCK TABLE ${projection.tables.join(', ')} IN ACCESS EXCLUSIVE MODE`);
       // Every writer of the live tables has committed now: read what they committed since the last
       // page, in-flight transactions included (they apply their own events once this one commits).
       for (const context of contexts) {
@@ -586,8 +620,7 @@ export async function rebuildInChunks(
         reached.set(context, after);
       }
       for (const [live, table] of scratch) {
-        await sql.execute(`DELETE FROM ${live}`);
-        await sql.execute(`INSERT INTO ${live} SELECT * FROM ${table}`);
+        await swapTable(sql, live, table);
       }
       await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
         projection.name,
@@ -603,8 +636,8 @@ export async function rebuildInChunks(
           `INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position) VALUES ($1, $2, $3, $4)`,
           [projection.name, projection.version, `store:${context}`, position],
         );
-      await dropScratch(sql);
     });
+    for (const table of projection.tables) await db.execute(`ANALYZE ${table}`);
     return applied;
   } finally {
     await db.transaction(dropScratch).catch(() => undefined);
