@@ -10,23 +10,10 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const net = require('node:net');
+const { ROOT, KEY, sleep, freePort } = require('./platform-api');
 
-const ROOT = path.join(__dirname, '..');
-const KEY = 'bench-admin-key-0123456789abcdef';
 const SECONDS = Number(process.argv[2] ?? 5);
 const FLOOD = 16;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 

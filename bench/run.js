@@ -16,7 +16,11 @@ const out =
 const sizesIndex = args.indexOf('--sizes');
 // e.g. --sizes 10000,100000,1000000 for the search case
 const sizesArg = sizesIndex >= 0 ? args[sizesIndex + 1].split(',').map(Number) : undefined;
-const only = args.filter((a, i) => !a.startsWith('--') && a !== out && args[i - 1] !== '--sizes');
+// Flags that take a value: --out FILE, --sizes LIST, --soak-minutes N, --soak-instances N (bench/cases/soak.js).
+const only = args.filter(
+  (a, i) =>
+    !a.startsWith('--') && !['--out', '--sizes', '--soak-minutes', '--soak-instances'].includes(args[i - 1]),
+);
 const modes = [
   'embedded',
   ...(process.env.DATABASE_URL && !args.includes('--embedded') ? ['distributed'] : []),
@@ -29,6 +33,8 @@ const CASES = {
   heartbeat: { run: require('./cases/heartbeat'), modes },
   rebuild: { run: require('./cases/rebuild'), modes },
   platform: { run: require('./cases/platform'), modes: ['embedded'] },
+  boot: { run: require('./cases/boot'), modes },
+  soak: { run: require('./cases/soak'), modes: ['embedded'] },
 };
 
 async function main() {

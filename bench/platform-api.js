@@ -1,0 +1,102 @@
+// What the platform cases share: a free port, /proc readings of a process, and the public API calls that
+// list a simulated 8-GPU host (register, ask, verify) as the admin.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+
+const ROOT = path.join(__dirname, '..');
+const KEY = 'bench-admin-key-0123456789abcdef';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** RSS (MB) and CPU seconds (user + system) of a process, from /proc. */
+function usage(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticks = os.constants?.CLK_TCK ?? 100;
+  return { rssMb: rss, cpuS: (Number(fields[11]) + Number(fields[12])) / ticks };
+}
+
+async function api(base, method, p, body) {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  return { status: res.status, body: json };
+}
+
+async function until(what, attempt, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await attempt().catch(() => undefined);
+    if (result) return result;
+    if (Date.now() > deadline) throw new Error(`bench platform: ${what} timed out`);
+    await sleep(100);
+  }
+}
+
+async function listMachine(base, n) {
+  const registered = await until('register a machine', async () => {
+    const r = await api(base, 'POST', '/api/v0/machines/', {
+      hostname: `bench-${n}`,
+      gpu_name: 'RTX 4090',
+      num_gpus: 8,
+      gpu_ram: 24564,
+      cuda_max_good: 12.4,
+      driver_version: '550.54.15',
+      compute_cap: 890,
+      cpu_name: 'AMD EPYC 7543',
+      cpu_cores: 32,
+      cpu_ghz: 2.8,
+      cpu_ram: 257000,
+      disk_space: 2000,
+      disk_bw: 3000,
+      disk_name: 'NVMe',
+      inet_up: 900,
+      inet_down: 950,
+      direct_port_count: 200,
+      public_ipaddr: `198.51.100.${n + 20}`,
+      geolocation: 'US',
+      pci_gen: 4,
+      pcie_bw: 24.5,
+    });
+    return r.status < 300 ? r.body : undefined;
+  });
+  const machineId = Number(registered.machine_id);
+  await api(base, 'PUT', '/api/v0/machines/create_asks/', {
+    machine: machineId,
+    price_gpu: 0.4,
+    price_disk: 0.15,
+    price_inetu: 0.01,
+    price_inetd: 0.01,
+    price_min_bid: 0.2,
+    min_chunk: 1,
+    end_date: null,
+    credit_discount_max: 0.4,
+    duration: null,
+    vol_size: null,
+    vol_price: null,
+  });
+  await until(
+    'verify a machine',
+    async () =>
+      (await api(base, 'PUT', `/api/v0/machines/${machineId}/verification/`, { verification: 'verified' }))
+        .status === 200,
+  );
+  return machineId;
+}
+
+module.exports = { ROOT, KEY, sleep, freePort, usage, api, until, listMachine };
