@@ -1,7 +1,9 @@
 // Rebuild of a read model from its events (the marketplace ledger projection) vs reading the same events
 // alone (the ceiling: what any rebuild must at least do). The events are seeded by a bulk INSERT ... SELECT
 // (generate_series), not through commands, so that a million of them take seconds to write: 1,000,000 on
-// PostgreSQL, 20,000 embedded (PGlite), 500 of each with --short; `--sizes N` sets the count.
+// PostgreSQL, 20,000 embedded (PGlite), 500 of each with --short; `--sizes N` sets the count. Their `hash`
+// column gets a per-row sha256 that does not chain (the store's hash chain is not what this case measures:
+// `rigmarket verify --chain` would report these rows as broken; a rebuild never reads the hashes).
 const { currentSchemaVersion } = require('@rigmarket/contracts');
 const { ContextRuntime, ManualClock } = require('@rigmarket/event-sourcing');
 const { InProcessTransport } = require('@rigmarket/messaging');
@@ -19,11 +21,12 @@ async function seed(db, total) {
     const to = Math.min(total, from + SEED_CHUNK);
     await db.execute(
       `INSERT INTO marketplace.events
-         (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at)
+         (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at, hash)
        SELECT gen_random_uuid(), 'ledger-' || (i / $3 + 1), 'ledger', i % $3 + 1, 'CreditGranted', $4,
               jsonb_build_object('userId', i / $3 + 1, 'amountMicros', 1000000 + i % 7 * 250001, 'grantedBy', 1,
                                  'note', NULL, 'at', $5::text),
-              '{"correlationId":"bench","causationId":"bench"}'::jsonb, $5::timestamptz
+              '{"correlationId":"bench","causationId":"bench"}'::jsonb, $5::timestamptz,
+              encode(sha256(convert_to(i::text, 'UTF8')), 'hex')
          FROM generate_series($1::int, $2::int - 1) AS i ORDER BY i`,
       [from, to, PER_STREAM, version, AT],
     );
