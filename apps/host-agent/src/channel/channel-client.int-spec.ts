@@ -122,12 +122,20 @@ describe('host agent channel client: at-least-once commands and desired state', 
     down({ type: 'ssh_keys', commandId: 20, instanceId: 1, authorizedKeys: ['ssh-ed25519 AAAA a@b'] });
     await eventually(async () => (keysLines().length === 1 ? true : undefined), 5_000, 'the keys');
     expect(keysLines()[0]).toContain('authorized_keys: 1 key(s): ssh-ed25519 a@b');
-    down(welcome([{ instanceId: 1, state: 'running', authorizedKeys: [] }]));
+    down(welcome([{ instanceId: 1, state: 'running', authorizedKeys: ['ssh-ed25519 BBBB c@d'] }]));
     await eventually(
-      async () => (keysLines().at(-1)?.includes('authorized_keys: 0 key(s)') ? true : undefined),
+      async () => (keysLines().at(-1)?.includes('1 key(s): ssh-ed25519 c@d') ? true : undefined),
       5_000,
       'the keys from the welcome',
     );
-    expect(keysLines()).toHaveLength(2);
+    down(welcome([{ instanceId: 1, state: 'running', authorizedKeys: [] }]));
+    down({ type: 'ssh_keys', commandId: 21, instanceId: 1, authorizedKeys: [] });
+    await eventually(
+      async () => (keysLines().at(-1)?.includes('authorized_keys: 0 key(s)') ? true : undefined),
+      5_000,
+      'no keys from ssh_keys',
+    );
+    // the empty list of the welcome changed nothing; the command did
+    expect(keysLines()).toHaveLength(3);
   });
 });

@@ -141,7 +141,8 @@ export class ChannelClient {
         // The platform's desired state of each live instance: containers are started or stopped to match.
         for (const { instanceId, state, authorizedKeys } of message.desired ?? [])
           this.run(instanceId, 'reconcile', async () => {
-            if (authorizedKeys) await driver.setAuthorizedKeys(instanceId, authorizedKeys);
+            // An empty list changes nothing here: a detach made while the agent was away comes as ssh_keys.
+            if (authorizedKeys?.length) await driver.setAuthorizedKeys(instanceId, authorizedKeys);
             await driver.converge(instanceId, state);
           });
         for (const queued of this.outbox.splice(0)) this.send(queued);

@@ -13,7 +13,7 @@ const SCRIPT = [
   'umask 077',
   'mkdir -p /root/.ssh',
   'chmod 700 /root/.ssh',
-  'tmp=/root/.ssh/.authorized_keys.rigmarket',
+  'tmp=/root/.ssh/.authorized_keys.rigmarket.$$',
   '{ if [ -n "${PUBLIC_KEY:-}" ]; then printf \'%s\\n\' "$PUBLIC_KEY"; fi; printf \'%s\' "$RIGMARKET_AUTHORIZED_KEYS"; } > "$tmp"',
   'chmod 600 "$tmp"',
   `mv -f "$tmp" ${AUTHORIZED_KEYS_PATH}`,

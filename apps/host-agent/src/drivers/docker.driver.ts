@@ -56,6 +56,7 @@ export class DockerDriver implements AgentDriver {
   private readonly stopMessages = new Map<number, string>();
   /** Each instance's authorized keys as the platform last said (written at each container start). */
   private readonly authorizedKeys = new Map<number, string[]>();
+  private readonly keyWrites = new Map<number, Promise<void>>();
   /** Instances provisioned since this agent started (never taken for leftovers). */
   private readonly provisioned = new Set<number>();
   private closed = false;
@@ -138,7 +139,8 @@ export class DockerDriver implements AgentDriver {
   async provision(spec: AgentProvisionSpec): Promise<void> {
     const id = spec.instanceId;
     this.provisioned.add(id);
-    if (spec.authorizedKeys) this.authorizedKeys.set(id, spec.authorizedKeys);
+    // A container whose instance never had keys is left as its image made it (no exec at its starts).
+    if (spec.authorizedKeys?.length) this.authorizedKeys.set(id, spec.authorizedKeys);
     this.intents.set(id, spec.targetState === 'running' ? 'run' : 'stop');
     this.log.line(id, `provision ${spec.config.image} (${spec.config.runtype}, ${spec.numGpus} GPU)`);
     this.send(id, { actualStatus: 'loading', statusMsg: `Pulling image ${spec.config.image}` });
@@ -271,14 +273,26 @@ export class DockerDriver implements AgentDriver {
     if (running) await this.writeKeys(instanceId, container);
   }
 
-  /** Writes the instance's keys into its container; a failure is the renter's to read in the daemon log. */
-  private async writeKeys(instanceId: number, container: Docker.Container): Promise<void> {
-    const keys = this.authorizedKeys.get(instanceId);
-    if (!keys) return;
-    await writeAuthorizedKeys(container, keys).then(
-      () => this.log.line(instanceId, authorizedKeysSummary(keys)),
-      (error: unknown) => this.log.line(instanceId, `authorized_keys not written: ${message(error)}`),
-    );
+  /**
+   * Writes the instance's keys into its container; a failure is the renter's to read in the daemon log.
+   * One write at a time per instance, each with the list as it is when its turn comes (a start event and a
+   * change may ask at once), so the last write holds the latest list.
+   */
+  private writeKeys(instanceId: number, container: Docker.Container): Promise<void> {
+    const write = async () => {
+      const keys = this.authorizedKeys.get(instanceId);
+      if (!keys) return;
+      await writeAuthorizedKeys(container, keys).then(
+        () => this.log.line(instanceId, authorizedKeysSummary(keys)),
+        (error: unknown) => this.log.line(instanceId, `authorized_keys not written: ${message(error)}`),
+      );
+    };
+    const next = (this.keyWrites.get(instanceId) ?? Promise.resolve()).then(write);
+    this.keyWrites.set(instanceId, next);
+    void next.then(() => {
+      if (this.keyWrites.get(instanceId) === next) this.keyWrites.delete(instanceId);
+    });
+    return next;
   }
 
   async converge(instanceId: number, desired: 'running' | 'stopped'): Promise<void> {
