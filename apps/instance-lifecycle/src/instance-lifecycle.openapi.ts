@@ -1,5 +1,6 @@
 import {
   type JsonSchema,
+  anyObject,
   anyValue,
   arrayOf,
   bool,
@@ -40,7 +41,7 @@ export const INSTANCE = namedSchema(
       status_msg: nullable(str),
       start_date: nullable(num),
       end_date: nullable(num),
-      ports: { type: 'object' },
+      ports: anyObject,
       actions: arrayOf(str),
     },
     ['id', 'actual_status', 'label', 'ssh_host', 'ssh_port', 'machine_id', 'num_gpus', 'gpu_name'],
@@ -84,7 +85,7 @@ const RESULTS = arrayOf(objectOf({ id: int, success: bool, error: str, msg: str 
 export const BODIES = {
   create: CREATE_INSTANCE,
   bulkCreate: { allOf: [CREATE_INSTANCE, objectOf({ ids: idList })] },
-  launch: { allOf: [CREATE_INSTANCE, objectOf({ q: { type: 'object' } }, [])] },
+  launch: { allOf: [CREATE_INSTANCE, objectOf({ q: anyObject }, [])] },
   update: objectOf({ state: { type: 'string', enum: ['running', 'stopped'] }, label: str }, []),
   bulkUpdate: objectOf({ ids: idList, state: { type: 'string', enum: ['running', 'stopped'] }, label: str }, [
     'ids',
@@ -118,12 +119,14 @@ export const ANSWERS = {
       instances: arrayOf(INSTANCE),
       next_token: nullable(str),
       total_instances: int,
-      label_counts: { type: 'object' },
+      label_counts: anyObject,
     },
     ['instances_found', 'instances'],
   ),
-  filters: succeeded({ filters: arrayOf({ type: 'object' }) }),
-  one: objectOf({ instances: INSTANCE }),
+  filters: succeeded({ filters: arrayOf(anyObject) }),
+  one: objectOf({
+    instances: { ...nullable(INSTANCE), description: 'null when the caller has no such instance' },
+  }),
   results: objectOf({ success: bool, results: RESULTS }),
   msg: succeeded({ msg: str }),
   sshKeyAttached: succeeded({ msg: str, key: objectOf({ id: int, instance_id: int, ssh_key: str }) }),

@@ -1,5 +1,6 @@
 import {
   type JsonSchema,
+  anyObject,
   anyValue,
   arrayOf,
   bool,
@@ -97,7 +98,7 @@ export const TEMPLATE = namedSchema(
       docker_login_pass: nullable(str),
       href: nullable(str),
       repo: nullable(str),
-      extra_filters: nullable({ type: 'object' }),
+      extra_filters: nullable(anyObject),
       recommended_disk_space: nullable(num),
       private: bool,
       volume_info: anyValue,
@@ -151,19 +152,37 @@ export const LEDGER_ENTRY = namedSchema(
   }),
 );
 
+/** One field's condition: `{<op>: value}` (ops eq, neq, lt, lte, gt, gte, in, notin; `in`/`notin` take a list). */
+const FILTER = namedSchema(
+  'OfferFilter',
+  objectOf(
+    {
+      eq: anyValue,
+      neq: anyValue,
+      lt: numOrText,
+      lte: numOrText,
+      gt: numOrText,
+      gte: numOrText,
+      in: arrayOf(anyValue),
+      notin: arrayOf(anyValue),
+    },
+    [],
+  ),
+);
+
 /** An offer filter: `{<field>: {<op>: value}}` plus order, type and limit (spec "Search offers"). */
 const OFFER_SEARCH: JsonSchema = {
   type: 'object',
   description:
     'Filters {"<field>": {"<op>": value}} (ops eq, neq, lt, lte, gt, gte, in, notin), order, type, limit',
   properties: {
-    verified: { type: 'object' },
-    rentable: { type: 'object' },
-    gpu_name: { type: 'object' },
-    num_gpus: { type: 'object' },
-    reliability: { type: 'object' },
-    gpu_ram: { type: 'object' },
-    direct_port_count: { type: 'object' },
+    verified: FILTER,
+    rentable: FILTER,
+    gpu_name: FILTER,
+    num_gpus: FILTER,
+    reliability: FILTER,
+    gpu_ram: FILTER,
+    direct_port_count: FILTER,
     order: arrayOf(arrayOf(str)),
     type: str,
     limit: int,
@@ -190,10 +209,10 @@ const TEMPLATE_FIELDS: Record<string, JsonSchema> = {
   docker_login_pass: str,
   href: str,
   repo: str,
-  extra_filters: { type: 'object' },
+  extra_filters: anyObject,
   recommended_disk_space: num,
   private: bool,
-  volume_info: nullable({ type: 'object' }),
+  volume_info: nullable(anyObject),
 };
 
 export const BODIES = {
@@ -277,7 +296,7 @@ export const BODIES = {
     ['machine', 'size'],
   ),
   unlistVolume: objectOf({ id: numOrText }),
-  volumeSearch: { type: 'object', properties: { q: { type: 'object' } } },
+  volumeSearch: { type: 'object', properties: { q: anyObject } },
   createVolume: objectOf({ id: numOrText, size: numOrText, name: str }, ['id', 'size']),
   deleteVolume: objectOf({ id: numOrText }, []),
   credit: objectOf({ user_id: int, amount: num, note: str }, ['user_id', 'amount']),

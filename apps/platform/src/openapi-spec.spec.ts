@@ -82,7 +82,10 @@ function flatten(raw: Schema): Flat {
       for (const [k, v] of alt.properties) if (!own.properties.has(k)) own.properties.set(k, v);
       own.items.push(...alt.items);
     }
-    const required = alternatives.map((a) => a.required);
+    // A null alternative says the whole value may be null, not that its fields may be missing.
+    const required = alternatives
+      .filter((a) => a.types === 'any' || [...a.types].some((t) => t !== 'null'))
+      .map((a) => a.required);
     for (const name of required[0] ?? []) if (required.every((r) => r.has(name))) own.required.add(name);
     if (own.types === 'any' && !any) own.types = types;
   }

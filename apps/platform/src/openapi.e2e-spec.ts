@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 import { routesOf } from '@rigmarket/http-kit';
+import { apiClient } from '@rigmarket/testing';
+import { seedDemoHosts } from './demo-hosts';
 
 /**
  * The OpenAPI document (docs/api.md): OpenAPI 3.1.0, version 1.0.0, served without a key at
@@ -94,5 +96,58 @@ describe('the OpenAPI document of the embedded platform', () => {
       readFileSync(join(__dirname, '..', '..', '..', 'docs', 'openapi.json'), 'utf8'),
     ) as unknown;
     expect(served).toEqual(committed);
+  });
+  it('is what the generated TypeScript client drives the platform with: key check, search, rent, poll, stop, destroy', async () => {
+    await app.listen(0, '127.0.0.1');
+    const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    await seedDemoHosts(base, 'oa');
+    const api = apiClient(base, 'oa');
+
+    const me = await api.GET('/api/v0/users/current');
+    expect(me.response.status).toBe(200);
+    expect(me.data).toMatchObject({ id: expect.any(Number), is_admin: true, tfa_status: 'disabled' });
+    const refused = await apiClient(base, 'not-a-key').GET('/api/v0/users/current');
+    expect(refused.response.status).toBe(401);
+    expect(refused.error).toEqual({ success: false, error: 'invalid_key', msg: 'Invalid user key' });
+
+    const search = await api.POST('/api/v0/bundles', {
+      body: { num_gpus: { eq: 1 }, order: [['dph_total', 'asc']], limit: 3 },
+    });
+    const offer = search.data?.offers[0];
+    expect(offer).toMatchObject({ num_gpus: 1, gpu_name: expect.any(String), dph_total: expect.any(Number) });
+
+    const rent = await api.PUT('/api/v0/asks/{offerId}', {
+      params: { path: { offerId: offer!.id } },
+      body: {
+        image: 'ubuntu:22.04',
+        disk: 8,
+        runtype: 'ssh_direct',
+        env: { '-p 8080:8080': '1' },
+        label: 'typed',
+      },
+    });
+    expect(rent.data).toMatchObject({
+      success: true,
+      new_contract: expect.any(Number),
+      instance_api_key: expect.any(String),
+    });
+    const id = rent.data!.new_contract;
+
+    const one = await api.GET('/api/v0/instances/{id}', { params: { path: { id } } });
+    expect(one.data?.instances).toMatchObject({ id, label: 'typed', num_gpus: 1 });
+    const listed = await api.GET('/api/v0/instances');
+    expect(listed.data?.instances.map((i) => i.id)).toContain(id);
+
+    const stop = await api.PUT('/api/v0/instances/{id}', {
+      params: { path: { id } },
+      body: { state: 'stopped' },
+    });
+    expect(stop.data).toMatchObject({ success: true });
+    const destroyed = await api.DELETE('/api/v0/instances/{id}', { params: { path: { id } } });
+    expect(destroyed.data).toMatchObject({ success: true });
+    const unknown = await api.GET('/api/v0/instances/{id}', { params: { path: { id: 999_999 } } });
+    // Another account's or an unknown instance: no error, `instances` is null (as the document says).
+    expect(unknown.response.status).toBe(200);
+    expect(unknown.data).toEqual({ instances: null });
   });
 });

@@ -29,6 +29,8 @@ export const str: JsonSchema = { type: 'string' };
 export const int: JsonSchema = { type: 'integer' };
 export const num: JsonSchema = { type: 'number' };
 export const bool: JsonSchema = { type: 'boolean' };
+/** An object with any properties (a free-form map: env, filters, ports). */
+export const anyObject: JsonSchema = { type: 'object', additionalProperties: true };
 /** Any JSON value (a field the server passes through as it was given). */
 export const anyValue: JsonSchema = {};
 

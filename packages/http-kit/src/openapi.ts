@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { static as expressStatic } from 'express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { MAX_PATH_ID } from './input-limits';
 import { errorResponse, namedSchemas } from './openapi-contract';
 import { routesOf } from './routes';
 
@@ -86,6 +87,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if (!operation) continue;
       const isOpen = open.has(`${verb} ${path.replace(/\{(\w+)\}/g, ':$1')}`);
       if (isOpen) operation.security = [];
+      // Path ids (id, offerId...) are positive integers however the controller types them (input-limits).
+      for (const parameter of (operation.parameters ?? []) as {
+        in?: string;
+        name?: string;
+        schema?: unknown;
+      }[])
+        if (parameter.in === 'path' && /^(id|\w+Id)$/.test(parameter.name ?? ''))
+          parameter.schema = { type: 'integer', minimum: 1, maximum: MAX_PATH_ID };
       const responses = operation.responses as Responses;
       for (const [status, answer] of Object.entries({ ...COMMON_ERRORS, ...(isOpen ? {} : GUARDED_ERRORS) }))
         addError(responses, status, answer);

@@ -5,3 +5,4 @@ export * from './rebuild-check';
 export * from './client-bodies';
 export * from './projection-spec';
 export * from './ssh-key';
+export * from './api-client';
