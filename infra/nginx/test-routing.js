@@ -64,6 +64,7 @@ const CASES = [
   ['GET', '/api/v0/team', 'identity'],
   ['PUT', '/api/v0/commands/reset_apikey/', 'identity'],
   ['GET', '/api/v0/ssh/', 'identity'],
+  ['GET', '/api/v0/users/me/ipaddrs?owner=me', 'identity'],
   ['DELETE', '/api/v0/ssh/12', 'identity', '{"id":12}'],
   ['PUT', '/api/v0/admin/users/7/legacy-2fa/', 'identity', '{"phone_number":"+14155550123"}'],
   // instance-lifecycle
@@ -98,6 +99,9 @@ const CASES = [
   ['GET', '/api/v0/gpu_names/unique/', 'marketplace'],
   ['GET', '/api/v0/charges', 'marketplace'],
   ['GET', '/api/v0/credit/', 'marketplace'],
+  ['GET', '/api/v0/invoices?select_cols=%5B%22*%22%5D', 'marketplace'],
+  ['GET', '/api/v1/invoices/?limit=20', 'marketplace'],
+  ['PUT', '/api/v0/commands/transfer_credit/', 'marketplace', '{"recipient":"a@b.c","amount":1}'],
   // the interactive docs (any app serves the page and its assets)
   ['GET', '/docs', 'marketplace'],
   ['GET', '/docs/assets/swagger-ui.css', 'marketplace'],

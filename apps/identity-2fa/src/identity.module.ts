@@ -3,6 +3,7 @@ import { AUTH_STRATEGIES, contextModule } from '@rigmarket/http-kit';
 import { AdminSeeder } from './admin-seed';
 import { ApiKeysController } from './api-keys/api-keys.http.controller';
 import { AuditLogController } from './audit-log/audit-log.http.controller';
+import { IpAddressesController } from './audit-log/ip-addresses.http.controller';
 import {
   CreateApiKeyHandler,
   DeleteApiKeyHandler,
@@ -110,6 +111,7 @@ export class IdentityModule {
       controllers: [
         UsersController,
         AuditLogController,
+        IpAddressesController,
         ApiKeysController,
         TeamRolesController,
         TfaController,

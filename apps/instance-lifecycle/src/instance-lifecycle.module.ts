@@ -20,7 +20,10 @@ import {
   type SimulatedHostTimings,
 } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
+import { EnvVarBox } from './env-vars/env-var-box';
+import { EnvVarsController } from './env-vars/env-vars.http.controller';
 import {
+  ENV_VAR_BOX,
   HOST_DRIVER,
   INSTANCE_RUNTIME,
   LOG_STORE,
@@ -58,7 +61,7 @@ export interface InstanceLifecycleOptions {
   logStore?: LogStore;
   /** Heartbeat and disconnection limits of the host-agent channel (defaults: agent-channel.options.ts). */
   agentChannel?: Partial<AgentChannelOptions>;
-  /** 32 bytes (hex or base64) sealing the keys of instances waiting for their volume (default RIGMARKET_INSTANCE_SEAL_KEY). */
+  /** 32 bytes (hex or base64) sealing the keys of instances waiting for their volume and the accounts' environment variables (default RIGMARKET_INSTANCE_SEAL_KEY). */
   sealKey?: string;
   /** 32 bytes (hex or base64) opening templates' registry passwords, as marketplace's (default RIGMARKET_REGISTRY_KEY). */
   registryKey?: string;
@@ -81,6 +84,7 @@ export class InstanceLifecycleModule {
         InstancesV0Controller,
         InstancesV1Controller,
         InstanceSshKeysController,
+        EnvVarsController,
       ],
       providers: [
         {
@@ -106,6 +110,10 @@ export class InstanceLifecycleModule {
           provide: PENDING_KEY_BOX,
           useFactory: () =>
             PendingKeyBox.fromConfig(options.sealKey ?? process.env.RIGMARKET_INSTANCE_SEAL_KEY),
+        },
+        {
+          provide: ENV_VAR_BOX,
+          useFactory: () => EnvVarBox.fromConfig(options.sealKey ?? process.env.RIGMARKET_INSTANCE_SEAL_KEY),
         },
         AgentSessions,
         AgentCopyRelay,

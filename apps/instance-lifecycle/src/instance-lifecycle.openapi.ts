@@ -97,6 +97,7 @@ export const BODIES = {
     { tail: { type: ['string', 'integer'] }, filter: str, daemon_logs: { type: ['string', 'boolean'] } },
     [],
   ),
+  envVar: objectOf({ key: str, value: str }, ['key']),
 } as const;
 
 export const ANSWERS = {
@@ -133,6 +134,8 @@ export const ANSWERS = {
   logs: succeeded({ result_url: str, msg: str }),
   logText: { type: 'string' },
   any: anyValue,
+  envVars: succeeded({ secrets: { type: 'object', additionalProperties: str } }),
+  envVarChanged: succeeded({ msg: str }),
 } as const;
 
 /** Refusals of the commands on one instance. */

@@ -5,3 +5,4 @@ export const LOG_STORE = Symbol('LOG_STORE');
 export const PENDING_KEY_BOX = Symbol('PENDING_KEY_BOX');
 export const REGISTRY_LOGIN_BOX = Symbol('REGISTRY_LOGIN_BOX');
 export const PROVISIONING_RECOVERY_OPTIONS = Symbol('PROVISIONING_RECOVERY_OPTIONS');
+export const ENV_VAR_BOX = Symbol('ENV_VAR_BOX');

@@ -1,6 +1,7 @@
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { marketplaceMigrations } from './migrations';
+import { accountsProjection } from './read-models/accounts/projection';
 import { adminUsersProjection } from './read-models/admin-users/projection';
 import { billingPeriodsProjection } from './read-models/billing-periods/projection';
 import { instanceChargedUntilProjection } from './read-models/instance-charged-until/projection';
@@ -32,6 +33,7 @@ export const marketplaceContext: ContextDefinition = {
   subscribedProjections: [
     authKeysProjection(SCHEMA),
     adminUsersProjection,
+    accountsProjection,
     // machines: inline for the machine streams, subscribed for the instance streams (GPU allocations)
     machinesProjection,
     billingPeriodsProjection,

@@ -21,10 +21,12 @@ import { marketplaceContext } from './marketplace.context';
 import { MARKETPLACE_RUNTIME, REGISTRY_LOGIN_BOX } from './marketplace.tokens';
 import { OffersController } from './offers/offers.http.controller';
 import { SearchOffersHandler } from './offers/offers.handlers';
-import { LedgerController } from './ledger/ledger.http.controller';
+import { InvoicesV1Controller, LedgerController } from './ledger/ledger.http.controller';
 import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
+import { BillingHistoryHandler, SearchInvoicesHandler } from './ledger/billing-history';
 import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
 import { HostEarningsReactor } from './ledger/host-earnings.reactor';
+import { CreditTransfersReactor, TransferCreditHandler } from './ledger/credit-transfers';
 import { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
@@ -84,6 +86,7 @@ export class MarketplaceModule {
         TemplatesController,
         VolumesController,
         LedgerController,
+        InvoicesV1Controller,
       ],
       providers: [
         {
@@ -107,7 +110,11 @@ export class MarketplaceModule {
         GrantCreditHandler,
         ChargeUsageHandler,
         LedgerEntriesHandler,
+        BillingHistoryHandler,
+        SearchInvoicesHandler,
         HostEarningsReactor,
+        TransferCreditHandler,
+        CreditTransfersReactor,
         {
           provide: BILLING_INTERVAL_MS,
           useValue: interval(

@@ -300,7 +300,54 @@ export const BODIES = {
   createVolume: objectOf({ id: numOrText, size: numOrText, name: str }, ['id', 'size']),
   deleteVolume: objectOf({ id: numOrText }, []),
   credit: objectOf({ user_id: int, amount: num, note: str }, ['user_id', 'amount']),
+  transferCredit: objectOf(
+    { sender: { const: 'me' }, recipient: { type: ['string', 'integer'] }, amount: numOrText },
+    ['recipient', 'amount'],
+  ),
 } as const;
+
+/** One row of `show invoices-v1` (billing-history.ts): an invoice or an instance charge. */
+export const BILLING_ITEM = namedSchema(
+  'BillingItem',
+  objectOf({
+    id: int,
+    type: str,
+    source: str,
+    amount: num,
+    start: nullable(num),
+    end: nullable(num),
+    description: str,
+    metadata: { type: 'object' },
+    items: arrayOf({}),
+  }),
+);
+
+/** One row of `search invoices`. */
+export const INVOICE = namedSchema(
+  'Invoice',
+  objectOf({
+    id: int,
+    user_id: int,
+    when: num,
+    paid_on: num,
+    payment_expected: num,
+    amount: num,
+    amount_cents: int,
+    is_credit: bool,
+    is_delayed: bool,
+    service: str,
+    description: nullable(str),
+    failed: bool,
+    refunded: bool,
+  }),
+);
+
+const HISTORY_PAGE = {
+  results: arrayOf(BILLING_ITEM),
+  count: int,
+  total: int,
+  next_token: nullable(str),
+};
 
 export const ANSWERS = {
   offers: objectOf({ offers: arrayOf(OFFER) }),
@@ -320,7 +367,10 @@ export const ANSWERS = {
   granted: succeeded({ user_id: int, credit: num }),
   credit: succeeded({ credit: num }),
   invoices: succeeded({ invoices: arrayOf(LEDGER_ENTRY), current: objectOf({ credit: num, charges: num }) }),
-  charges: succeeded({ charges: arrayOf(LEDGER_ENTRY) }),
+  charges: succeeded({ charges: arrayOf(LEDGER_ENTRY), ...HISTORY_PAGE }),
+  history: succeeded(HISTORY_PAGE),
+  searchInvoices: succeeded({ invoices: arrayOf(INVOICE) }),
+  transferred: succeeded({ msg: str, recipient_id: int, amount: num, credit: num }),
   earnings: succeeded({
     earnings: arrayOf(LEDGER_ENTRY),
     machines: { type: 'object', additionalProperties: num },
@@ -333,4 +383,17 @@ export const QUERIES = {
   volumes: { type: str },
   volumeDelete: { id: int },
   earnings: { machine_id: int },
+  history: {
+    select_filters: {
+      type: 'string',
+      description: 'JSON {"day"|"when": {"gte": epoch, "lte": epoch}, "type"|"service": {"in": [...]}}',
+    },
+    latest_first: bool,
+    limit: int,
+    after_token: str,
+  },
+  searchInvoices: {
+    select_filters: { type: 'string', description: 'JSON {"<invoice field>": {"<op>": value}}' },
+    select_cols: str,
+  },
 } as const;

@@ -80,7 +80,7 @@ describe('the OpenAPI document of the embedded platform', () => {
             $ref: '#/components/schemas/Error',
           });
           expect(answer.description).toMatch(/error: [a-z0-9_]+/);
-          expect(status).toMatch(/^(400|401|403|404|409|413|422|429|503)$/);
+          expect(status).toMatch(/^(400|401|402|403|404|409|413|422|429|503)$/);
         }
         expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '413', '429']));
         if (operation.security === undefined)

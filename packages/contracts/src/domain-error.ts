@@ -53,6 +53,7 @@ export const DomainErrorCodes = [
   'insufficient_space',
   'invalid_amount',
   'already_billed',
+  'insufficient_credit',
   // instances and allocation
   'instance_exists',
   'no_such_instance',
@@ -65,6 +66,8 @@ export const DomainErrorCodes = [
   'offer_unavailable',
   'provisioning_ended',
   'too_many_ssh_keys',
+  'env_var_exists',
+  'env_var_not_found',
   // copies and maintenance
   'sync_in_progress',
   'sync_not_active',

@@ -38,6 +38,8 @@ import type {
   AccountCharged,
   CreditExhausted,
   CreditGranted,
+  CreditReceived,
+  CreditTransferred,
   HostEarned,
   MachineAsk,
   MachineHardware,
@@ -260,6 +262,18 @@ const marketplace = {
     }),
   ),
   CreditExhausted: payload<CreditExhausted>()(z.object({ userId: id, balanceMicros: money, at: time })),
+  CreditTransferred: payload<CreditTransferred>()(
+    z.object({ userId: id, recipientId: id, amountMicros: money.positive(), at: time }),
+  ),
+  CreditReceived: payload<CreditReceived>()(
+    z.object({
+      userId: id,
+      senderId: id,
+      amountMicros: money.positive(),
+      transferId: z.string().min(1),
+      at: time,
+    }),
+  ),
   MachineRegistered: payload<MachineRegistered>()(
     z.object({
       machineId: id,

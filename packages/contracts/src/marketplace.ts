@@ -237,7 +237,21 @@ export type CreditExhausted = DomainEvent<
   'CreditExhausted',
   { userId: number; balanceMicros: number; at: string }
 >;
-export type LedgerEvent = CreditGranted | AccountCharged | HostEarned | CreditExhausted;
+/**
+ * Credit moved between two accounts (`vastai transfer credit`): the sender's ledger records what left it,
+ * then marketplace's credit-transfers reactor records the same amount arriving on the recipient's ledger,
+ * once per transfer (`transferId`, the CreditTransferred event's id).
+ */
+export type CreditTransferred = DomainEvent<
+  'CreditTransferred',
+  { userId: number; recipientId: number; amountMicros: number; at: string }
+>;
+export type CreditReceived = DomainEvent<
+  'CreditReceived',
+  { userId: number; senderId: number; amountMicros: number; transferId: string; at: string }
+>;
+export type LedgerEvent =
+  CreditGranted | AccountCharged | HostEarned | CreditExhausted | CreditTransferred | CreditReceived;
 
 /** What a ledger event does to its account's balance, in micros: the one rule every ledger read model uses. */
 export function ledgerDeltaMicros(event: { type: string; data: unknown }): number {
@@ -245,8 +259,10 @@ export function ledgerDeltaMicros(event: { type: string; data: unknown }): numbe
   switch (e.type) {
     case 'CreditGranted':
     case 'HostEarned':
+    case 'CreditReceived':
       return e.data.amountMicros;
     case 'AccountCharged':
+    case 'CreditTransferred':
       return -e.data.amountMicros;
     default:
       return 0;
@@ -258,6 +274,8 @@ export const MarketplacePublicEvents = {
   AccountCharged: { schemaVersion: 2, streamType: 'ledger' },
   HostEarned: { schemaVersion: 2, streamType: 'ledger' },
   CreditExhausted: { schemaVersion: 2, streamType: 'ledger' },
+  CreditTransferred: { schemaVersion: 1, streamType: 'ledger' },
+  CreditReceived: { schemaVersion: 1, streamType: 'ledger' },
   MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
   MachineListed: { schemaVersion: 1, streamType: 'machine' },
   MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },

@@ -22,6 +22,8 @@ export const MONEY_LIMITS = {
   diskGb: 100_000,
   /** One admin credit grant, in $. */
   creditGrant: 1_000_000,
+  /** One transfer of credit between accounts, in $. */
+  creditTransfer: 1_000_000,
   /** An account's balance after a grant, in $. */
   balance: 1_000_000_000,
 } as const;

@@ -1,6 +1,8 @@
 import {
   type AccountCharged,
   type CreditGranted,
+  type CreditReceived,
+  type CreditTransferred,
   type HostEarned,
   ledgerDeltaMicros,
   microsToDecimal,
@@ -13,12 +15,12 @@ import { type Projection, defineProjection } from './projections';
  * instance-lifecycle refuses rentals without it. `table` has `user_id` and the numeric `column`.
  */
 export function ledgerBalanceProjection(name: string, table: string, column: string): Projection {
-  return defineProjection<CreditGranted | AccountCharged | HostEarned>({
+  return defineProjection<CreditGranted | AccountCharged | HostEarned | CreditTransferred | CreditReceived>({
     name,
     version: 1,
     sources: [{ context: 'marketplace', streamType: 'ledger' }],
     tables: [table],
-    eventTypes: ['CreditGranted', 'AccountCharged', 'HostEarned'],
+    eventTypes: ['CreditGranted', 'AccountCharged', 'HostEarned', 'CreditTransferred', 'CreditReceived'],
     async apply(sql, event) {
       const delta = ledgerDeltaMicros(event);
       if (delta === 0) return;

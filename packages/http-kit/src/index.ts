@@ -15,3 +15,4 @@ export * from './quotas';
 export * from './openapi';
 export * from './routes';
 export * from './openapi-contract';
+export * from './offset-token';

@@ -65,7 +65,9 @@ export function succeeded(
 }
 
 /** An error status a route answers besides the common ones, with the `error` codes it may carry. */
-export type ErrorAnswers = Partial<Record<400 | 401 | 403 | 404 | 409 | 422 | 429 | 503, readonly string[]>>;
+export type ErrorAnswers = Partial<
+  Record<400 | 401 | 402 | 403 | 404 | 409 | 422 | 429 | 503, readonly string[]>
+>;
 
 export interface RouteContract {
   /** The success status (Nest answers 201 to a POST without @HttpCode(200)). */

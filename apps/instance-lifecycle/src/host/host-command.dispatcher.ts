@@ -6,7 +6,9 @@ import { RoutingHostDriver } from '../agent/routing-host.driver';
 import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
 import { findMachine } from '../read-models/market-machines/queries';
 import { SCHEMA } from '../schema';
-import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
+import type { EnvVarBox } from '../env-vars/env-var-box';
+import { ENV_VAR_BOX, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
+import { accountEnvVars } from '../read-models/env-vars/queries';
 import type { PendingKeyBox } from '../instances/pending-keys';
 import { type HostCommandRow, registerDispatcherKick, rowOf } from './host-commands';
 import type { ProvisionSpec } from './host-driver';
@@ -21,6 +23,7 @@ const UNSEALABLE_MSG =
 
 interface InstanceRow {
   machine_id: number;
+  owner_id: number;
   actual_status: string | null;
   intended_status: InstanceIntendedStatus;
   destroyed: boolean;
@@ -47,6 +50,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     private readonly simulated: SimulatedHostDriver,
     private readonly reporter: HostReporter,
     @Inject(PENDING_KEY_BOX) private readonly keys: PendingKeyBox,
+    @Inject(ENV_VAR_BOX) private readonly envVars: EnvVarBox,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -157,6 +161,10 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       ? this.keys.openLogin(row.imageLoginSealed, row.instanceId)
       : null;
     if (imageLogin !== null) spec.config = { ...spec.config, imageLogin };
+    // The account's environment variables (sealed until now; never in an event or the read model): the
+    // instance's own env wins over a variable of the same name.
+    const { vars } = await accountEnvVars(this.runtime.db, this.envVars, Number(instance.owner_id));
+    if (Object.keys(vars).length > 0) spec.config = { ...spec.config, env: { ...vars, ...spec.config.env } };
     return this.routing.deliver(row, { spec }, waitedMs);
   }
 
@@ -187,7 +195,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
 
   private async instance(instanceId: number): Promise<InstanceRow | null> {
     const rows = await this.runtime.db.query<InstanceRow>(
-      `SELECT machine_id, actual_status, intended_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
+      `SELECT machine_id, owner_id, actual_status, intended_status, destroyed, details FROM ${SCHEMA}.instances WHERE instance_id = $1`,
       [instanceId],
     );
     return rows[0] ?? null;

@@ -14,6 +14,7 @@ import { hostCommands } from './0012-host-commands';
 import { pendingProvisionLogin } from './0013-pending-provision-login';
 import { maintenanceAndSyncNotices } from './0014-maintenance-and-sync-notices';
 import { openProvisionings } from './0015-open-provisionings';
+import { envVars } from './0016-env-vars';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -32,4 +33,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   pendingProvisionLogin,
   maintenanceAndSyncNotices,
   openProvisionings,
+  envVars,
 ];

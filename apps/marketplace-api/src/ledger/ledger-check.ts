@@ -10,10 +10,12 @@ import type { Sql } from '@rigmarket/event-sourcing';
 /** One account whose ledger does not balance. Amounts are exact decimal dollars. */
 export interface LedgerImbalance {
   userId: number;
-  /** From the ledger events (upcast): credit granted, charges, earnings, and granted - charged + earned. */
+  /** From the ledger events (upcast): credit granted, charges, earnings, transfers out and in, and granted - charged + earned - sent + received. */
   granted: string;
   charged: string;
   earned: string;
+  sent: string;
+  received: string;
   expected: string;
   /** marketplace.balances.balance (null: no row). */
   balance: string | null;
@@ -27,6 +29,8 @@ interface Sums {
   granted: number;
   charged: number;
   earned: number;
+  sent: number;
+  received: number;
 }
 
 const BATCH = 5_000;
@@ -41,7 +45,7 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
   const sums = new Map<number, Sums>();
   const of = (userId: number): Sums => {
     let s = sums.get(userId);
-    if (!s) sums.set(userId, (s = { granted: 0, charged: 0, earned: 0 }));
+    if (!s) sums.set(userId, (s = { granted: 0, charged: 0, earned: 0, sent: 0, received: 0 }));
     return s;
   };
   let after = '0';
@@ -67,6 +71,8 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
       if (event.type === 'CreditGranted') of(event.data.userId).granted += event.data.amountMicros;
       else if (event.type === 'AccountCharged') of(event.data.userId).charged += event.data.amountMicros;
       else if (event.type === 'HostEarned') of(event.data.userId).earned += event.data.amountMicros;
+      else if (event.type === 'CreditTransferred') of(event.data.userId).sent += event.data.amountMicros;
+      else if (event.type === 'CreditReceived') of(event.data.userId).received += event.data.amountMicros;
     }
     if (rows.length < BATCH) break;
     after = rows[rows.length - 1]!.global_position;
@@ -82,7 +88,7 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
   const entries = new Map(
     (
       await sql.query<{ user_id: number; total: string }>(
-        `SELECT user_id, sum(CASE WHEN kind LIKE 'charge_%' THEN -amount ELSE amount END)::text AS total
+        `SELECT user_id, sum(CASE WHEN kind LIKE 'charge_%' OR kind = 'transfer_out' THEN -amount ELSE amount END)::text AS total
            FROM marketplace.ledger_entries GROUP BY user_id`,
       )
     ).map((r) => [Number(r.user_id), decimalToMicros(r.total)]),
@@ -103,8 +109,8 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
   const users = new Set([...sums.keys(), ...balances.keys(), ...entries.keys(), ...(credits?.keys() ?? [])]);
   const out: LedgerImbalance[] = [];
   for (const userId of [...users].sort((a, b) => a - b)) {
-    const s = sums.get(userId) ?? { granted: 0, charged: 0, earned: 0 };
-    const expected = s.granted - s.charged + s.earned;
+    const s = sums.get(userId) ?? { granted: 0, charged: 0, earned: 0, sent: 0, received: 0 };
+    const expected = s.granted - s.charged + s.earned - s.sent + s.received;
     const balance = balances.get(userId);
     const entry = entries.get(userId);
     // identity keeps no row for an account whose ledger never moved its credit.
@@ -118,6 +124,8 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
       granted: microsToDecimal(s.granted),
       charged: microsToDecimal(s.charged),
       earned: microsToDecimal(s.earned),
+      sent: microsToDecimal(s.sent),
+      received: microsToDecimal(s.received),
       expected: microsToDecimal(expected),
       balance: dec(balance),
       entries: dec(entry),

@@ -217,4 +217,70 @@ describe('period charges', () => {
     // the dearest instance the limits allow (999 GPUs at $1,000/h), billed for a day, stays an exact integer
     expect(Number.isSafeInteger(chargeFor($(999_000), at(0), at(86_400)))).toBe(true);
   });
+
+  describe('credit transfers', () => {
+    const send = (amount: number, recipientId = 5) => ({
+      type: 'TransferCredit' as const,
+      at: AT,
+      userId: 2,
+      recipientId,
+      amountMicros: typeof amount === 'number' && Number.isFinite(amount) ? $(amount) : amount,
+    });
+    const sent = (amount: number): LedgerEvent => ({
+      type: 'CreditTransferred',
+      data: { userId: 2, recipientId: 5, amountMicros: $(amount), at: AT },
+    });
+    const receive = (transferId: string, alreadyReceived = false) => ({
+      type: 'ReceiveCredit' as const,
+      at: AT,
+      userId: 5,
+      senderId: 2,
+      transferId,
+      amountMicros: $(2.5),
+      alreadyReceived,
+    });
+
+    it('sends up to the whole balance, never below zero', () => {
+      spec
+        .given([granted(10)])
+        .when(send(10))
+        .then([sent(10)]);
+      spec
+        .given([granted(10), sent(4)])
+        .when(send(6.000001))
+        .thenThrows(LedgerErrors.insufficientCredit);
+      spec.given([]).when(send(0.01)).thenThrows(LedgerErrors.insufficientCredit);
+      expect([granted(10), sent(4)].reduce(ledgerDecider.evolve, ledgerDecider.initialState()).balance).toBe(
+        $(6),
+      );
+    });
+
+    it('refuses a zero, negative, fractional-micro or unbounded amount, and a transfer to oneself', () => {
+      for (const amountMicros of [0, $(-1), 0.5, Infinity, NaN, $(1_000_001)]) {
+        spec
+          .given([granted(1_000_000), granted(1_000_000)])
+          .when({ type: 'TransferCredit', at: AT, userId: 2, recipientId: 5, amountMicros })
+          .thenThrows(LedgerErrors.invalidAmount);
+      }
+      spec
+        .given([granted(10)])
+        .when(send(1, 2))
+        .thenThrows(LedgerErrors.badRequest);
+    });
+
+    it('receives a transfer once; a received transfer lifts an exhausted account', () => {
+      const received: LedgerEvent = {
+        type: 'CreditReceived',
+        data: { userId: 5, senderId: 2, amountMicros: $(2.5), transferId: 't-1', at: AT },
+      };
+      spec.given([]).when(receive('t-1')).then([received]);
+      spec.given([received]).when(receive('t-1', true)).then([]);
+      const exhausted: LedgerEvent = {
+        type: 'CreditExhausted',
+        data: { userId: 5, balanceMicros: 0, at: AT },
+      };
+      const state = [exhausted, received].reduce(ledgerDecider.evolve, ledgerDecider.initialState());
+      expect(state).toMatchObject({ balance: $(2.5), exhausted: false });
+    });
+  });
 });

@@ -37,12 +37,29 @@ export type LedgerCommand = { at: string; userId: number } & (
       /** The host's ledger already holds a HostEarned of this charge (looked up by the handler: earned-charges.ts). */
       alreadyEarned: boolean;
     }
+  /** `userId` sends: refused unless its balance covers the amount (it never goes below zero). */
+  | { type: 'TransferCredit'; recipientId: number; amountMicros: number }
+  /** `userId` receives a CreditTransferred (`transferId`, its event id), once. */
+  | {
+      type: 'ReceiveCredit';
+      senderId: number;
+      transferId: string;
+      amountMicros: number;
+      /** The recipient's ledger already holds this transfer (looked up by the handler: earned-charges.ts). */
+      alreadyReceived: boolean;
+    }
 );
 
-export const LedgerErrors = { invalidAmount: 'invalid_amount', alreadyBilled: 'already_billed' } as const;
+export const LedgerErrors = {
+  invalidAmount: 'invalid_amount',
+  alreadyBilled: 'already_billed',
+  insufficientCredit: 'insufficient_credit',
+  badRequest: 'bad_request',
+} as const;
 
 const MAX_GRANT_MICROS = MONEY_LIMITS.creditGrant * MICROS_PER_DOLLAR;
 const MAX_BALANCE_MICROS = MONEY_LIMITS.balance * MICROS_PER_DOLLAR;
+const MAX_TRANSFER_MICROS = MONEY_LIMITS.creditTransfer * MICROS_PER_DOLLAR;
 
 export const initialState = (): LedgerState => ({
   balance: 0,
@@ -56,10 +73,13 @@ export const initialState = (): LedgerState => ({
  */
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
-    case 'CreditGranted': {
+    case 'CreditGranted':
+    case 'CreditReceived': {
       const balance = state.balance + event.data.amountMicros;
       return { ...state, balance, exhausted: state.exhausted && balance <= 0 };
     }
+    case 'CreditTransferred':
+      return { ...state, balance: state.balance - event.data.amountMicros };
     case 'AccountCharged': {
       const previous = state.billedUntil[event.data.instanceId];
       const until =
@@ -162,7 +182,50 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
         },
       ];
     }
+    case 'TransferCredit':
+      return transfer(command, state);
+    case 'ReceiveCredit': {
+      micros(command.amountMicros, MAX_TRANSFER_MICROS, 'a transfer');
+      if (command.alreadyReceived) return [];
+      return [
+        {
+          type: 'CreditReceived',
+          data: {
+            userId: command.userId,
+            senderId: command.senderId,
+            amountMicros: command.amountMicros,
+            transferId: command.transferId,
+            at: command.at,
+          },
+        },
+      ];
+    }
   }
+}
+
+function transfer(
+  command: Extract<LedgerCommand, { type: 'TransferCredit' }>,
+  state: LedgerState,
+): LedgerEvent[] {
+  micros(command.amountMicros, MAX_TRANSFER_MICROS, 'amount');
+  if (command.recipientId === command.userId)
+    throw new DomainError(LedgerErrors.badRequest, 'The recipient is this account: nothing to transfer');
+  if (state.balance < command.amountMicros)
+    throw new DomainError(
+      LedgerErrors.insufficientCredit,
+      `The balance ($${state.balance / MICROS_PER_DOLLAR}) does not cover a transfer of $${command.amountMicros / MICROS_PER_DOLLAR}`,
+    );
+  return [
+    {
+      type: 'CreditTransferred',
+      data: {
+        userId: command.userId,
+        recipientId: command.recipientId,
+        amountMicros: command.amountMicros,
+        at: command.at,
+      },
+    },
+  ];
 }
 
 /**

@@ -4,13 +4,13 @@ import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
-import { chargeAlreadyEarned } from './earned-charges';
+import { chargeAlreadyEarned, transferAlreadyReceived } from './earned-charges';
 import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';
 
-/** A ledger command as callers give it: the runner stamps `at`; `alreadyEarned` is looked up in its transaction. */
+/** A ledger command as callers give it: the runner stamps `at`; `alreadyEarned`/`alreadyReceived` are looked up in its transaction. */
 type LedgerCommandBody = LedgerCommand extends infer C
   ? C extends LedgerCommand
-    ? Omit<C, 'at' | 'alreadyEarned'>
+    ? Omit<C, 'at' | 'alreadyEarned' | 'alreadyReceived'>
     : never
   : never;
 
@@ -25,7 +25,12 @@ export async function runLedgerCommand(
     async (sql): Promise<CommandBody<LedgerCommand>> =>
       command.type === 'RecordEarning'
         ? { ...command, alreadyEarned: await chargeAlreadyEarned(sql, runtime.schema, command.chargeId) }
-        : command,
+        : command.type === 'ReceiveCredit'
+          ? {
+              ...command,
+              alreadyReceived: await transferAlreadyReceived(sql, runtime.schema, command.transferId),
+            }
+          : command,
     metadata,
   );
   return result.state.balance;

@@ -1,6 +1,12 @@
-import { Body, Controller, Get, HttpCode, Post, Query as QueryParam } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError, dollarsToMicros, microsToDollars } from '@rigmarket/contracts';
+import {
+  ApiError,
+  MONEY_LIMITS,
+  boundedDollars,
+  dollarsToMicros,
+  microsToDollars,
+} from '@rigmarket/contracts';
 import {
   ApiContract,
   Authenticated,
@@ -9,6 +15,8 @@ import {
   isJsonObject,
   RequirePermission,
 } from '@rigmarket/http-kit';
+import { BillingHistoryQuery, type HistoryRequest, SearchInvoicesQuery } from './billing-history';
+import { TransferCreditCommand } from './credit-transfers';
 import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
 import { ANSWERS, BODIES, QUERIES } from '../marketplace.openapi';
 
@@ -43,6 +51,39 @@ export class LedgerController {
     return { success: true, user_id: userId, credit: microsToDollars(balance) };
   }
 
+  /**
+   * `vastai transfer credit RECIPIENT AMOUNT`: `{sender: "me", recipient, amount}`, recipient an e-mail or an
+   * account id, amount in dollars (at most $1,000,000, and at most the balance: else 402). The CLI prints
+   * `Sent <amount> to <recipient>` when `success`, else `msg`.
+   */
+  @Put('commands/transfer_credit')
+  @RequirePermission('billing_write')
+  @ApiContract({
+    body: BODIES.transferCredit,
+    ok: ANSWERS.transferred,
+    errors: { 400: ['invalid_amount', 'bad_request'], 402: ['insufficient_credit'], 404: ['user_not_found'] },
+  })
+  async transfer(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+    if (body.sender !== undefined && body.sender !== 'me' && body.sender !== principal.userId)
+      throw ApiError.forbidden('Credit can only be sent from your own account (sender "me")');
+    const recipient = typeof body.recipient === 'number' ? String(body.recipient) : body.recipient;
+    if (typeof recipient !== 'string' || recipient.length === 0 || recipient.length > 254)
+      throw ApiError.badRequest('recipient must be an e-mail or an account id');
+    const dollars = typeof body.amount === 'string' ? Number(body.amount) : body.amount;
+    const amount = boundedDollars('amount', dollars as number, MONEY_LIMITS.creditTransfer);
+    const { balance, recipientId } = await this.commands.execute(
+      new TransferCreditCommand(principal.userId, recipient, dollarsToMicros(amount), metadata),
+    );
+    return {
+      success: true,
+      msg: `Sent ${amount} to account ${recipientId}`,
+      recipient_id: recipientId,
+      amount,
+      credit: microsToDollars(balance),
+    };
+  }
+
   @Get('users/me/credit')
   @RequirePermission('billing_read')
   @ApiContract({ ok: ANSWERS.credit })
@@ -69,14 +110,27 @@ export class LedgerController {
     };
   }
 
+  /**
+   * `vastai show invoices-v1 -c`: one page of charges (`results`, `count`, `total`, `next_token`;
+   * billing-history.ts); `charges` keeps the whole list as earlier clients read it.
+   */
   @Get('charges')
   @RequirePermission('billing_read')
-  @ApiContract({ ok: ANSWERS.charges })
-  async charges(@CallOf() { caller: principal }: Call) {
-    const { entries } = await this.queries.execute(
-      new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage']),
-    );
-    return { success: true, charges: entries };
+  @ApiContract({ query: QUERIES.history, ok: ANSWERS.charges })
+  async charges(@CallOf() { caller: principal }: Call, @QueryParam() query: HistoryRequest) {
+    const [{ entries }, page] = await Promise.all([
+      this.queries.execute(new LedgerEntriesQuery(principal.userId, ['charge_gpu', 'charge_storage'])),
+      this.queries.execute(new BillingHistoryQuery(principal.userId, 'charges', query)),
+    ]);
+    return { success: true, charges: entries, ...page };
+  }
+
+  /** `vastai search invoices 'amount_cents>3000'`: the account's invoices matching select_filters. */
+  @Get('invoices')
+  @RequirePermission('billing_read')
+  @ApiContract({ query: QUERIES.searchInvoices, ok: ANSWERS.searchInvoices })
+  searchInvoices(@CallOf() { caller: principal }: Call, @QueryParam('select_filters') filters: unknown) {
+    return this.queries.execute(new SearchInvoicesQuery(principal.userId, filters));
   }
 
   /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
@@ -93,5 +147,22 @@ export class LedgerController {
       Object.entries(perMachine).map(([id, m]) => [id, microsToDollars(m)]),
     );
     return { success: true, earnings: entries, machines };
+  }
+}
+
+/** `vastai show invoices-v1 -i`: one page of the account's invoices (grants and transfers). */
+@Controller('api/v1')
+@Authenticated()
+export class InvoicesV1Controller {
+  constructor(private readonly queries: QueryBus) {}
+
+  @Get('invoices')
+  @RequirePermission('billing_read')
+  @ApiContract({ query: QUERIES.history, ok: ANSWERS.history })
+  async invoices(@CallOf() { caller: principal }: Call, @QueryParam() query: HistoryRequest) {
+    return {
+      success: true,
+      ...(await this.queries.execute(new BillingHistoryQuery(principal.userId, 'invoices', query))),
+    };
   }
 }

@@ -16,6 +16,7 @@ import { machineLiveness } from './0014-machine-liveness';
 import { machinesWithAllocations } from './0015-machines-with-allocations';
 import { billingRateMicros } from './0016-billing-rate-micros';
 import { instanceChargedUntil } from './0017-instance-charged-until';
+import { accountsAndTransfers } from './0018-accounts-and-transfers';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -36,4 +37,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   machinesWithAllocations,
   billingRateMicros,
   instanceChargedUntil,
+  accountsAndTransfers,
 ];

@@ -24,7 +24,7 @@ export const AUDITED_EVENTS = {
     ],
   },
   marketplace: {
-    ledger: ['CreditGranted'],
+    ledger: ['CreditGranted', 'CreditTransferred'],
     machine: [
       'MachineRegistered',
       'MachineListed',

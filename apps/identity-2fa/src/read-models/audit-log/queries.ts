@@ -112,3 +112,36 @@ export async function listAuditLog(
         : null,
   };
 }
+
+/** One address an account's actions came from (`vastai show ipaddrs`). */
+export interface IpAddressSeen {
+  ip: string;
+  /** Unix seconds of the first and last action from it. */
+  first_seen: number;
+  last_seen: number;
+  actions: number;
+  /** No geolocation database here. */
+  first_location: null;
+}
+
+/** The client addresses of the account's audited actions, first seen first (at most 1000). */
+export async function listIpAddresses(sql: Sql, userId: number): Promise<IpAddressSeen[]> {
+  const rows = await sql.query<{
+    ip: string;
+    first_seen: Date | string;
+    last_seen: Date | string;
+    n: string;
+  }>(
+    `SELECT ip_address AS ip, min(created_at) AS first_seen, max(created_at) AS last_seen, count(*) AS n
+       FROM ${SCHEMA}.audit_log WHERE user_id = $1 AND ip_address IS NOT NULL
+      GROUP BY ip_address ORDER BY min(created_at), ip_address LIMIT 1000`,
+    [userId],
+  );
+  return rows.map((r) => ({
+    ip: r.ip,
+    first_seen: new Date(r.first_seen).getTime() / 1000,
+    last_seen: new Date(r.last_seen).getTime() / 1000,
+    actions: Number(r.n),
+    first_location: null,
+  }));
+}

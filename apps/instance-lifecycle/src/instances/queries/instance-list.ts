@@ -1,6 +1,6 @@
 import { ApiError } from '@rigmarket/contracts';
 import { INSTANCE_VERIFICATION } from '../../read-models/market-machines/queries';
-import { isJsonObject } from '@rigmarket/http-kit';
+import { decodeOffsetToken, encodeOffsetToken, isJsonObject } from '@rigmarket/http-kit';
 
 /** Columns of the v1 list that select_filters and order_by may name. */
 const COLUMNS: Record<string, string> = {
@@ -57,19 +57,8 @@ function column(name: string): string {
 const scalar = (col: string, value: unknown): unknown =>
   TEXT_COLUMNS.has(col) ? (value === null ? null : String(value)) : Number(value);
 
-/** after_token: an opaque, signed-free offset cursor (base64url JSON). */
-export const encodeToken = (offset: number): string =>
-  Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
-function decodeToken(raw: unknown): number {
-  if (raw === undefined || raw === null || raw === '') return 0;
-  try {
-    const parsed = JSON.parse(Buffer.from(String(raw), 'base64url').toString('utf8')) as { o?: unknown };
-    if (typeof parsed.o === 'number' && Number.isInteger(parsed.o) && parsed.o >= 0) return parsed.o;
-  } catch {
-    // fall through
-  }
-  throw ApiError.badRequest('after_token is not a token this server issued');
-}
+/** after_token: an opaque offset cursor (http-kit's offset-token.ts). */
+export const encodeToken = encodeOffsetToken;
 
 /** GET /api/v1/instances/ query: select_filters, order_by, limit (1..25), after_token. */
 export function parseListQuery(query: Record<string, unknown>, ownerId: number): ListQuery {
@@ -117,5 +106,5 @@ export function parseListQuery(query: Record<string, unknown>, ownerId: number):
   const limit = query.limit === undefined || query.limit === '' ? 25 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 25)
     throw ApiError.badRequest('limit must be an integer from 1 to 25');
-  return { where, params, orderBy: parts.join(', '), limit, offset: decodeToken(query.after_token) };
+  return { where, params, orderBy: parts.join(', '), limit, offset: decodeOffsetToken(query.after_token) };
 }

@@ -106,7 +106,14 @@ export const ledgerProjection = defineProjection<LedgerEvent>({
   version: 1,
   sources: [{ context: 'marketplace', streamType: 'ledger' }],
   tables: [`${SCHEMA}.ledger_entries`, `${SCHEMA}.balances`],
-  eventTypes: ['CreditGranted', 'AccountCharged', 'HostEarned', 'CreditExhausted'],
+  eventTypes: [
+    'CreditGranted',
+    'AccountCharged',
+    'HostEarned',
+    'CreditExhausted',
+    'CreditTransferred',
+    'CreditReceived',
+  ],
   async apply(sql, event) {
     const signed = ledgerDeltaMicros(event);
     const entry = async (
@@ -154,6 +161,12 @@ export const ledgerProjection = defineProjection<LedgerEvent>({
           instanceId: event.data.instanceId,
           machineId: event.data.machineId,
         });
+        return;
+      case 'CreditTransferred':
+        await entry('transfer_out', { note: `to account ${event.data.recipientId}` });
+        return;
+      case 'CreditReceived':
+        await entry('transfer_in', { note: `from account ${event.data.senderId}` });
         return;
       case 'CreditExhausted':
         await sql.execute(`UPDATE ${SCHEMA}.balances SET exhausted = TRUE WHERE user_id = $1`, [
