@@ -7,7 +7,7 @@ import { ledgerImbalances } from '@rigmarket/marketplace-api';
 import { eventually } from '@rigmarket/testing';
 import { seedDemoHosts } from '../demo-hosts';
 import { ALL_CONTEXTS } from '../platform';
-import { verify } from '../verify';
+import { verify, verifyChains } from '../verify';
 import { eventsInFlight, waitUntilSettled } from './settle';
 
 /**
@@ -272,6 +272,9 @@ export async function crashRun(target: Target, label: string, faults = KILLS): P
     // Every read model against its rebuild from the events, and the ledger balance (rigmarket verify).
     const verifyLines: string[] = [];
     const verified = await verify(db, ALL_CONTEXTS, (line) => verifyLines.push(line));
+    // Every context's event hash chain links after the kills (rigmarket verify --chain).
+    const chainLines: string[] = [];
+    const chains = await verifyChains(db, ALL_CONTEXTS, (line) => chainLines.push(line));
     process.stdout.write(
       `crash-recovery (${label}): ${faults} faults, ${ids.length} instances, ${acked} acknowledged writes (${unacked} in flight at a kill), ` +
         `${lostWrites.length} lost, ${doubled[0]!.n} doubled, ${computeNeverRan.length} instances charged compute without running, ` +
@@ -291,6 +294,10 @@ export async function crashRun(target: Target, label: string, faults = KILLS): P
           `parked: ${JSON.stringify(await parkedEvents(db))}\nin flight: ${JSON.stringify(await eventsInFlight(db))}\n`,
       );
     expect(imbalances).toEqual([]);
+    expect({ chains: chains.ok, broken: chainLines.filter((l) => l.includes('BROKEN')) }).toEqual({
+      chains: true,
+      broken: [],
+    });
     // Every read model equals its rebuild from the events after the kills (rigmarket verify).
     expect({ differences: verified.differences, failures: verified.failures }).toEqual({
       differences: [],
