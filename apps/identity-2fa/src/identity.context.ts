@@ -1,4 +1,4 @@
-import type { ContextDefinition } from '@rigmarket/event-sourcing';
+import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { identityMigrations } from './migrations';
 import { apiKeysProjection } from './read-models/api-keys/projection';
@@ -9,6 +9,11 @@ import { tfaProjection } from './read-models/tfa/projection';
 import { userCreditProjection } from './read-models/user-credit/projection';
 import { usersProjection } from './read-models/users/projection';
 import { SCHEMA } from './schema';
+import { apiKeyDecider } from './api-keys/api-key.decider';
+import { sshKeyDecider } from './ssh-keys/ssh-key.decider';
+import { teamRoleDecider } from './team-roles/team-role.decider';
+import { tfaDecider } from './tfa/tfa.decider';
+import { userDecider } from './users/user.decider';
 
 export { SCHEMA };
 
@@ -33,4 +38,11 @@ export const identityContext: ContextDefinition = {
   // auth_api_keys: identity's own key events inline, instance-lifecycle's instance keys subscribed;
   // audit_log likewise: identity's actions inline, the other contexts' subscribed.
   subscribedProjections: [userCreditProjection, authKeys, auditLogProjection],
+  folds: {
+    user: streamFold(userDecider),
+    api_key: streamFold(apiKeyDecider),
+    team_role: streamFold(teamRoleDecider),
+    ssh_key: streamFold(sshKeyDecider),
+    tfa: streamFold(tfaDecider),
+  },
 };

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AUTH_STRATEGIES, contextModule } from '@rigmarket/http-kit';
 import { AdminSeeder } from './admin-seed';
+import { ApiKeyHistoryController } from './api-keys/api-key-history.http.controller';
 import { ApiKeysController } from './api-keys/api-keys.http.controller';
 import { AuditLogController } from './audit-log/audit-log.http.controller';
 import { IpAddressesController } from './audit-log/ip-addresses.http.controller';
@@ -113,6 +114,7 @@ export class IdentityModule {
         AuditLogController,
         IpAddressesController,
         ApiKeysController,
+        ApiKeyHistoryController,
         TeamRolesController,
         TfaController,
         TfaAdminController,

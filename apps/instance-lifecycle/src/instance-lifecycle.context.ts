@@ -1,4 +1,4 @@
-import type { ContextDefinition } from '@rigmarket/event-sourcing';
+import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { instanceLifecycleMigrations } from './migrations';
 import { accountCreditProjection } from './read-models/account-credit/projection';
@@ -12,6 +12,7 @@ import { marketVolumeOffersProjection } from './read-models/market-volume-offers
 import { marketVolumesProjection } from './read-models/market-volumes/projection';
 import { openProvisioningsProjection } from './read-models/open-provisionings/projection';
 import { SCHEMA } from './schema';
+import { instanceDecider } from './instances/instance.decider';
 
 export { SCHEMA };
 
@@ -39,4 +40,5 @@ export const instanceLifecycleContext: ContextDefinition = {
     instanceSyncsProjection,
     accountCreditProjection,
   ],
+  folds: { instance: streamFold(instanceDecider) },
 };

@@ -42,6 +42,7 @@ import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
 import { AsksController } from './instances/create-instance/asks.http.controller';
 import { InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
+import { InstanceHistoryController } from './instances/queries/instance-history.http.controller';
 import { LaunchController } from './instances/launch-instance/launch.http.controller';
 import { InstanceSshKeysController } from './instances/instance-ssh-keys/instance-ssh-keys.http.controller';
 import { LaunchInstanceHandler } from './instances/launch-instance/launch';
@@ -82,6 +83,7 @@ export class InstanceLifecycleModule {
         LaunchController,
         LogsController,
         InstancesV0Controller,
+        InstanceHistoryController,
         InstancesV1Controller,
         InstanceSshKeysController,
         EnvVarsController,

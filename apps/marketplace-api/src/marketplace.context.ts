@@ -1,4 +1,4 @@
-import type { ContextDefinition } from '@rigmarket/event-sourcing';
+import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { marketplaceMigrations } from './migrations';
 import { accountsProjection } from './read-models/accounts/projection';
@@ -12,6 +12,10 @@ import { templateUsageProjection } from './read-models/template-usage/projection
 import { templatesProjection } from './read-models/templates/projection';
 import { volumeOffersProjection } from './read-models/volume-offers/projection';
 import { SCHEMA } from './schema';
+import { ledgerDecider } from './ledger/ledger.decider';
+import { machineDecider } from './machines/machine.decider';
+import { templateDecider } from './templates/template.decider';
+import { volumeDecider } from './volumes/volume.decider';
 
 export { SCHEMA };
 
@@ -40,4 +44,10 @@ export const marketplaceContext: ContextDefinition = {
     maintenanceWindowsProjection,
     templateUsageProjection,
   ],
+  folds: {
+    machine: streamFold(machineDecider),
+    template: streamFold(templateDecider),
+    volume: streamFold(volumeDecider),
+    ledger: streamFold(ledgerDecider),
+  },
 };

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
+import { CONTEXT_SCHEMAS, type ContextName, streamTypeOf } from '@rigmarket/contracts';
 import {
   Database,
   EventStore,
@@ -39,7 +39,9 @@ const USAGE = `Rigmarket operator tool
   rigmarket import <file>                    load an export into an empty deployment (migrating it first),
                                              checking every chain link; then rebuild every read model and
                                              verify (read models and chains); exits 1 on any problem
-  rigmarket history <context> <stream-id>    print a stream's full history (e.g. identity api_key-7)
+  rigmarket history <context> <stream-id> [--as-of <unix seconds>]
+                                             print a stream's history (e.g. identity api_key-7); with --as-of,
+                                             the events up to then and, last, the object's state then
   rigmarket migrate                          apply pending migrations of every context
   rigmarket wait-running <instance-id> [--timeout-s 600] [--interval-s 10]
                                              a renter's poll loop: exits 0 once running, 3 at once when the
@@ -164,13 +166,30 @@ async function main(argv: string[]): Promise<number> {
         return ok ? 0 : 1;
       }
       case 'history': {
-        const context = contextOf(args[0]).context as ContextName;
-        if (!args[1]) throw new Error('Give a stream id, e.g. api_key-7');
-        const events = await db.transaction((sql) =>
-          new EventStore(context, CONTEXT_SCHEMAS[context]).readStream(sql, args[1]!),
+        const definition = contextOf(args[0]);
+        const context = definition.context as ContextName;
+        const streamId = args[1];
+        if (!streamId) throw new Error('Give a stream id, e.g. api_key-7');
+        const asOfAt = args.indexOf('--as-of');
+        const asOfSeconds = asOfAt >= 0 ? Number(args[asOfAt + 1]) : undefined;
+        if (asOfSeconds !== undefined && !(Number.isFinite(asOfSeconds) && asOfSeconds >= 0))
+          throw new Error('--as-of takes a time in Unix seconds');
+        const all = await db.transaction((sql) =>
+          new EventStore(context, CONTEXT_SCHEMAS[context]).readStream(sql, streamId),
         );
-        if (events.length === 0) process.stderr.write(`No events in stream ${args[1]}\n`);
+        const events =
+          asOfSeconds === undefined ? all : all.filter((e) => Date.parse(e.occurredAt) <= asOfSeconds * 1000);
+        if (events.length === 0) process.stderr.write(`No events in stream ${streamId}\n`);
         for (const e of events) process.stdout.write(`${JSON.stringify(e)}\n`);
+        const fold = definition.folds?.[streamTypeOf(streamId)];
+        if (asOfSeconds !== undefined && fold && events.length > 0) {
+          // The object as its events had made it then: the last line, after the events that made it.
+          const state = events.reduce(
+            (folded, e) => fold.evolve(folded, { type: e.type, data: e.data }),
+            fold.initialState(),
+          );
+          process.stdout.write(`${JSON.stringify({ as_of: asOfSeconds, version: events.length, state })}\n`);
+        }
         return events.length ? 0 : 1;
       }
       default:

@@ -45,6 +45,23 @@ describe('rigmarket verify and rebuild --all', () => {
     expect(run.code).toBe(0);
   }, 60_000);
 
+  it('history --as-of prints the events up to then and, last, the object as they had made it', async () => {
+    const now = await cli('history', 'identity', 'api_key-1', '--as-of', String(Date.now() / 1000));
+    expect(now.code).toBe(0);
+    const lines = now.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ type: 'ApiKeyCreated', streamId: 'api_key-1' });
+    expect(lines[lines.length - 1]).toMatchObject({
+      version: lines.length - 1,
+      state: { status: 'active', keyId: 1, userId: 1 },
+    });
+    const before = await cli('history', 'identity', 'api_key-1', '--as-of', '0');
+    expect(before.code).toBe(1);
+    expect(before.stderr).toContain('No events in stream api_key-1');
+  }, 60_000);
+
   it('verify exits 1 and prints the row of a planted difference, leaving the live table as it was', async () => {
     await db.execute(`UPDATE identity.users SET full_name = 'planted-difference' WHERE user_id = 1`);
     const run = await cli('verify');

@@ -1,4 +1,4 @@
-import type { ContextDefinition } from '@rigmarket/event-sourcing';
+import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { syncMaintenanceMigrations } from './migrations';
 import { agentMachinesProjection } from './read-models/agent-machines/projection';
@@ -7,6 +7,8 @@ import { knownMachinesProjection } from './read-models/known-machines/projection
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
 import { syncJobsProjection } from './read-models/sync-jobs/projection';
 import { SCHEMA } from './schema';
+import { maintenanceDecider } from './maintenance/maintenance.decider';
+import { syncDecider } from './syncs/sync.decider';
 
 export { SCHEMA };
 
@@ -25,4 +27,5 @@ export const syncMaintenanceContext: ContextDefinition = {
     knownInstancesProjection,
     agentMachinesProjection,
   ],
+  folds: { sync: streamFold(syncDecider), maintenance: streamFold(maintenanceDecider) },
 };

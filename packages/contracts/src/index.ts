@@ -16,3 +16,4 @@ export * from './registry-login';
 export * from './event-schemas';
 export * from './sealing';
 export * from './ssh-public-key';
+export * from './redaction';

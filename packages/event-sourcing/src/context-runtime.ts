@@ -1,7 +1,8 @@
-import { type ContextName, CONTEXT_SCHEMAS } from '@rigmarket/contracts';
+import { type ContextName, CONTEXT_SCHEMAS, type DomainEvent } from '@rigmarket/contracts';
 import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
 import type { Database } from './database';
+import type { Decider } from './decider';
 import { deadLettersMigration } from './dead-letters';
 import { eventChainMigration } from './event-chain';
 import type { EventSource } from './event-source';
@@ -36,6 +37,27 @@ export interface ContextDefinition {
    * streams) is listed in both: its own streams are applied inline, only the others' are subscribed.
    */
   subscribedProjections: readonly Projection[];
+  /**
+   * How its aggregates fold, by stream type: what the operator's `rigmarket history --as-of` uses to show an
+   * object's state at a moment. A stream type without one is shown as events only.
+   */
+  folds?: Readonly<Record<string, StreamFold>>;
+}
+
+/** An aggregate's initialState and evolve, with its types erased so that a context can list several. */
+export interface StreamFold {
+  initialState(): unknown;
+  evolve(state: unknown, event: DomainEvent): unknown;
+}
+
+/** A decider (or evolver) as a StreamFold. */
+export function streamFold<State, Event extends DomainEvent>(
+  decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
+): StreamFold {
+  return {
+    initialState: () => decider.initialState(),
+    evolve: (state, event) => decider.evolve(state as State, event as Event),
+  };
 }
 
 /** Every projection of a context, once (one listed as inline and subscribed counts once). */

@@ -17,3 +17,4 @@ export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool'
 export * from './nest';
 export * from './ledger-balance.projection';
 export * from './idle-backoff';
+export * from './stream-history';

@@ -16,3 +16,4 @@ export * from './openapi';
 export * from './routes';
 export * from './openapi-contract';
 export * from './offset-token';
+export * from './history';

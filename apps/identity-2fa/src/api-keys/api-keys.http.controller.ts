@@ -1,7 +1,18 @@
-import { Body, Controller, Delete, Get, Param, ParseIntPipe, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Inject, Param, ParseIntPipe, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
-import { ApiContract, Authenticated, type Call, CallOf, RequirePermission } from '@rigmarket/http-kit';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import {
+  AS_OF_ANSWER,
+  AS_OF_QUERY,
+  ApiContract,
+  Authenticated,
+  type Call,
+  CallOf,
+  RequirePermission,
+  asOfAnswer,
+  asOfMillis,
+} from '@rigmarket/http-kit';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   CreateApiKeyCommand,
@@ -12,6 +23,8 @@ import {
   parsePermissions,
 } from './api-keys.handlers';
 import { ANSWERS, BODIES } from '../identity.openapi';
+import { IDENTITY_RUNTIME } from '../identity.tokens';
+import { apiKeyAsOf } from './api-key-history';
 
 export class CreateApiKeyRequest {
   @IsOptional()
@@ -28,7 +41,7 @@ export class CreateApiKeyRequest {
   key_params?: unknown;
 }
 
-const keyIdPipe = new ParseIntPipe({
+export const keyIdPipe = new ParseIntPipe({
   exceptionFactory: () => ApiError.badRequest('The API key id must be an integer'),
 });
 
@@ -38,6 +51,7 @@ export class ApiKeysController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    @Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime,
   ) {}
 
   @Post('auth/apikeys')
@@ -60,8 +74,23 @@ export class ApiKeysController {
 
   @Get('auth/apikeys/:id')
   @RequirePermission('user_read')
-  @ApiContract({ ok: ANSWERS.apiKey, errors: { 404: ['api_key_not_found'] } })
-  async get(@Param('id', keyIdPipe) id: number, @CallOf() { caller: principal }: Call) {
+  @ApiContract({
+    ok: { anyOf: [ANSWERS.apiKey, AS_OF_ANSWER] },
+    query: AS_OF_QUERY,
+    errors: { 400: ['invalid_args'], 404: ['api_key_not_found'] },
+  })
+  async get(
+    @Param('id', keyIdPipe) id: number,
+    @CallOf() { caller: principal }: Call,
+    @Query('as_of') asOf?: string,
+  ) {
+    const asOfMs = asOfMillis(asOf);
+    if (asOfMs !== undefined) {
+      const found = await apiKeyAsOf(this.runtime, principal.userId, id, asOfMs);
+      if (!found || found.events.length === 0)
+        throw ApiError.notFound('No such API key then', 'api_key_not_found');
+      return asOfAnswer(asOfMs, found.events, found.state);
+    }
     return { success: true, apikey: await this.queries.execute(new GetApiKeyQuery(principal.userId, id)) };
   }
 

@@ -8,6 +8,7 @@ import {
 } from './instance-ssh-keys/instance-ssh-keys.handlers';
 import { GetInstanceHandler } from './queries/get-instance.query';
 import { InstanceFiltersHandler } from './queries/instance-filters.query';
+import { InstanceHistoryHandler } from './queries/instance-history.query';
 import { ListAllInstancesHandler } from './queries/list-all-instances.query';
 import { ListInstancesHandler } from './queries/list-instances.query';
 import { RestartInstanceHandler } from './restart-instance/restart-instance.handler';
@@ -25,4 +26,5 @@ export const INSTANCE_HANDLERS = [
   ListInstancesHandler,
   ListAllInstancesHandler,
   InstanceFiltersHandler,
+  InstanceHistoryHandler,
 ];

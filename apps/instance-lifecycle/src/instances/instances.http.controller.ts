@@ -2,8 +2,12 @@ import { Body, Controller, Delete, Get, Param, Put, Query as QueryParam } from '
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import {
+  AS_OF_ANSWER,
+  AS_OF_QUERY,
   ApiContract,
   Admits,
+  asOfAnswer,
+  asOfMillis,
   Authenticated,
   type Call,
   CallOf,
@@ -17,6 +21,7 @@ import { checkInstanceKey, idList, positiveId } from './http-params';
 import { INSTANCE_KEY_FORBIDDEN } from './instance-key.strategy';
 import { ChangeBidDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
 import { GetInstanceQuery } from './queries/get-instance.query';
+import { InstanceHistoryQuery } from './queries/instance-history.query';
 import { InstanceFiltersQuery } from './queries/instance-filters.query';
 import { ListAllInstancesQuery } from './queries/list-all-instances.query';
 import { ListInstancesQuery } from './queries/list-instances.query';
@@ -51,8 +56,26 @@ export class InstancesV0Controller {
 
   @Get(':id')
   @RequirePermission('instance_read')
-  @ApiContract({ ok: ANSWERS.one, errors: INSTANCE_ERRORS })
-  async one(@Param('id') id: string, @CallOf() { caller: principal }: Call) {
+  @ApiContract({
+    ok: { anyOf: [ANSWERS.one, AS_OF_ANSWER] },
+    query: AS_OF_QUERY,
+    errors: { ...INSTANCE_ERRORS, 400: [...INSTANCE_ERRORS[400], 'invalid_args'] },
+  })
+  async one(
+    @Param('id') id: string,
+    @CallOf() { caller: principal }: Call,
+    @QueryParam('as_of') asOf?: string,
+  ) {
+    const asOfMs = asOfMillis(asOf);
+    if (asOfMs !== undefined) {
+      // The instance as its events had made it then (docs/audit.md, History and as-of).
+      const found = await this.queries.execute(
+        new InstanceHistoryQuery(principal.userId, positiveId(id, 'instance id'), asOfMs),
+      );
+      if (!found || found.events.length === 0)
+        throw ApiError.notFound(`No instance ${id} of yours at that time`, 'no_such_instance');
+      return asOfAnswer(asOfMs, found.events, found.state);
+    }
     return {
       instances: await this.queries.execute(
         new GetInstanceQuery(principal.userId, positiveId(id, 'instance id')),
