@@ -72,7 +72,11 @@ function flatten(raw: Schema): Flat {
     for (const r of part.required) own.required.add(r);
     own.items.push(...part.items);
   }
-  const alternatives = [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].map(flatten);
+  // An answer only a query parameter outside the spec asks for (x-only-with-query: an as-of read) is not
+  // what the spec's clients get: it does not count against the spec's fields.
+  const alternatives = [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]
+    .filter((alt) => !(deref(alt) as { 'x-only-with-query'?: string })['x-only-with-query'])
+    .map(flatten);
   if (alternatives.length > 0) {
     const types = new Set<string>();
     let any = false;

@@ -72,14 +72,15 @@ export const HISTORY_ANSWER: JsonSchema = succeeded({
   ),
 });
 
-export const AS_OF_ANSWER: JsonSchema = namedSchema(
-  'AsOfState',
-  succeeded({
+export const AS_OF_ANSWER: JsonSchema = namedSchema('AsOfState', {
+  ...succeeded({
     as_of: num,
     version: { type: 'integer', description: 'How many of the object’s events had happened by then' },
     state: { type: 'object', description: 'The object as its events had made it by then, without secrets' },
   }),
-);
+  // The answer only `?as_of=` asks for: the route's usual answer is the other alternative.
+  'x-only-with-query': 'as_of',
+});
 
 export const AS_OF_QUERY: Record<string, JsonSchema> = {
   as_of: {
