@@ -212,6 +212,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/auth/apikeys/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ApiKeyHistoryController_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/team/roles-full": {
         parameters: {
             query?: never;
@@ -1124,6 +1140,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/instances/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["InstanceHistoryController_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/instances": {
         parameters: {
             query?: never;
@@ -1205,6 +1237,15 @@ export interface components {
             reset_at?: number | null;
             expires_at?: number | null;
         };
+        AsOfState: {
+            /** @constant */
+            success: true;
+            as_of: number;
+            /** @description How many of the object’s events had happened by then */
+            version: number;
+            /** @description The object as its events had made it by then, without secrets */
+            state: Record<string, never>;
+        };
         AuditLogEntry: {
             id: string;
             user_id: number;
@@ -1229,6 +1270,16 @@ export interface components {
             description: string;
             metadata: Record<string, never>;
             items: unknown[];
+        };
+        HistoryEntry: {
+            position: number;
+            type: string;
+            at: number;
+            user_id: number | null;
+            api_key_id: number | null;
+            correlation_id: string | null;
+            /** @description The event payload without secrets */
+            payload: unknown;
         };
         Instance: {
             id: number;
@@ -2331,7 +2382,9 @@ export interface operations {
     };
     ApiKeysController_get: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: number;
+            };
             header?: never;
             path: {
                 id: number;
@@ -2350,10 +2403,10 @@ export interface operations {
                         /** @constant */
                         success: true;
                         apikey: components["schemas"]["ApiKey"];
-                    };
+                    } | components["schemas"]["AsOfState"];
                 };
             };
-            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            /** @description Refused; error: invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2531,6 +2584,86 @@ export interface operations {
             };
             /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ApiKeyHistoryController_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        history: components["schemas"]["HistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: api_key_not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8627,7 +8760,9 @@ export interface operations {
     };
     InstancesV0Controller_one: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: number;
+            };
             header?: never;
             path: {
                 id: number;
@@ -8645,10 +8780,10 @@ export interface operations {
                     "application/json": {
                         /** @description null when the caller has no such instance */
                         instances: components["schemas"]["Instance"] | null;
-                    };
+                    } | components["schemas"]["AsOfState"];
                 };
             };
-            /** @description Refused; error: invalid_id, instance_cannot_start, instance_not_running; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            /** @description Refused; error: invalid_id, instance_cannot_start, instance_not_running, invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9145,6 +9280,86 @@ export interface operations {
             };
             /** @description Refused; error: invalid_transition, instance_waiting_for_volume */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    InstanceHistoryController_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        history: components["schemas"]["HistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: no_such_instance */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
