@@ -23,6 +23,7 @@ import { TfaService } from './tfa/tfa.service';
 import { SshKeysController } from './ssh-keys/ssh-keys.http.controller';
 import { AddSshKeyHandler, DeleteSshKeyHandler, ReplaceSshKeyHandler } from './ssh-keys/ssh-keys.handlers';
 import { TfaAdminController } from './tfa/tfa-admin.http.controller';
+import { TfaHistoryController } from './tfa/tfa-history.http.controller';
 import { TfaSecretStrategy } from './tfa/tfa-secret.strategy';
 import { TfaController } from './tfa/tfa.http.controller';
 import { TeamRolesController } from './team-roles/team-roles.http.controller';
@@ -115,6 +116,7 @@ export class IdentityModule {
         IpAddressesController,
         ApiKeysController,
         ApiKeyHistoryController,
+        TfaHistoryController,
         TeamRolesController,
         TfaController,
         TfaAdminController,

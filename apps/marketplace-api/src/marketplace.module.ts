@@ -1,3 +1,4 @@
+import { ObjectHistoryController } from './object-history/object-history.http.controller';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { RegistryLoginBox } from '@rigmarket/contracts';
 import { contextModule } from '@rigmarket/http-kit';
@@ -85,6 +86,7 @@ export class MarketplaceModule {
         OffersController,
         TemplatesController,
         VolumesController,
+        ObjectHistoryController,
         LedgerController,
         InvoicesV1Controller,
       ],

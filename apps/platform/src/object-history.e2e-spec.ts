@@ -31,6 +31,7 @@ describe.each(BOTH_MODES)('object history and as-of reads, %s', (_label, mode) =
   let renterKey: string;
   let otherKey: string;
   let instanceId: number;
+  let machineId: number;
   const moments: Record<'beforeRent' | 'running' | 'stopped' | 'destroyed', number> = {
     beforeRent: 0,
     running: 0,
@@ -63,7 +64,7 @@ describe.each(BOTH_MODES)('object history and as-of reads, %s', (_label, mode) =
       60_000,
       'the admin key in marketplace',
     );
-    const machineId = (
+    machineId = (
       await http()
         .post('/api/v0/machines/')
         .set(as(ADMIN_KEY))
@@ -189,6 +190,42 @@ describe.each(BOTH_MODES)('object history and as-of reads, %s', (_label, mode) =
     ).body as AsOf;
     expect(then.state).toMatchObject({ status: 'active', keyId });
     await http().get(`/api/v0/auth/apikeys/${keyId}/history/`).set(as(otherKey)).expect(404);
+  });
+
+  it("shows a machine's and a template's history, and a template as it was before an edit", async () => {
+    const machine = (
+      await http().get(`/api/v0/machines/${machineId}/history/`).set(as(ADMIN_KEY)).expect(200)
+    ).body.history as Array<{ type: string }>;
+    expect(machine.map((e) => e.type).slice(0, 2)).toEqual(['MachineRegistered', 'MachineListed']);
+    await http().get(`/api/v0/machines/${machineId}/history/`).set(as(otherKey)).expect(404);
+
+    const created = await http()
+      .post('/api/v0/template/')
+      .set(as(renterKey))
+      .send({ name: 'before', image: 'busybox', env: '-e TOKEN=hunter2', onstart: 'echo hunter2' })
+      .expect(200);
+    const { id, hash_id: hashId } = created.body.template as { id: number; hash_id: string };
+    const whenCreated = seconds();
+    clock.advance(HOUR);
+    await http()
+      .put('/api/v0/template/')
+      .set(as(renterKey))
+      .send({ hash_id: hashId, name: 'after' })
+      .expect(200);
+    const all = (await http().get(`/api/v0/template/${id}/history/`).set(as(renterKey)).expect(200)).body;
+    expect(all.history.map((e: { type: string }) => e.type)).toEqual(['TemplateCreated', 'TemplateEdited']);
+    expect(JSON.stringify(all)).not.toContain('hunter2');
+    const then = (
+      await http().get(`/api/v0/template/${id}/history/?as_of=${whenCreated}`).set(as(renterKey)).expect(200)
+    ).body;
+    expect(then).toMatchObject({ version: 1, state: { status: 'active', content: { name: 'before' } } });
+    expect(then.history).toHaveLength(1);
+    await http().get(`/api/v0/template/${id}/history/`).set(as(otherKey)).expect(404);
+  });
+
+  it("shows the caller's own 2FA history: empty without methods, never another account's", async () => {
+    const mine = (await http().get('/api/v0/tfa/history/').set(as(otherKey)).expect(200)).body;
+    expect(mine).toMatchObject({ success: true, history: [] });
   });
 
   it('answers 400 for an as_of that is not a time', async () => {

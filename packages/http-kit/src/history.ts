@@ -50,27 +50,53 @@ export function asOfMillis(text: string | undefined): number | undefined {
   return Math.floor(seconds * 1000);
 }
 
+/**
+ * The answer of a `.../{id}/history/` route: the object's events, and with `?as_of=` only those up to then
+ * plus the state they had made (as_of, version, state).
+ */
+export function historyAnswer(found: { events: readonly EventEnvelope[]; state: unknown }, asOfMs?: number) {
+  return {
+    success: true,
+    history: historyEntries(found.events),
+    ...(asOfMs === undefined
+      ? {}
+      : { as_of: asOfMs / 1000, version: found.events.length, state: redactSecrets(found.state) }),
+  };
+}
+
 /** The answer to an as-of read: the object's state folded from its events up to then, without secrets. */
 export function asOfAnswer(asOfMs: number, events: readonly EventEnvelope[], state: unknown) {
   return { success: true, as_of: asOfMs / 1000, version: events.length, state: redactSecrets(state) };
 }
 
-export const HISTORY_ANSWER: JsonSchema = succeeded({
-  history: arrayOf(
-    namedSchema(
-      'HistoryEntry',
-      objectOf({
-        position: int,
-        type: str,
-        at: num,
-        user_id: nullable(int),
-        api_key_id: nullable(int),
-        correlation_id: nullable(str),
-        payload: { description: 'The event payload without secrets' },
-      }),
+export const HISTORY_ANSWER: JsonSchema = succeeded(
+  {
+    as_of: num,
+    version: {
+      type: 'integer',
+      description: 'With as_of: how many of the object’s events had happened by then',
+    },
+    state: {
+      type: 'object',
+      description: 'With as_of: the object as its events had made it then, without secrets',
+    },
+    history: arrayOf(
+      namedSchema(
+        'HistoryEntry',
+        objectOf({
+          position: int,
+          type: str,
+          at: num,
+          user_id: nullable(int),
+          api_key_id: nullable(int),
+          correlation_id: nullable(str),
+          payload: { description: 'The event payload without secrets' },
+        }),
+      ),
     ),
-  ),
-});
+  },
+  ['history'],
+);
 
 export const AS_OF_ANSWER: JsonSchema = namedSchema('AsOfState', {
   ...succeeded({

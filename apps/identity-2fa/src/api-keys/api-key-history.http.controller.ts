@@ -1,14 +1,16 @@
-import { Controller, Get, Inject, Param } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiError } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import {
+  AS_OF_QUERY,
   ApiContract,
   Authenticated,
   type Call,
   CallOf,
   HISTORY_ANSWER,
   RequirePermission,
-  historyEntries,
+  asOfMillis,
+  historyAnswer,
 } from '@rigmarket/http-kit';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { apiKeyAsOf } from './api-key-history';
@@ -22,10 +24,19 @@ export class ApiKeyHistoryController {
 
   @Get(':id/history')
   @RequirePermission('user_read')
-  @ApiContract({ ok: HISTORY_ANSWER, errors: { 404: ['api_key_not_found'] } })
-  async history(@Param('id', keyIdPipe) id: number, @CallOf() { caller }: Call) {
-    const found = await apiKeyAsOf(this.runtime, caller.userId, id);
+  @ApiContract({
+    ok: HISTORY_ANSWER,
+    query: AS_OF_QUERY,
+    errors: { 400: ['invalid_args'], 404: ['api_key_not_found'] },
+  })
+  async history(
+    @Param('id', keyIdPipe) id: number,
+    @CallOf() { caller }: Call,
+    @Query('as_of') asOf?: string,
+  ) {
+    const asOfMs = asOfMillis(asOf);
+    const found = await apiKeyAsOf(this.runtime, caller.userId, id, asOfMs);
     if (!found) throw ApiError.notFound('No such API key', 'api_key_not_found');
-    return { success: true, history: historyEntries(found.events) };
+    return historyAnswer(found, asOfMs);
   }
 }

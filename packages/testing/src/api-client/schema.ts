@@ -228,6 +228,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/tfa/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["TfaHistoryController_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/team/roles-full": {
         parameters: {
             query?: never;
@@ -814,6 +830,54 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["VolumesController_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/machines/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ObjectHistoryController_machine"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/template/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ObjectHistoryController_template"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/volumes/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ObjectHistoryController_volume"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2613,7 +2677,9 @@ export interface operations {
     };
     ApiKeyHistoryController_history: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: number;
+            };
             header?: never;
             path: {
                 id: number;
@@ -2631,11 +2697,16 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        as_of?: number;
+                        /** @description With as_of: how many of the object’s events had happened by then */
+                        version?: number;
+                        /** @description With as_of: the object as its events had made it then, without secrets */
+                        state?: Record<string, never>;
                         history: components["schemas"]["HistoryEntry"][];
                     };
                 };
             };
-            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            /** @description Refused; error: invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2664,6 +2735,82 @@ export interface operations {
             };
             /** @description Refused; error: api_key_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    TfaHistoryController_history: {
+        parameters: {
+            query?: {
+                as_of?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        as_of?: number;
+                        /** @description With as_of: how many of the object’s events had happened by then */
+                        version?: number;
+                        /** @description With as_of: the object as its events had made it then, without secrets */
+                        state?: Record<string, never>;
+                        history: components["schemas"]["HistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Refused; error: invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7239,6 +7386,267 @@ export interface operations {
             };
         };
     };
+    ObjectHistoryController_machine: {
+        parameters: {
+            query?: {
+                as_of?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        as_of?: number;
+                        /** @description With as_of: how many of the object’s events had happened by then */
+                        version?: number;
+                        /** @description With as_of: the object as its events had made it then, without secrets */
+                        state?: Record<string, never>;
+                        history: components["schemas"]["HistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Refused; error: invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: machine_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ObjectHistoryController_template: {
+        parameters: {
+            query?: {
+                as_of?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        as_of?: number;
+                        /** @description With as_of: how many of the object’s events had happened by then */
+                        version?: number;
+                        /** @description With as_of: the object as its events had made it then, without secrets */
+                        state?: Record<string, never>;
+                        history: components["schemas"]["HistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Refused; error: invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: template_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ObjectHistoryController_volume: {
+        parameters: {
+            query?: {
+                as_of?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        as_of?: number;
+                        /** @description With as_of: how many of the object’s events had happened by then */
+                        version?: number;
+                        /** @description With as_of: the object as its events had made it then, without secrets */
+                        state?: Record<string, never>;
+                        history: components["schemas"]["HistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Refused; error: invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: volume_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     LedgerController_grant: {
         parameters: {
             query?: never;
@@ -9309,7 +9717,9 @@ export interface operations {
     };
     InstanceHistoryController_history: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: number;
+            };
             header?: never;
             path: {
                 id: number;
@@ -9327,11 +9737,16 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        as_of?: number;
+                        /** @description With as_of: how many of the object’s events had happened by then */
+                        version?: number;
+                        /** @description With as_of: the object as its events had made it then, without secrets */
+                        state?: Record<string, never>;
                         history: components["schemas"]["HistoryEntry"][];
                     };
                 };
             };
-            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            /** @description Refused; error: invalid_id, invalid_args; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
             400: {
                 headers: {
                     [name: string]: unknown;

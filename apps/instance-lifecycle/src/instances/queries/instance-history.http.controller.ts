@@ -1,14 +1,16 @@
-import { Controller, Get, Param } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
 import {
+  AS_OF_QUERY,
   ApiContract,
   Authenticated,
   type Call,
   CallOf,
   HISTORY_ANSWER,
   RequirePermission,
-  historyEntries,
+  asOfMillis,
+  historyAnswer,
 } from '@rigmarket/http-kit';
 import { positiveId } from '../http-params';
 import { InstanceHistoryQuery } from './instance-history.query';
@@ -21,12 +23,17 @@ export class InstanceHistoryController {
 
   @Get(':id/history')
   @RequirePermission('instance_read')
-  @ApiContract({ ok: HISTORY_ANSWER, errors: { 404: ['no_such_instance'] } })
-  async history(@Param('id') id: string, @CallOf() { caller }: Call) {
+  @ApiContract({
+    ok: HISTORY_ANSWER,
+    query: AS_OF_QUERY,
+    errors: { 400: ['invalid_id', 'invalid_args'], 404: ['no_such_instance'] },
+  })
+  async history(@Param('id') id: string, @CallOf() { caller }: Call, @Query('as_of') asOf?: string) {
+    const asOfMs = asOfMillis(asOf);
     const found = await this.queries.execute(
-      new InstanceHistoryQuery(caller.userId, positiveId(id, 'instance id')),
+      new InstanceHistoryQuery(caller.userId, positiveId(id, 'instance id'), asOfMs),
     );
     if (!found) throw ApiError.notFound(`No instance ${id} of yours`, 'no_such_instance');
-    return { success: true, history: historyEntries(found.events) };
+    return historyAnswer(found, asOfMs);
   }
 }
