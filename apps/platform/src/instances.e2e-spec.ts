@@ -1003,12 +1003,12 @@ describe.each([
       60_000,
       'the crash machine',
     );
-    // The create handler's first two steps, then its process "dies": the GPUs are held, no instance exists.
+    // The create handler's first step (the request and its GPUs), then its process "dies": the GPUs are
+    // held, no instance exists.
     const runtime = h.app.get<ContextRuntime>(INSTANCE_RUNTIME, { strict: false });
     const instanceId = await runtime.nextId('instance_ids');
     const request = { instanceId, renter: 1, machineId: crashMachine, numGpus: 1, machineGpus: 1, bid: null };
     const interrupted = new Provisioning(runtime, request, { correlationId: 'crash', causationId: 'crash' });
-    await interrupted.start();
     await interrupted.allocate();
     const refused = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });
     expect(refused.body).toMatchObject({ success: false, error: 'offer_unavailable' });

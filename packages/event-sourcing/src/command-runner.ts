@@ -1,4 +1,9 @@
-import type { DomainEvent, EventEnvelope, EventMetadata } from '@rigmarket/contracts';
+import {
+  type DomainEvent,
+  type EventEnvelope,
+  type EventMetadata,
+  isPublicEvent,
+} from '@rigmarket/contracts';
 import type { Clock } from './clock';
 import type { Database, Sql } from './database';
 import { type EventStore, WrongExpectedVersion } from './event-store';
@@ -67,6 +72,13 @@ export interface HandleOptions<State = unknown, Event extends DomainEvent = Doma
     decided: Event[],
   ) => Promise<void>;
   maxAttempts?: number;
+  /**
+   * Whether the command returns only once its public events were handed to the transport (default true:
+   * in embedded mode the other contexts' read models then already show them). False for a caller whose
+   * answer needs only its own context's read models (kept inline, in the command's transaction): the relay
+   * still publishes at once, in the background, and a relay that fails leaves the rows for its next poll.
+   */
+  awaitPublication?: boolean;
 }
 
 /**
@@ -118,7 +130,11 @@ export class CommandRunner {
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
           return { events: envelopes, decided: events, state, version: version + events.length, eventsRead };
         });
-        if (result.events.length > 0) await this.afterCommit().catch(() => undefined);
+        // Private events never reach the outbox: nothing to publish then.
+        if (result.events.some((e) => isPublicEvent(this.store.context, e.type))) {
+          const published = this.afterCommit().catch(() => undefined);
+          if (options.awaitPublication !== false) await published;
+        }
         return result;
       } catch (error) {
         if (error instanceof WrongExpectedVersion && attempt < maxAttempts) {

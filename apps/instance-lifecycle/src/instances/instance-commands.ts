@@ -79,15 +79,16 @@ export async function runInstanceCommandIn(
 }
 
 /**
- * One command on a stream inside a transaction the caller holds: read, fold, decide, append with the
- * expected version (a concurrent append makes the whole transaction retry) and apply the inline projections.
+ * One command (or several in turn, each decided on the state the previous one's events left) on a stream
+ * inside a transaction the caller holds: read once, fold, decide, one append with the expected version (a
+ * concurrent append makes the whole transaction retry) and apply the inline projections.
  */
 export async function decideIn<State, Command extends { at: string }, Event extends DomainEvent>(
   runtime: ContextRuntime,
   sql: Sql,
   streamId: string,
   decider: TimedDecider<State, Command, Event>,
-  command: CommandBody<Command>,
+  command: CommandBody<Command> | readonly CommandBody<Command>[],
   metadata: EventMetadata,
   now: Date,
 ): Promise<{ before: State; after: State; envelopes: EventEnvelope[]; decided: Event[] }> {
@@ -96,13 +97,21 @@ export async function decideIn<State, Command extends { at: string }, Event exte
     (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
     decider.initialState(),
   );
-  const decided = decider.decide({ ...command, at: now.toISOString() } as unknown as Command, before);
+  const at = now.toISOString();
+  const decided: Event[] = [];
+  let state = before;
+  for (const body of Array.isArray(command) ? command : [command]) {
+    const events = decider.decide({ ...body, at } as unknown as Command, state);
+    decided.push(...events);
+    // evolve may update in place: fold a copy of the state before, which the caller gets back.
+    if (events.length > 0) state = events.reduce((s, e) => decider.evolve(s, e), structuredClone(state));
+  }
   if (decided.length === 0) return { before, after: before, envelopes: [], decided };
   const envelopes = await runtime.store.append(sql, streamId, history.length, decided, metadata, now);
   for (const envelope of envelopes)
     for (const projection of runtime.definition.inlineProjections)
       await applyProjection(sql, runtime.schema, projection, envelope);
-  return { before, after: decided.reduce((s, e) => decider.evolve(s, e), before), envelopes, decided };
+  return { before, after: state, envelopes, decided };
 }
 
 export interface GpuRequest {
@@ -116,13 +125,15 @@ export interface GpuRequest {
 /**
  * Allocates on the machine's stream; instances outbid by it are marked outbid on their own streams in the
  * same transaction (their stop goes to host_commands with it): a crash never leaves an outbid instance
- * shown as running while another holds its GPUs. `alsoInTransaction` adds the caller's own writes.
+ * shown as running while another holds its GPUs. `alsoInTransaction` adds the caller's own writes;
+ * `awaitPublication: false` answers before the allocation reaches the other contexts (a rent).
  */
 export async function allocateGpus(
   runtime: ContextRuntime,
   a: GpuRequest,
   metadata: EventMetadata,
   alsoInTransaction?: (sql: Sql) => Promise<void>,
+  { awaitPublication }: Pick<HandleOptions, 'awaitPublication'> = {},
 ): Promise<void> {
   let marked = 0;
   await runtime.runner.run(
@@ -132,6 +143,7 @@ export async function allocateGpus(
     metadata,
     {
       maxAttempts: 100,
+      awaitPublication,
       alsoInTransaction: async (sql, events) => {
         marked = 0;
         for (const event of events) {

@@ -111,14 +111,13 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
     const instanceId = await this.runtime.nextId('instance_ids');
 
-    // The rent as a workflow (provisioning.workflow.ts): recorded, then GPUs, then the instance, each step
-    // recorded with its outcome; a failure or a crash between the steps releases what was allocated.
+    // The rent as a workflow (provisioning.workflow.ts): the request with the GPUs, then the instance, each
+    // step recorded with its outcome; a failure or a crash between the steps releases what was allocated.
     const provisioning = new Provisioning(
       this.runtime,
       { instanceId, renter, machineId, numGpus, machineGpus: machine.numGpus, bid: request.price },
       metadata,
     );
-    await provisioning.start();
     await provisioning.allocate();
 
     const instanceApiKey = randomBytes(32).toString('hex');
@@ -146,6 +145,9 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         },
         metadata,
         {
+          // The 201 needs only the inline read models (instances, instance keys): the other contexts learn
+          // of the instance from the relay, in the background.
+          awaitPublication: false,
           // Its provision command (host_commands) carries the key sealed; one waiting for its volume gets it later.
           ...(waitsForVolume
             ? {}

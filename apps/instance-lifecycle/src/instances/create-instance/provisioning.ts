@@ -4,7 +4,6 @@ import { allocateGpus, decideIn, releaseGpus } from '../instance-commands';
 import {
   type ProvisioningInput,
   type ProvisioningRequest,
-  type ProvisioningState,
   nextOutput,
   provisioningStreamId,
   provisioningWorkflow,
@@ -13,10 +12,10 @@ import {
 type Input = CommandBody<ProvisioningInput>;
 
 /**
- * Carries out the provisioning workflow of one rent (provisioning.workflow.ts): the request is recorded
- * first, then each step runs in a transaction that also records its outcome on the workflow's stream. The
- * handler runs the steps in order; `compensate` (on a failure, or from ProvisioningRecovery after a crash)
- * undoes what the stream says was done.
+ * Carries out the provisioning workflow of one rent (provisioning.workflow.ts): each step runs in a
+ * transaction that also records its outcome on the workflow's stream; the request is recorded in the first
+ * step's (the allocation's) transaction, before its outcome. The handler runs the steps in order;
+ * `compensate` (on a failure, or from ProvisioningRecovery after a crash) undoes what the stream says was done.
  */
 export class Provisioning {
   constructor(
@@ -25,21 +24,28 @@ export class Provisioning {
     private readonly metadata: EventMetadata,
   ) {}
 
-  /** The input, recorded before anything is acted upon. */
-  async start(): Promise<void> {
-    await this.record({ type: 'RequestProvisioning', ...this.request });
-  }
-
   /**
-   * Allocates the GPUs on the machine's allocation stream, recording it in the same transaction. A refusal
-   * (the GPUs are taken) is recorded as the rent's failure, and thrown.
+   * Allocates the GPUs on the machine's allocation stream and records the request and the allocation on the
+   * workflow's stream in the same transaction (one transaction, one append to each stream). A refusal (the
+   * GPUs are taken) rolls all of it back: nothing was rented and nothing is left to compensate; it is thrown.
    */
   async allocate(): Promise<void> {
     const { instanceId } = this.request;
     try {
-      await allocateGpus(this.runtime, this.request, this.metadata, async (sql) => {
-        await this.recordIn(sql, { type: 'RecordGpusAllocated', instanceId });
-      });
+      await allocateGpus(
+        this.runtime,
+        this.request,
+        this.metadata,
+        async (sql) => {
+          await this.recordIn(sql, [
+            { type: 'RequestProvisioning', ...this.request },
+            { type: 'RecordGpusAllocated', instanceId },
+          ]);
+        },
+        // The renter's answer needs only instance-lifecycle's own read models (inline): marketplace's
+        // offers and billing learn of the rent from the relay, in the background.
+        { awaitPublication: false },
+      );
     } catch (error) {
       await this.compensate(failureReason('GPUs not allocated', error));
       throw error;
@@ -61,22 +67,12 @@ export class Provisioning {
     );
   }
 
-  private async record(input: Input): Promise<ProvisioningState> {
-    const { state } = await this.runtime.runner.run(
-      provisioningStreamId(input.instanceId),
-      provisioningWorkflow,
-      input,
-      this.metadata,
-    );
-    return state;
-  }
-
-  private async recordIn(sql: Sql, input: Input): Promise<void> {
+  private async recordIn(sql: Sql, input: Input | readonly Input[]): Promise<void> {
     const now = this.runtime.runner.clock.now();
     await decideIn(
       this.runtime,
       sql,
-      provisioningStreamId(input.instanceId),
+      provisioningStreamId(this.request.instanceId),
       provisioningWorkflow,
       input,
       this.metadata,
