@@ -1207,7 +1207,40 @@ describe.each([
       .send({ image: 'busybox', q: { gpu_name: { eq: 'H200' }, num_gpus: { eq: '1' } } });
     expect(none.status).toBe(409);
     expect(none.body).toMatchObject({ success: false, error: 'no_offer_available' });
-    for (const id of [...(bulk.body.new_contracts as number[]), launch.body.new_contract as number]) {
+
+    // The v1 list pages after the last row's sort keys (keyset): one label null, ordered both ways.
+    const [first, second] = bulk.body.new_contracts as [number, number];
+    const launched = launch.body.new_contract as number;
+    await http().put(`/api/v0/instances/${first}/`).set(as(renterKey)).send({ label: 'b' }).expect(200);
+    await http().put(`/api/v0/instances/${launched}/`).set(as(renterKey)).send({ label: 'a' }).expect(200);
+    const pages = async (dir: 'asc' | 'desc', limit: number) => {
+      const seen: number[] = [];
+      let token: string | null = null;
+      for (let page = 0; page < 5; page += 1) {
+        const q = new URLSearchParams({
+          select_filters: JSON.stringify({ id: { in: [first, second, launched] } }),
+          order_by: JSON.stringify([{ col: 'label', dir }]),
+          limit: String(limit),
+          ...(token ? { after_token: token } : {}),
+        });
+        const res = await http().get(`/api/v1/instances/?${q}`).set(as(renterKey)).expect(200);
+        expect(res.body.total_instances).toBe(3);
+        seen.push(...(res.body.instances as Row[]).map((r) => r.id));
+        token = res.body.next_token as string | null;
+        if (token === null) return seen;
+      }
+      throw new Error('the pages never ended');
+    };
+    // PostgreSQL's order: NULLS LAST ascending, NULLS FIRST descending.
+    expect(await pages('asc', 1)).toEqual([launched, first, second]);
+    expect(await pages('desc', 1)).toEqual([second, first, launched]);
+    expect(await pages('desc', 2)).toEqual([second, first, launched]);
+    const forged = Buffer.from(JSON.stringify({ k: ['x'] })).toString('base64url');
+    const refused = await http().get(`/api/v1/instances/?after_token=${forged}`).set(as(renterKey));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ success: false, error: 'bad_request' });
+
+    for (const id of [first, second, launched]) {
       await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200);
     }
   });

@@ -55,74 +55,72 @@ interface Decorated {
   status_msg: string | null;
 }
 
+/** The machine's next window that has not ended (machine_maintenance). */
+export type MaintenanceRow = MaintenanceWindowColumns;
+
+/** The instance's remote sync (instance_syncs). */
+export interface SyncRow {
+  instance_id: number;
+  job_id: number;
+  kind: SyncKind;
+  src_instance_id: number | null;
+  transfer: string | null;
+  status: SyncNotice['status'];
+  bytes_copied: number;
+  total_bytes: number | null;
+  reason: string | null;
+  updated_at: string | Date;
+}
+
 /**
- * Adds `upcoming_maintenance` (the machine's next window that has not ended, or null) and
- * `remote_sync` to instance rows, and puts an active (or recently finished) sync's line in status_msg.
+ * Adds `upcoming_maintenance` (the machine's next window that has not ended, or null) and `remote_sync` to
+ * an instance's view, and puts an active (or recently finished) sync's line in status_msg. Pure: the rows
+ * are read with the instance's (queries/instance-rows.ts).
  */
-export async function withSyncAndMaintenance<V extends Decorated>(sql: Sql, views: V[], now: Date) {
-  if (views.length === 0) return [];
-  const nowSeconds = now.getTime() / 1000;
-  const windows = await sql.query<MaintenanceWindowColumns>(
-    `SELECT DISTINCT ON (machine_id) machine_id, start_time, end_time, duration_hours, category FROM ${SCHEMA}.machine_maintenance
-      WHERE machine_id = ANY($1::int[]) AND end_time > $2 ORDER BY machine_id, start_time`,
-    [[...new Set(views.map((v) => v.machine_id))], nowSeconds],
-  );
-  const syncs = await sql.query<{
-    instance_id: number;
-    job_id: number;
-    kind: SyncKind;
-    src_instance_id: number | null;
-    transfer: string | null;
-    status: SyncNotice['status'];
-    bytes_copied: number;
-    total_bytes: number | null;
-    reason: string | null;
-    updated_at: string | Date;
-  }>(`SELECT * FROM ${SCHEMA}.instance_syncs WHERE instance_id = ANY($1::int[])`, [views.map((v) => v.id)]);
-  const windowOf = new Map(windows.map((w) => [Number(w.machine_id), w]));
-  const syncOf = new Map(syncs.map((s) => [Number(s.instance_id), s]));
-  return views.map((view) => {
-    const w = windowOf.get(view.machine_id);
-    const s = syncOf.get(view.id);
-    const notice: SyncNotice | null = s
+export function withNotices<V extends Decorated>(
+  view: V,
+  w: MaintenanceRow | undefined,
+  s: SyncRow | undefined,
+  now: Date,
+) {
+  const notice: SyncNotice | null = s
+    ? {
+        jobId: Number(s.job_id),
+        kind: s.kind,
+        srcInstanceId: s.src_instance_id === null ? null : Number(s.src_instance_id),
+        transfer: s.transfer,
+        status: s.status,
+        bytesCopied: Number(s.bytes_copied),
+        totalBytes: s.total_bytes === null ? null : Number(s.total_bytes),
+        reason: s.reason,
+      }
+    : null;
+  const active = notice !== null && (notice.status === 'requested' || notice.status === 'running');
+  const recent =
+    s !== undefined && now.getTime() - new Date(s.updated_at).getTime() < FINISHED_SYNC_NOTICE_MS;
+  return {
+    ...view,
+    status_msg: notice && (active || recent) ? syncStatusMsg(notice) : view.status_msg,
+    upcoming_maintenance: w
       ? {
-          jobId: Number(s.job_id),
-          kind: s.kind,
-          srcInstanceId: s.src_instance_id === null ? null : Number(s.src_instance_id),
-          transfer: s.transfer,
-          status: s.status,
-          bytesCopied: Number(s.bytes_copied),
-          totalBytes: s.total_bytes === null ? null : Number(s.total_bytes),
-          reason: s.reason,
+          machine_id: Number(w.machine_id),
+          start_time: Number(w.start_time),
+          end_time: Number(w.end_time),
+          duration_hours: Number(w.duration_hours),
+          maintenance_category: w.category,
         }
-      : null;
-    const active = notice !== null && (notice.status === 'requested' || notice.status === 'running');
-    const recent =
-      s !== undefined && now.getTime() - new Date(s.updated_at).getTime() < FINISHED_SYNC_NOTICE_MS;
-    return {
-      ...view,
-      status_msg: notice && (active || recent) ? syncStatusMsg(notice) : view.status_msg,
-      upcoming_maintenance: w
-        ? {
-            machine_id: Number(w.machine_id),
-            start_time: Number(w.start_time),
-            end_time: Number(w.end_time),
-            duration_hours: Number(w.duration_hours),
-            maintenance_category: w.category,
-          }
-        : null,
-      remote_sync: notice
-        ? {
-            job_id: notice.jobId,
-            kind: notice.kind,
-            status: notice.status,
-            bytes_copied: notice.bytesCopied,
-            total_bytes: notice.totalBytes,
-            msg: syncStatusMsg(notice),
-          }
-        : null,
-    };
-  });
+      : null,
+    remote_sync: notice
+      ? {
+          job_id: notice.jobId,
+          kind: notice.kind,
+          status: notice.status,
+          bytes_copied: notice.bytesCopied,
+          total_bytes: notice.totalBytes,
+          msg: syncStatusMsg(notice),
+        }
+      : null,
+  };
 }
 
 /** The end (ISO) of the maintenance window the machine is in now, or null. */

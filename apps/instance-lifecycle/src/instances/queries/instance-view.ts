@@ -15,7 +15,7 @@ export interface InstanceRowRecord {
   start_date: number;
   destroyed: boolean;
   details: InstanceDetails | string;
-  /** The machine's verification, GPU RAM and address (joined from market_machines: INSTANCE_MACHINE_COLUMNS). */
+  /** The machine's verification, GPU RAM and address (joined from market_machines: instance-rows.ts). */
   verification?: string;
   machine_gpu_ram?: number | null;
   machine_public_ipaddr?: string | null;

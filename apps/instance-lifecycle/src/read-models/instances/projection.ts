@@ -5,7 +5,7 @@ import { CREDIT_RELEASED_MSG, OUTBID_MSG, waitingForVolumeMsg } from './status-m
 
 /**
  * The mutable parts of a row kept as JSON (the rest are columns, for filters and ordering). The machine's
- * GPU RAM and address are read with the row from market_machines (INSTANCE_MACHINE_COLUMNS); rows written
+ * GPU RAM and address are read with the row from market_machines (queries/instance-rows.ts); rows written
  * before that carry them here.
  */
 export interface InstanceDetails {

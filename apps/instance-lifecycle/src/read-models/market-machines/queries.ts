@@ -5,14 +5,6 @@ import { SCHEMA } from '../../schema';
 /** An instance's machine verification, as a column expression over `instances` (no alias). */
 export const INSTANCE_VERIFICATION = `COALESCE((SELECT mm.verification FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id), 'unverified')`;
 
-/**
- * An instance row's machine columns, read with it: verification, GPU RAM and public address (the instances
- * projection keeps none of them, so it reads no other read model's table).
- */
-export const INSTANCE_MACHINE_COLUMNS = `${INSTANCE_VERIFICATION} AS verification,
-  (SELECT mm.gpu_ram FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id) AS machine_gpu_ram,
-  (SELECT mm.public_ipaddr FROM ${SCHEMA}.market_machines mm WHERE mm.machine_id = ${SCHEMA}.instances.machine_id) AS machine_public_ipaddr`;
-
 export interface MachineRecord {
   machineId: number;
   ownerId: number;
