@@ -21,9 +21,10 @@ export const templateUsageProjection = defineProjection<InstanceCreated>({
     );
     if (inserted.length === 0) return;
     await sql.execute(
-      `INSERT INTO ${SCHEMA}.template_usage (template_id, count_created, recent_create_date) VALUES ($1, 1, $2)
-       ON CONFLICT (template_id) DO UPDATE SET count_created = template_usage.count_created + 1,
-         recent_create_date = GREATEST(template_usage.recent_create_date, EXCLUDED.recent_create_date)`,
+      // Aliased: a rebuild applies this to a scratch table of another name.
+      `INSERT INTO ${SCHEMA}.template_usage AS u (template_id, count_created, recent_create_date) VALUES ($1, 1, $2)
+       ON CONFLICT (template_id) DO UPDATE SET count_created = u.count_created + 1,
+         recent_create_date = GREATEST(u.recent_create_date, EXCLUDED.recent_create_date)`,
       [templateId, createdAt],
     );
   },
