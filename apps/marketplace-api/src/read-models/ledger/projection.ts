@@ -26,8 +26,17 @@ function entryOf(event: LedgerEnvelope) {
         instanceId: event.data.instanceId,
         machineId: event.data.machineId,
       };
+    case 'CreditTransferred':
+      return { ...common, kind: 'transfer_out', note: `to account ${event.data.recipientId}` };
+    case 'CreditReceived':
+      return { ...common, kind: 'transfer_in', note: `from account ${event.data.senderId}` };
     case 'CreditExhausted':
       return undefined;
+    default: {
+      // A new ledger event must say here what entry it writes, for `apply` and the batch alike.
+      const unknown: never = event;
+      throw new Error(`ledger projection: no entry for ${(unknown as LedgerEnvelope).type}`);
+    }
   }
 }
 
@@ -115,65 +124,38 @@ export const ledgerProjection = defineProjection<LedgerEvent>({
     'CreditReceived',
   ],
   async apply(sql, event) {
-    const signed = ledgerDeltaMicros(event);
-    const entry = async (
-      kind: string,
-      extra: { instanceId?: number; machineId?: number; note?: string | null; start?: string; end?: string },
-    ) => {
-      await sql.execute(
-        `INSERT INTO ${SCHEMA}.ledger_entries (stream_id, position, user_id, kind, amount, instance_id, machine_id, note, period_start, period_end, at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [
-          event.streamId,
-          event.streamPosition,
-          event.data.userId,
-          kind,
-          microsToDecimal(Math.abs(signed)),
-          extra.instanceId ?? null,
-          extra.machineId ?? null,
-          extra.note ?? null,
-          extra.start ?? null,
-          extra.end ?? null,
-          event.data.at,
-        ],
-      );
-      await sql.execute(
-        `INSERT INTO ${SCHEMA}.balances (user_id, balance) VALUES ($1, $2)
-         ON CONFLICT (user_id) DO UPDATE SET balance = ${SCHEMA}.balances.balance + EXCLUDED.balance,
-           exhausted = ${SCHEMA}.balances.exhausted AND (${SCHEMA}.balances.balance + EXCLUDED.balance) <= 0`,
-        [event.data.userId, microsToDecimal(signed)],
-      );
-    };
-    switch (event.type) {
-      case 'CreditGranted':
-        await entry('credit', { note: event.data.note });
-        return;
-      case 'AccountCharged':
-        await entry(`charge_${event.data.kind}`, {
-          instanceId: event.data.instanceId,
-          machineId: event.data.machineId,
-          start: event.data.periodStart,
-          end: event.data.periodEnd,
-        });
-        return;
-      case 'HostEarned':
-        await entry('earning', {
-          instanceId: event.data.instanceId,
-          machineId: event.data.machineId,
-        });
-        return;
-      case 'CreditTransferred':
-        await entry('transfer_out', { note: `to account ${event.data.recipientId}` });
-        return;
-      case 'CreditReceived':
-        await entry('transfer_in', { note: `from account ${event.data.senderId}` });
-        return;
-      case 'CreditExhausted':
-        await sql.execute(`UPDATE ${SCHEMA}.balances SET exhausted = TRUE WHERE user_id = $1`, [
-          event.data.userId,
-        ]);
-        return;
+    const entry = entryOf(event);
+    if (!entry) {
+      // CreditExhausted: no entry, the account is marked.
+      await sql.execute(`UPDATE ${SCHEMA}.balances SET exhausted = TRUE WHERE user_id = $1`, [
+        event.data.userId,
+      ]);
+      return;
     }
+    const signed = ledgerDeltaMicros(event);
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.ledger_entries (stream_id, position, user_id, kind, amount, instance_id, machine_id, note, period_start, period_end, at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        event.streamId,
+        event.streamPosition,
+        event.data.userId,
+        entry.kind,
+        microsToDecimal(Math.abs(signed)),
+        entry.instanceId,
+        entry.machineId,
+        entry.note ?? null,
+        entry.start,
+        entry.end,
+        event.data.at,
+      ],
+    );
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.balances (user_id, balance) VALUES ($1, $2)
+       ON CONFLICT (user_id) DO UPDATE SET balance = ${SCHEMA}.balances.balance + EXCLUDED.balance,
+         exhausted = ${SCHEMA}.balances.exhausted AND (${SCHEMA}.balances.balance + EXCLUDED.balance) <= 0`,
+      [event.data.userId, microsToDecimal(signed)],
+    );
   },
   applyBatch: applyLedgerBatch,
 });
