@@ -155,7 +155,7 @@ export async function eventFlowProblem(
   }
   for (const { schema, projections } of subscribed) {
     for (const projection of projections) {
-      const lag = await projectionLag(db, schema, projection);
+      const lag = await projectionLag(db, schema, projection, { subscribedOnly: true });
       if (lag && lag.oldestMs > maxLagMs)
         return `${schema}/${projection.name} is ${lag.events} event(s) behind, the oldest stored ${Math.round(lag.oldestMs / 1000)} s ago`;
     }

@@ -16,16 +16,23 @@ async function tablePresent(db: Database, table: string): Promise<boolean> {
 
 /**
  * How far a projection of the context stored in `schema` is behind its sources, counted against the
- * source contexts' event tables in the same database; undefined where those tables are elsewhere.
+ * source contexts' event tables in the same database; undefined where those tables are elsewhere. With
+ * `subscribedOnly`, only the sources it receives through the transport (other contexts') count.
  */
 export async function projectionLag(
   db: Database,
   schema: string,
   projection: Projection,
+  options: { subscribedOnly?: boolean } = {},
 ): Promise<ProjectionLag | undefined> {
   if (!(await tablePresent(db, `${schema}.projection_stream_positions`))) return undefined;
   const lag: ProjectionLag = { events: 0, oldestMs: 0 };
-  for (const context of [...new Set(projection.sources.map((s) => s.context))]) {
+  // A projection listed both inline and subscribed (auth_api_keys, audit_log) applies its own context's
+  // events in their command's transaction: only the other contexts' can be behind a subscription.
+  const contexts = [...new Set(projection.sources.map((s) => s.context))].filter(
+    (context) => !options.subscribedOnly || CONTEXT_SCHEMAS[context] !== schema,
+  );
+  for (const context of contexts) {
     const source = CONTEXT_SCHEMAS[context];
     if (!(await tablePresent(db, `${source}.events`))) return undefined;
     const [row] = await db.query<{ events: string; oldest_ms: string | null }>(
