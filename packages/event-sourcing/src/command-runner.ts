@@ -82,9 +82,21 @@ export interface HandleOptions<State = unknown, Event extends DomainEvent = Doma
 }
 
 /**
+ * PostgreSQL aborted the transaction because it waited in a cycle with another (40P01: a deadlock, e.g. two
+ * appends that lock rows and the context's event chain head in opposite orders) or could not serialise it
+ * (40001). Nothing of it was written: the whole command can simply run again.
+ */
+export function transientConflict(error: unknown): boolean {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.driverError?.code ?? e?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/**
  * Runs one command against one stream in one transaction: read, fold, decide (pure), append with the
  * expected version, write the outbox, apply the context's own (inline) projections so the caller can
- * read its writes at once. A version conflict re-reads and decides again, a few times with backoff.
+ * read its writes at once. A version conflict (or a deadlock PostgreSQL broke) re-reads and decides again,
+ * a few times with backoff.
  * After commit it hands the new events to the relay.
  */
 export class CommandRunner {
@@ -137,7 +149,7 @@ export class CommandRunner {
         }
         return result;
       } catch (error) {
-        if (error instanceof WrongExpectedVersion && attempt < maxAttempts) {
+        if ((error instanceof WrongExpectedVersion || transientConflict(error)) && attempt < maxAttempts) {
           await new Promise((r) => setTimeout(r, 5 * 2 ** attempt + Math.random() * 10));
           continue;
         }

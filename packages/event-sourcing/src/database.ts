@@ -71,7 +71,10 @@ export class Database implements Sql {
         await runner.commitTransaction();
         return result;
       } catch (error) {
-        if (runner.isTransactionActive) await runner.rollbackTransaction();
+        // A connection lost mid-transaction also fails the rollback (TypeORM: "Query runner already
+        // released"); the server rolls back by itself then, and the caller must see why it failed (a lost
+        // connection answers 503), not the rollback's error.
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
         throw error;
       }
     } finally {

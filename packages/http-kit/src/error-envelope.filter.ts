@@ -47,16 +47,27 @@ const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '
 /**
  * The database (or the connection to it) is away: a restart, a failover, a network cut. The request may
  * succeed if sent again shortly, so 503 rather than 500. SQLSTATE class 08 (connection exception), 57P01-03
- * (shutting down, crashed, not accepting connections yet), 53300 (too many connections), a socket error, or
- * pg's "Connection terminated".
+ * (shutting down, crashed, not accepting connections yet), 53300 (too many connections), 40P01/40001 (a
+ * deadlock or serialisation failure left after the command runner's retries), a socket error, or pg's own
+ * messages for a lost or refused connection.
  */
 function databaseUnavailable(exception: unknown): boolean {
   const state = sqlState(exception);
-  if (state && (state.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(state))) return true;
+  if (
+    state &&
+    (state.startsWith('08') || ['57P01', '57P02', '57P03', '53300', '40P01', '40001'].includes(state))
+  )
+    return true;
   const error = exception as { code?: unknown; driverError?: { code?: unknown }; message?: unknown } | null;
   const code = error?.driverError?.code ?? error?.code;
   if (typeof code === 'string' && UNAVAILABLE_NODE_CODES.has(code)) return true;
-  return typeof error?.message === 'string' && /^Connection terminated/.test(error.message);
+  // node-postgres's (and TypeORM's) own words for a connection lost or never made (no SQLSTATE on these).
+  return (
+    typeof error?.message === 'string' &&
+    /^Connection terminated|^Client has encountered a connection error|^timeout exceeded when trying to connect|^Connection ended unexpectedly|^Query runner already released/.test(
+      error.message,
+    )
+  );
 }
 
 /** Turns any failure into the API's Error object `{success: false, error, msg}` with a fitting status. */
