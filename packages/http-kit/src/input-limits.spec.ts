@@ -89,7 +89,8 @@ describe('request limits (input-limits.ts)', () => {
       const pgError = Object.assign(new Error('x'), { driverError: { code } });
       expect(toErrorResponse(pgError)).toMatchObject({ status: 400, body: { error: 'bad_request' } });
     }
-    expect(toErrorResponse(Object.assign(new Error('x'), { code: '40001' })).status).toBe(500);
+    // A bug (an undefined table) stays a 500; a serialisation failure is a 503 (database-unavailable.spec).
+    expect(toErrorResponse(Object.assign(new Error('x'), { code: '42P01' })).status).toBe(500);
     expect(toErrorResponse(ApiError.conflict('c')).status).toBe(409);
   });
 
