@@ -183,7 +183,8 @@ export interface HistoryRequest {
 
 /**
  * GET /api/v0/charges/ (`show invoices-v1 -c`) and GET /api/v1/invoices/ (`-i`): one page of the account's
- * charges or invoices in a date range (`select_filters.day` or `.when`, epoch seconds), oldest first unless
+ * charges or invoices in a date range (`select_filters.day` or `.when`, epoch seconds; the CLI sends whole
+ * seconds, so an entry counts by its second: one made in the second the CLI read its clock is included), oldest first unless
  * latest_first, at most 100 a page. Charges may be narrowed by `type` (only `instance` exists here),
  * invoices by `service` (`transfer`; a grant's service is `credit`, which the CLI cannot name).
  */
@@ -212,7 +213,7 @@ export async function historyPage(
   }
   const where = `user_id = $1 AND kind = ANY($2::text[])
     AND ($3::float8 IS NULL OR at >= to_timestamp($3::float8))
-    AND ($4::float8 IS NULL OR at <= to_timestamp($4::float8))`;
+    AND ($4::float8 IS NULL OR date_trunc('second', at) <= to_timestamp($4::float8))`;
   const params = [userId, kinds, from, to];
   const [counted] = await sql.query<{ n: string | number }>(
     `SELECT count(*) AS n FROM ${SCHEMA}.ledger_entries WHERE ${where}`,
