@@ -40,7 +40,7 @@ import {
   LoginThrottle,
   loginLockoutFromEnv,
 } from './users/login-throttle';
-import { UsersController } from './users/users.http.controller';
+import { SubaccountsController, UsersController } from './users/users.http.controller';
 import {
   GetUserHandler,
   LoginHandler,
@@ -48,6 +48,8 @@ import {
   ChangePasswordHandler,
   RegisterUserHandler,
   VerifyEmailHandler,
+  UpdateUserHandler,
+  ListSubaccountsHandler,
 } from './users/users.handlers';
 
 const userHandlers = [
@@ -57,6 +59,8 @@ const userHandlers = [
   LogoutHandler,
   ChangePasswordHandler,
   GetUserHandler,
+  UpdateUserHandler,
+  ListSubaccountsHandler,
 ];
 const apiKeyHandlers = [
   CreateApiKeyHandler,
@@ -112,6 +116,7 @@ export class IdentityModule {
       appName: 'identity-2fa',
       controllers: [
         UsersController,
+        SubaccountsController,
         AuditLogController,
         IpAddressesController,
         ApiKeysController,

@@ -35,6 +35,19 @@ export const USER = namedSchema(
     email_verified_at: nullable(num),
     is_admin: bool,
     created_at: num,
+    parent_id: nullable(int),
+    host_only: bool,
+    billaddress_name: nullable(str),
+    billaddress_line1: nullable(str),
+    billaddress_line2: nullable(str),
+    billaddress_city: nullable(str),
+    billaddress_zip: nullable(str),
+    billaddress_country: nullable(str),
+    billaddress_taxinfo: nullable(str),
+    phone_number: nullable(str),
+    balance_threshold_enabled: bool,
+    balance_threshold: num,
+    autobill_threshold: num,
   }),
 );
 
@@ -87,7 +100,35 @@ const PERMISSIONS: JsonSchema = {
 };
 
 export const BODIES = {
-  register: objectOf({ email: str, password: str, username: str, full_name: str }, ['email', 'password']),
+  register: objectOf(
+    {
+      email: str,
+      password: str,
+      username: str,
+      full_name: str,
+      parent_id: { type: ['string', 'integer', 'null'] },
+      host_only: bool,
+    },
+    ['email', 'password'],
+  ),
+  setUser: objectOf(
+    {
+      fullname: nullable(str),
+      ssh_key: nullable(str),
+      billaddress_name: nullable(str),
+      billaddress_line1: nullable(str),
+      billaddress_line2: nullable(str),
+      billaddress_city: nullable(str),
+      billaddress_zip: nullable(str),
+      billaddress_country: nullable(str),
+      billaddress_taxinfo: nullable(str),
+      phone_number: nullable(str),
+      balance_threshold_enabled: bool,
+      balance_threshold: num,
+      autobill_threshold: num,
+    },
+    [],
+  ),
   verifyEmail: objectOf({ email: str, code: str }),
   login: objectOf({ username: str, email: str, password: str }, ['password']),
   changePassword: objectOf({ old_password: str, new_password: str }),
@@ -128,6 +169,8 @@ export const BODIES = {
 
 export const ANSWERS = {
   registered: succeeded({ user: USER, msg: str }),
+  userUpdated: succeeded({ user: USER, msg: str }),
+  subaccounts: succeeded({ users: arrayOf(USER) }),
   login: {
     oneOf: [
       { allOf: [USER, succeeded({ session_key: str })] },

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -386,6 +386,123 @@ describe('the vastai CLI: account and billing commands', () => {
     // another account's history is not reachable: the recipient's pages hold only its own rows
     const theirs = await http().get('/api/v0/charges/').set(as(recipient.key)).expect(200);
     expect(theirs.body).toMatchObject({ total: 0, results: [] });
+  });
+
+  it('set user: saves the name, billing address and thresholds; show user reads them back', async () => {
+    const file = join(home, 'user-settings.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        fullname: 'Ada Sender',
+        billaddress_addr1: '1 rue des Puces',
+        billaddress_city: 'Lyon',
+        billaddress_country: 'FR',
+        phone_number: '+33 1 23 45 67 89',
+        balance_threshold_enabled: true,
+        balance_threshold: 2.5,
+        // What `show user --raw` prints besides: ignored, so a saved file can be edited and sent back.
+        id: 999_999,
+        credit: 1_000_000,
+      }),
+    );
+    const saved = await vastai(sender.key, 'set', 'user', '--file', file);
+    expect(saved.out).toContain('Ada Sender');
+    const shown = JSON.parse((await vastai(sender.key, 'show', 'user', '--raw')).stdout) as Record<
+      string,
+      unknown
+    >;
+    expect(shown).toMatchObject({
+      id: sender.id,
+      fullname: 'Ada Sender',
+      billaddress_line1: '1 rue des Puces',
+      billaddress_city: 'Lyon',
+      billaddress_country: 'FR',
+      phone_number: '+33 1 23 45 67 89',
+      balance_threshold_enabled: true,
+      balance_threshold: 2.5,
+    });
+    expect(shown.credit).not.toBe(1_000_000);
+    const as = { Authorization: `Bearer ${sender.key}` };
+    const refused = await http().put('/api/v0/users/').set(as).send({ phone_number: 'call me' });
+    expect({ status: refused.status, error: refused.body.error }).toEqual({
+      status: 400,
+      error: 'bad_request',
+    });
+    const empty = await http().put('/api/v0/users/').set(as).send({ credit: 5 });
+    expect({ status: empty.status, error: empty.body.error }).toEqual({
+      status: 400,
+      error: 'no_settable_field',
+    });
+    const unchanged = await http().get('/api/v0/users/current/').set(as);
+    expect(unchanged.body.phone_number).toBe('+33 1 23 45 67 89');
+    const other = await http()
+      .get('/api/v0/users/current/')
+      .set({ Authorization: `Bearer ${recipient.key}` });
+    expect(other.body).toMatchObject({ fullname: null, billaddress_city: null, phone_number: null });
+  });
+
+  it('create subaccount: a child of the calling account, listed by show subaccounts for its parent only', async () => {
+    const created = await vastai(
+      sender.key,
+      'create',
+      'subaccount',
+      '--email',
+      'child-host@example.com',
+      '--username',
+      'childhost',
+      '--password',
+      'child-password-1',
+      '--type',
+      'host',
+    );
+    expect(created.out).toContain('child-host@example.com');
+    const children = JSON.parse((await vastai(sender.key, 'show', 'subaccounts', '--raw')).stdout) as Array<
+      Record<string, unknown>
+    >;
+    expect(children).toEqual([
+      expect.objectContaining({ email: 'child-host@example.com', parent_id: sender.id, host_only: true }),
+    ]);
+    const table = await vastai(sender.key, 'show', 'subaccounts');
+    expect(table.out).toContain('child-host@example.com');
+    expect(JSON.parse((await vastai(recipient.key, 'show', 'subaccounts', '--raw')).stdout)).toEqual([]);
+
+    // The child logs in with its own password; a subaccount cannot have subaccounts of its own.
+    const login = await http()
+      .post('/api/v0/users/login/')
+      .send({ username: 'child-host@example.com', password: 'child-password-1' });
+    expect(login.status).toBe(200);
+    const grandchild = await http()
+      .post('/api/v0/users/')
+      .set({ Authorization: `Bearer ${login.body.session_key}` })
+      .send({ email: 'grandchild@example.com', password: 'grandchild-pw-1', parent_id: 'me' });
+    expect({ status: grandchild.status, error: grandchild.body.error }).toEqual({
+      status: 403,
+      error: 'forbidden',
+    });
+    // No key, or another account named as the parent: refused, nothing created.
+    const anonymous = await http()
+      .post('/api/v0/users/')
+      .send({ email: 'orphan@example.com', password: 'orphan-password', parent_id: 'me' });
+    expect({ status: anonymous.status, error: anonymous.body.error }).toEqual({
+      status: 401,
+      error: 'missing_key',
+    });
+    const foreign = await http()
+      .post('/api/v0/users/')
+      .set({ Authorization: `Bearer ${sender.key}` })
+      .send({ email: 'stolen@example.com', password: 'stolen-password', parent_id: String(recipient.id) });
+    expect({ status: foreign.status, error: foreign.body.error }).toEqual({
+      status: 403,
+      error: 'forbidden',
+    });
+    const after = JSON.parse((await vastai(sender.key, 'show', 'subaccounts', '--raw')).stdout) as unknown[];
+    expect(after).toHaveLength(1);
+    const audit = JSON.parse((await vastai(sender.key, 'show', 'audit-logs', '--raw')).stdout) as Array<{
+      action: string;
+    }>;
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['SubaccountRegistered', 'UserSettingsChanged']),
+    );
   });
 
   it('keeps the ledger balanced and every read model equal to its rebuild', async () => {

@@ -69,8 +69,12 @@ export const Authenticated = (policy: Partial<Omit<AuthPolicy, 'permission'>> = 
 export const RequirePermission = (category: PermissionCategory) => SetMetadata(PERMISSION, category);
 /** A route that also admits the given credentials (its controller's policy otherwise). */
 export const Admits = (...accepts: Credential[]) => SetMetadata(POLICY, { accepts });
-/** A route anyone may call without a key. */
-export const Public = () => SetMetadata(PUBLIC, true);
+/**
+ * A route anyone may call without a key. With `identifiesCaller`, a valid API key sent along still names the
+ * caller (the route decides what a caller may do that an anonymous one may not); an invalid one is ignored.
+ */
+export const Public = (options: { identifiesCaller?: boolean } = {}) =>
+  SetMetadata(PUBLIC, options.identifiesCaller ? 'identifies' : true);
 
 export function hashKey(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
@@ -167,9 +171,17 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()] as const;
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [...targets])) return true;
-    const policy = this.policyOf(targets);
+    const open = this.reflector.getAllAndOverride<boolean | 'identifies' | undefined>(PUBLIC, [...targets]);
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    if (open === 'identifies') {
+      const caller = await this.strategies[0]!.authenticate(request, this.policyOf(targets)).catch(
+        () => null,
+      );
+      if (caller?.credential === 'api_key') request.principal = caller;
+      return true;
+    }
+    if (open) return true;
+    const policy = this.policyOf(targets);
     let caller: Caller | null = null;
     let strategy: AuthStrategy | undefined;
     try {

@@ -54,3 +54,9 @@ export const CallOf = createParamDecorator((_data: unknown, context: ExecutionCo
   if (!request.principal) throw new ApiError(401, 'missing_key', 'Not authenticated');
   return { caller: request.principal, metadata: metadataOf(request) };
 });
+
+/** The caller on a public route that identifies callers (`Public({identifiesCaller: true})`), if a valid key came. */
+export const OptionalCaller = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Caller | undefined =>
+    context.switchToHttp().getRequest<AuthenticatedRequest>().principal,
+);

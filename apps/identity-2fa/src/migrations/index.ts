@@ -8,6 +8,7 @@ import { authApiKeyExpiry } from './0006-auth-api-key-expiry';
 import { apiKeyExpiry } from './0007-api-key-expiry';
 import { sshKeys } from './0008-ssh-keys';
 import { auditLog } from './0009-audit-log';
+import { subaccountsAndSettings } from './0010-subaccounts-and-settings';
 
 /** identity-2fa's migrations, one file each, in the order they run (after the core ones every context has). */
 export const identityMigrations: readonly Migration[] = [
@@ -20,4 +21,5 @@ export const identityMigrations: readonly Migration[] = [
   apiKeyExpiry,
   sshKeys,
   auditLog,
+  subaccountsAndSettings,
 ];

@@ -86,4 +86,57 @@ describe('User', () => {
       .given([])
       .when({ type: 'RecordLogin', passwordMatches: true, sessionKeyId: 9, at: now })
       .thenThrows('invalid_credentials'));
+
+  describe('Subaccounts and settings', () => {
+    it('registers a subaccount under its parent', () =>
+      spec
+        .given([])
+        .when({ ...register, parent: { userId: 2, hostOnly: true } })
+        .then([
+          registered,
+          passwordSet,
+          { type: 'SubaccountRegistered', data: { userId: 5, parentId: 2, hostOnly: true } },
+          verificationRequested,
+        ]));
+
+    it('set user: records the name and the settings that change', () =>
+      spec
+        .given([registered])
+        .when({
+          type: 'UpdateUser',
+          fullName: 'Ada L',
+          settings: { billaddress_city: 'Paris', balance_threshold: 5 },
+          at: now,
+        })
+        .then([
+          { type: 'UserProfileUpdated', data: { userId: 5, fullName: 'Ada L' } },
+          {
+            type: 'UserSettingsChanged',
+            data: { userId: 5, settings: { billaddress_city: 'Paris', balance_threshold: 5 } },
+          },
+        ]));
+
+    it('set user: a value equal to the current one is no change', () =>
+      spec
+        .given([
+          registered,
+          { type: 'UserProfileUpdated', data: { userId: 5, fullName: 'Ada L' } },
+          { type: 'UserSettingsChanged', data: { userId: 5, settings: { billaddress_city: 'Paris' } } },
+        ])
+        .when({
+          type: 'UpdateUser',
+          fullName: 'Ada L',
+          settings: { billaddress_city: 'Paris', phone_number: '+33 1 23' },
+          at: now,
+        })
+        .then([
+          { type: 'UserSettingsChanged', data: { userId: 5, settings: { phone_number: '+33 1 23' } } },
+        ]));
+
+    it('set user: refused for an account that does not exist', () =>
+      spec
+        .given([])
+        .when({ type: 'UpdateUser', settings: { phone_number: '123456' }, at: now })
+        .thenThrows('user_not_found'));
+  });
 });

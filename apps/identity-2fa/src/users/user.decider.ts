@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { DomainError } from '@rigmarket/contracts';
-import type { UserEvent } from './user.events';
+import type { UserEvent, UserSettings } from './user.events';
 
 export type UserState =
   | { status: 'none' }
@@ -11,6 +11,9 @@ export type UserState =
       passwordHash: string | null;
       emailVerified: boolean;
       pendingVerification: { tokenHash: string; expiresAt: string } | null;
+      fullName: string | null;
+      sshKey: string | null;
+      settings: UserSettings;
     };
 
 export type UserCommand = { at: string } & (
@@ -25,11 +28,15 @@ export type UserCommand = { at: string } & (
       /** Set for the seeded admin: its e-mail counts as verified. */
       preVerified: boolean;
       verification: { tokenHash: string; expiresAt: string } | null;
+      /** Set for a subaccount: the account that created it, and whether it may only host. */
+      parent?: { userId: number; hostOnly: boolean } | null;
     }
   | { type: 'VerifyEmail'; tokenHash: string }
   | { type: 'RecordLogin'; passwordMatches: boolean; sessionKeyId: number }
   /** The new hash is computed (scrypt, random salt) before the decider runs; the old password checked too. */
   | { type: 'ChangePassword'; oldPasswordMatches: boolean; passwordHash: string }
+  /** `vastai set user`: only the fields given change; a field set to its current value is no change. */
+  | { type: 'UpdateUser'; fullName?: string | null; sshKey?: string | null; settings: UserSettings }
 );
 
 export const UserErrors = {
@@ -53,6 +60,9 @@ export function evolve(state: UserState, event: UserEvent): UserState {
         passwordHash: null,
         emailVerified: false,
         pendingVerification: null,
+        fullName: event.data.fullName,
+        sshKey: null,
+        settings: {},
       };
     case 'UserPasswordSet':
       return state.status === 'registered' ? { ...state, passwordHash: event.data.passwordHash } : state;
@@ -67,9 +77,29 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       return state.status === 'registered'
         ? { ...state, emailVerified: true, pendingVerification: null }
         : state;
+    case 'UserProfileUpdated':
+      if (state.status !== 'registered') return state;
+      return {
+        ...state,
+        fullName: event.data.fullName !== undefined ? event.data.fullName : state.fullName,
+        sshKey: event.data.sshKey !== undefined ? event.data.sshKey : state.sshKey,
+      };
+    case 'UserSettingsChanged':
+      return state.status === 'registered'
+        ? { ...state, settings: { ...state.settings, ...event.data.settings } }
+        : state;
     default:
       return state;
   }
+}
+
+/** The settings among `wanted` that differ from `current`. */
+function changedSettings(current: UserSettings, wanted: UserSettings): UserSettings {
+  const changed: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(wanted)) {
+    if (value !== undefined && current[name as keyof UserSettings] !== value) changed[name] = value;
+  }
+  return changed as UserSettings;
 }
 
 function sameHash(a: string, b: string): boolean {
@@ -99,6 +129,16 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         events.push({
           type: 'UserPasswordSet',
           data: { userId: command.userId, passwordHash: command.passwordHash },
+        });
+      }
+      if (command.parent) {
+        events.push({
+          type: 'SubaccountRegistered',
+          data: {
+            userId: command.userId,
+            parentId: command.parent.userId,
+            hostOnly: command.parent.hostOnly,
+          },
         });
       }
       if (command.preVerified) {
@@ -145,6 +185,22 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return [
         { type: 'UserPasswordSet', data: { userId: state.userId, passwordHash: command.passwordHash } },
       ];
+    }
+    case 'UpdateUser': {
+      if (state.status !== 'registered') throw new DomainError(UserErrors.notFound, 'No such user');
+      const events: UserEvent[] = [];
+      const profile: { fullName?: string | null; sshKey?: string | null } = {};
+      if (command.fullName !== undefined && command.fullName !== state.fullName)
+        profile.fullName = command.fullName;
+      if (command.sshKey !== undefined && command.sshKey !== state.sshKey) profile.sshKey = command.sshKey;
+      if (Object.keys(profile).length > 0) {
+        events.push({ type: 'UserProfileUpdated', data: { userId: state.userId, ...profile } });
+      }
+      const settings = changedSettings(state.settings, command.settings);
+      if (Object.keys(settings).length > 0) {
+        events.push({ type: 'UserSettingsChanged', data: { userId: state.userId, settings } });
+      }
+      return events;
     }
   }
 }

@@ -13,7 +13,8 @@ import { tfaDecider, tfaStreamId } from '../tfa/tfa.decider';
 import { LOGIN_THROTTLE, type LoginThrottle } from './login-throttle';
 import { userDecider, userStreamId } from './user.decider';
 import { issueSessionKey } from '../api-keys/session-key';
-import { type UserView, findUser, toUserView } from '../read-models/users/queries';
+import { type UserView, findSubaccounts, findUser, toUserView } from '../read-models/users/queries';
+import type { UserSettings } from './user.events';
 
 export class RegisterUserCommand extends Command<{ user: UserView }> {
   constructor(
@@ -22,10 +23,15 @@ export class RegisterUserCommand extends Command<{ user: UserView }> {
     readonly username: string | null,
     readonly fullName: string | null,
     readonly metadata: EventMetadata,
+    /** A subaccount: the calling account becomes its parent. */
+    readonly parent: { userId: number; hostOnly: boolean } | null = null,
   ) {
     super();
   }
 }
+
+/** How many subaccounts one account may hold. */
+export const MAX_SUBACCOUNTS = 100;
 
 @CommandHandler(RegisterUserCommand)
 export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand> {
@@ -36,6 +42,7 @@ export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand>
   ) {}
 
   async execute(command: RegisterUserCommand): Promise<{ user: UserView }> {
+    if (command.parent) await this.checkParent(command.parent.userId);
     const userId = await this.runtime.nextId('user_ids');
     const token = newVerificationToken();
     // Slow and random, so computed before the pure decider runs.
@@ -53,6 +60,7 @@ export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand>
           passwordHash,
           isAdmin: false,
           preVerified: false,
+          parent: command.parent,
           verification: {
             tokenHash: hashKey(token),
             expiresAt: new Date(
@@ -75,6 +83,25 @@ export class RegisterUserHandler implements ICommandHandler<RegisterUserCommand>
     });
     const row = await findUser(this.runtime, 'user_id = $1', userId);
     return { user: toUserView(row!) };
+  }
+
+  /** A subaccount's parent is a top-level account with room for one more. */
+  private async checkParent(parentId: number): Promise<void> {
+    const parent = await findUser(this.runtime, 'user_id = $1', parentId);
+    if (!parent) throw ApiError.notFound('User not found');
+    if (parent.parent_id !== null && parent.parent_id !== undefined) {
+      throw ApiError.forbidden('A subaccount cannot create subaccounts of its own');
+    }
+    const [count] = await this.runtime.db.query<{ n: string | number }>(
+      `SELECT count(*) AS n FROM ${SCHEMA}.users WHERE parent_id = $1`,
+      [parentId],
+    );
+    if (Number(count?.n ?? 0) >= MAX_SUBACCOUNTS) {
+      throw ApiError.conflict(
+        `An account holds at most ${MAX_SUBACCOUNTS} subaccounts`,
+        'too_many_subaccounts',
+      );
+    }
   }
 }
 
@@ -276,6 +303,50 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
       command.metadata,
     );
     return { revoked: sessions.length };
+  }
+}
+
+export class UpdateUserCommand extends Command<UserView> {
+  constructor(
+    readonly userId: number,
+    readonly changes: { fullName?: string | null; sshKey?: string | null; settings: UserSettings },
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+/** PUT /api/v0/users/ (`vastai set user`): the fields given change; the answer is the account as it is now. */
+@CommandHandler(UpdateUserCommand)
+export class UpdateUserHandler implements ICommandHandler<UpdateUserCommand> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(command: UpdateUserCommand): Promise<UserView> {
+    await this.runtime.runner.run(
+      userStreamId(command.userId),
+      userDecider,
+      { type: 'UpdateUser', ...command.changes },
+      command.metadata,
+    );
+    const row = await findUser(this.runtime, 'user_id = $1', command.userId);
+    if (!row) throw ApiError.notFound('User not found');
+    return toUserView(row);
+  }
+}
+
+export class ListSubaccountsQuery extends Query<UserView[]> {
+  constructor(readonly parentId: number) {
+    super();
+  }
+}
+
+@QueryHandler(ListSubaccountsQuery)
+export class ListSubaccountsHandler implements IQueryHandler<ListSubaccountsQuery> {
+  constructor(@Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime) {}
+
+  async execute(query: ListSubaccountsQuery): Promise<UserView[]> {
+    const rows = await findSubaccounts(this.runtime, query.parentId, MAX_SUBACCOUNTS);
+    return rows.map(toUserView);
   }
 }
 

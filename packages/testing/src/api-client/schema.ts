@@ -44,7 +44,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        put?: never;
+        put: operations["UsersController_update"];
         post: operations["UsersController_register"];
         delete?: never;
         options?: never;
@@ -124,6 +124,22 @@ export interface paths {
             cookie?: never;
         };
         get: operations["UsersController_current"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/subaccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["SubaccountsController_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1562,6 +1578,19 @@ export interface components {
             email_verified_at: number | null;
             is_admin: boolean;
             created_at: number;
+            parent_id: number | null;
+            host_only: boolean;
+            billaddress_name: string | null;
+            billaddress_line1: string | null;
+            billaddress_line2: string | null;
+            billaddress_city: string | null;
+            billaddress_zip: string | null;
+            billaddress_country: string | null;
+            billaddress_taxinfo: string | null;
+            phone_number: string | null;
+            balance_threshold_enabled: boolean;
+            balance_threshold: number;
+            autobill_threshold: number;
         };
         Volume: {
             id: number;
@@ -1713,6 +1742,94 @@ export interface operations {
             };
         };
     };
+    UsersController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    fullname?: string | null;
+                    ssh_key?: string | null;
+                    billaddress_name?: string | null;
+                    billaddress_line1?: string | null;
+                    billaddress_line2?: string | null;
+                    billaddress_city?: string | null;
+                    billaddress_zip?: string | null;
+                    billaddress_country?: string | null;
+                    billaddress_taxinfo?: string | null;
+                    phone_number?: string | null;
+                    balance_threshold_enabled?: boolean;
+                    balance_threshold?: number;
+                    autobill_threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        user: components["schemas"]["User"];
+                        msg: string;
+                    };
+                };
+            };
+            /** @description Refused; error: no_settable_field; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     UsersController_register: {
         parameters: {
             query?: never;
@@ -1727,6 +1844,8 @@ export interface operations {
                     password: string;
                     username?: string;
                     full_name?: string;
+                    parent_id?: string | number | null;
+                    host_only?: boolean;
                 };
             };
         };
@@ -1754,7 +1873,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused; error: user_exists */
+            /** @description Refused; error: missing_key, invalid_key; No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: forbidden; The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: user_exists, too_many_subaccounts */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2119,6 +2256,77 @@ export interface operations {
             };
             /** @description Refused; error: user_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SubaccountsController_list: {
+        parameters: {
+            query?: {
+                owner?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        users: components["schemas"]["User"][];
+                    };
+                };
+            };
+            /** @description Refused; error: invalid_owner; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

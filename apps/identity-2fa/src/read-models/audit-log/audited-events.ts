@@ -7,7 +7,15 @@ import type { StreamSource } from '@rigmarket/event-sourcing';
  */
 export const AUDITED_EVENTS = {
   identity: {
-    user: ['UserRegistered', 'UserEmailVerified', 'UserProfileUpdated', 'UserPasswordSet', 'UserLoggedIn'],
+    user: [
+      'UserRegistered',
+      'UserEmailVerified',
+      'UserProfileUpdated',
+      'UserSettingsChanged',
+      'SubaccountRegistered',
+      'UserPasswordSet',
+      'UserLoggedIn',
+    ],
     api_key: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted'],
     team_role: ['TeamRoleCreated', 'TeamRoleUpdated', 'TeamRoleDeleted'],
     ssh_key: ['SshKeyAdded', 'SshKeyReplaced', 'SshKeyDeleted'],

@@ -1,13 +1,22 @@
 import type { UserEmailVerified, UserProfileUpdated, UserRegistered } from '@rigmarket/contracts';
 import { defineProjection } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
+import type { SubaccountRegistered, UserSettingsChanged } from '../../users/user.events';
 
-export const usersProjection = defineProjection<UserRegistered | UserEmailVerified | UserProfileUpdated>({
+export const usersProjection = defineProjection<
+  UserRegistered | UserEmailVerified | UserProfileUpdated | UserSettingsChanged | SubaccountRegistered
+>({
   name: 'users',
   version: 1,
   sources: [{ context: 'identity', streamType: 'user' }],
   tables: [`${SCHEMA}.users`],
-  eventTypes: ['UserRegistered', 'UserEmailVerified', 'UserProfileUpdated'],
+  eventTypes: [
+    'UserRegistered',
+    'UserEmailVerified',
+    'UserProfileUpdated',
+    'UserSettingsChanged',
+    'SubaccountRegistered',
+  ],
   async apply(sql, event) {
     switch (event.type) {
       case 'UserRegistered':
@@ -42,6 +51,19 @@ export const usersProjection = defineProjection<UserRegistered | UserEmailVerifi
             event.data.sshKey,
           ]);
         }
+        return;
+      case 'UserSettingsChanged':
+        await sql.execute(`UPDATE ${SCHEMA}.users SET settings = settings || $2::jsonb WHERE user_id = $1`, [
+          event.data.userId,
+          JSON.stringify(event.data.settings),
+        ]);
+        return;
+      case 'SubaccountRegistered':
+        await sql.execute(`UPDATE ${SCHEMA}.users SET parent_id = $2, host_only = $3 WHERE user_id = $1`, [
+          event.data.userId,
+          event.data.parentId,
+          event.data.hostOnly,
+        ]);
         return;
     }
   },
