@@ -36,6 +36,8 @@ import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { PendingKeyBox } from './instances/pending-keys';
 import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
 import { InstanceKeyStrategy } from './instances/instance-key.strategy';
+// rigmarket_instances{state}, read when /metrics is scraped
+import './instances/instance-metrics';
 import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';

@@ -7,6 +7,7 @@ import {
 import type { Clock } from './clock';
 import type { Database, Sql } from './database';
 import { type EventStore, WrongExpectedVersion } from './event-store';
+import { eventsAppended } from './metrics';
 import { type Projection, applyProjectionBatch } from './projections';
 
 export interface Evolver<State, Event extends DomainEvent> {
@@ -142,6 +143,11 @@ export class CommandRunner {
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
           return { events: envelopes, decided: events, state, version: version + events.length, eventsRead };
         });
+        if (result.events.length > 0)
+          eventsAppended.inc(
+            { context: this.store.context, stream_type: result.events[0]!.streamType },
+            result.events.length,
+          );
         // Private events never reach the outbox: nothing to publish then.
         if (result.events.some((e) => isPublicEvent(this.store.context, e.type))) {
           const published = this.afterCommit().catch(() => undefined);

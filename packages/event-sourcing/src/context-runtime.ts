@@ -8,6 +8,7 @@ import { eventChainMigration } from './event-chain';
 import type { EventSource } from './event-source';
 import { EventStore } from './event-store';
 import { type Migration, eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
+import { meterContext } from './metrics';
 import { OutboxRelay, type RelayOptions } from './outbox-relay';
 import { type Projection, rebuildContextProjection, subscribeProjections } from './projections';
 import { type Reactor, ReactorWorker, type ReactorWorkerOptions, reactorQueueMigration } from './reactors';
@@ -93,6 +94,8 @@ export class ContextRuntime {
   readonly runner: CommandRunner;
   /** One worker runs every reactor of the context (each module adds its own with addReactors). */
   readonly reactorWorker: ReactorWorker;
+  /** Takes the context off the process's scrape-time gauges (metrics.ts) when it stops. */
+  private unmeter: (() => void) | undefined;
 
   private constructor(
     readonly definition: ContextDefinition,
@@ -119,6 +122,14 @@ export class ContextRuntime {
       definition.context,
     );
     infra.started?.push(runtime);
+    runtime.unmeter = meterContext({
+      context: definition.context,
+      schema: runtime.schema,
+      db: infra.db,
+      subscribedProjections: definition.subscribedProjections,
+      reactorNames: () => runtime.reactorWorker.reactorNames(),
+      reactorMaxAttempts: infra.reactors?.maxAttempts ?? 10,
+    });
     runtime.relay.start();
     return runtime;
   }
@@ -169,6 +180,7 @@ export class ContextRuntime {
   }
 
   async stop(): Promise<void> {
+    this.unmeter?.();
     await this.reactorWorker.stop();
     await this.relay.stop();
   }

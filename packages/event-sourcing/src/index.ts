@@ -18,3 +18,4 @@ export * from './nest';
 export * from './ledger-balance.projection';
 export * from './idle-backoff';
 export * from './stream-history';
+export * from './metrics';

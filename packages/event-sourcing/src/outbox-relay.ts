@@ -3,6 +3,7 @@ import type { EventEnvelope } from '@rigmarket/contracts';
 import type { Database } from './database';
 import type { Transport } from './transport';
 import { idleBackoff } from './idle-backoff';
+import { contextOfSchema, outboxPublished, outboxRelayLag } from './metrics';
 
 export interface RelayOptions {
   /** How often to look for rows when nobody triggers a flush. */
@@ -118,13 +119,17 @@ export class OutboxRelay {
         [this.options.batchSize ?? 200],
       );
       if (rows.length === 0) return published;
-      await this.transport.publish(
-        rows.map((r) => ({
-          topic: r.topic,
-          key: r.message_key,
-          envelope: typeof r.envelope === 'string' ? (JSON.parse(r.envelope) as EventEnvelope) : r.envelope,
-        })),
-      );
+      const messages = rows.map((r) => ({
+        topic: r.topic,
+        key: r.message_key,
+        envelope: typeof r.envelope === 'string' ? (JSON.parse(r.envelope) as EventEnvelope) : r.envelope,
+      }));
+      await this.transport.publish(messages);
+      const context = contextOfSchema(this.schema);
+      const now = Date.now();
+      outboxPublished.inc({ context }, messages.length);
+      for (const { envelope } of messages)
+        outboxRelayLag.observe({ context }, Math.max(0, now - Date.parse(envelope.occurredAt)) / 1000);
       await this.db.execute(
         `UPDATE ${this.schema}.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`,
         [rows.map((r) => r.id)],

@@ -12,6 +12,7 @@ import type { Database, Sql } from './database';
 import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
 import { type EventSource, contextEventSource, storeEventSource } from './event-source';
 import { EventStore } from './event-store';
+import { contextOfSchema, projectionEventsHandled } from './metrics';
 import type { Delivery, DeliveryInfo, Subscription, Transport } from './transport';
 
 export interface StreamSource {
@@ -272,8 +273,10 @@ export function projectionSubscription(
   own?: ContextName,
 ): Subscription {
   const sources = projection.sources.filter((s) => s.context !== own);
+  const metricLabels = { context: contextOfSchema(schema), projection: projection.name };
   const handle = async (envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void> => {
     if (!isSource(projection, envelope) || envelope.context === own) return;
+    projectionEventsHandled.inc(metricLabels);
     const invalid = invalidInboundEvent(projection.eventTypes, envelope);
     if (invalid !== undefined) {
       // Retrying cannot make it valid: parked at once (later events of its stream park behind it).
@@ -365,7 +368,8 @@ export function projectionSubscription(
           `${schema}/${projection.name}: a batch of ${mine.length} events failed (${message}); applying them one at a time`,
         );
       }
-      if (!done) await oneByOne();
+      if (done) projectionEventsHandled.inc(metricLabels, mine.length);
+      else await oneByOne();
     },
   };
 }

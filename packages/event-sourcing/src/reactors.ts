@@ -1,6 +1,7 @@
 import { type DomainEvent, type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
 import { deadLetterLogger } from './dead-letters';
 import { idleBackoff } from './idle-backoff';
+import { contextOfSchema, reactorRuns } from './metrics';
 import type { Database } from './database';
 import type { Migration } from './migrations';
 import { type EnvelopeOf, type StreamSource, invalidInboundEvent } from './projections';
@@ -108,6 +109,10 @@ export class ReactorWorker {
       for (const subscription of this.subscriptionsOf([reactor], groupPrefix))
         await transport.subscribe(subscription);
     }
+  }
+
+  reactorNames(): string[] {
+    return this.reactors.map((r) => r.name);
   }
 
   subscriptions(groupPrefix: string): Subscription[] {
@@ -235,7 +240,9 @@ export class ReactorWorker {
           `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`,
           [row.reactor, row.event_id],
         );
+        reactorRuns.inc({ context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'done' });
       } catch (error) {
+        reactorRuns.inc({ context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'failed' });
         const max = this.options.maxAttempts ?? 10;
         deadLetterLogger.error(
           `${this.schema}/reactor:${reactor.name} failed on event ${event.eventId} (${event.type}, ${event.streamId}@${event.streamPosition}), attempt ${row.attempts} of ${max}${row.attempts >= max ? ', parked in reactor_queue' : ''}: ${error instanceof Error ? error.message : String(error)}`,

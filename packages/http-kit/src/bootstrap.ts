@@ -16,6 +16,7 @@ import {
 import { eventSourceFromEnvironment, transportFromEnvironment } from '@rigmarket/messaging';
 import { HealthModule } from './health';
 import { configureHttpApp, loggerModule } from './http-app';
+import { httpMetricsMiddleware, serveMetrics } from './metrics';
 import { serveApiDocs, serveOpenApiDocument } from './openapi';
 
 export interface ServeOptions {
@@ -79,6 +80,9 @@ export async function createPlatformApp(
     ],
   };
   const app = await NestFactory.create(root, { bodyParser: false, bufferLogs: true });
+  // First, so that every request is timed (refused ones too).
+  app.use(httpMetricsMiddleware(app));
+  serveMetrics(app);
   configureHttpApp(app);
   serveOpenApiDocument(app);
   serveApiDocs(app);

@@ -7,6 +7,7 @@ import {
   type RuntimeInfra,
 } from '@rigmarket/event-sourcing';
 import { AUTH_KEY_LOOKUP, AuthKeyLookup } from './auth.guard';
+import { CONTEXT_METADATA } from './metrics';
 
 export interface ContextModuleSpec {
   /** The module class (one per context, so Nest keeps them apart). */
@@ -25,6 +26,8 @@ export interface ContextModuleSpec {
  * infra (migrations, relay, subscriptions), and the bearer guard's key lookup on its own schema.
  */
 export function contextModule(spec: ContextModuleSpec): DynamicModule {
+  // Its routes' requests are counted under its context (metrics.ts).
+  Reflect.defineMetadata(CONTEXT_METADATA, spec.definition.context, spec.module);
   return {
     module: spec.module,
     imports: [CqrsModule],

@@ -17,3 +17,4 @@ export * from './routes';
 export * from './openapi-contract';
 export * from './offset-token';
 export * from './history';
+export * from './metrics';

@@ -1,6 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ApiError, type LifecycleToAgent } from '@rigmarket/contracts';
+import { metricsRegistry } from '@rigmarket/event-sourcing';
+import { Gauge } from 'prom-client';
+
+/** The session tables of this process (one per running instance-lifecycle context; removed at shutdown). */
+const liveSessions = new Set<AgentSessions>();
+
+new Gauge({
+  name: 'rigmarket_agent_connections',
+  help: 'Host agents connected to this process (one per machine served)',
+  registers: [metricsRegistry],
+  collect() {
+    this.set([...liveSessions].reduce((n, s) => n + s.all().length, 0));
+  },
+});
 
 /** One connected agent, serving one machine. */
 export interface AgentSession {
@@ -27,6 +41,10 @@ export class AgentSessions {
     string,
     { resolve(lines: string[]): void; reject(error: Error): void; timer: NodeJS.Timeout }
   >();
+
+  constructor() {
+    liveSessions.add(this);
+  }
 
   attach(session: AgentSession): void {
     const previous = this.sessions.get(session.machineId);
@@ -111,5 +129,6 @@ export class AgentSessions {
     this.sessions.clear();
     for (const pending of this.pendingLogs.values()) clearTimeout(pending.timer);
     this.pendingLogs.clear();
+    liveSessions.delete(this);
   }
 }
