@@ -86,6 +86,8 @@ const CASES = [
   ['PUT', '/api/v0/instances/request_logs/99/', 'instance'],
   ['GET', '/api/v1/instances/', 'instance'],
   ['GET', '/api/v1/instances?select_filters=%7B%7D', 'instance'],
+  ['GET', '/api/v0/instances/events/', 'instance'],
+  ['GET', '/api/v0/instances/12/logs/stream/?tail=5', 'instance'],
   ['GET', '/api/v0/agent', 'instance'],
   ['POST', '/api/v0/agent/poll', 'instance', '{"machine_id":1}'],
   ['GET', '/logs/0123abcd.log', 'instance'],
@@ -148,6 +150,13 @@ function startStub(name, port) {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+      // A live stream (the live-streams check below): one event at once, the next a second later.
+      if (req.headers['x-test-stream']) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('id: 1\ndata: first\n\n');
+        setTimeout(() => res.end('id: 2\ndata: second\n\n'), 1500);
+        return;
+      }
       const out = JSON.stringify({
         app: name,
         port,
@@ -264,6 +273,28 @@ async function main() {
     check(/application\/json/.test(r.headers['content-type'] || ''), `${path} is JSON`);
   }
   console.log('ok   OpenAPI document served by the edge');
+
+  // live streams pass unbuffered: the first event arrives before the upstream ends the answer
+  for (const path of ['/api/v0/instances/events/', '/api/v0/instances/12/logs/stream/']) {
+    const first = await new Promise((resolve, reject) => {
+      const started = Date.now();
+      const req = http.get(
+        { host: '127.0.0.1', port: EDGE, path, headers: { 'x-test-stream': '1' }, agent: false },
+        (res) => {
+          res.once('data', (chunk) => {
+            resolve({ ms: Date.now() - started, text: chunk.toString() });
+            res.destroy();
+          });
+        },
+      );
+      req.on('error', reject);
+    });
+    check(
+      first.ms < 1000 && first.text.includes('data: first'),
+      `${path}: first event passed at once, unbuffered (got ${JSON.stringify(first)})`,
+    );
+  }
+  console.log('ok   live streams unbuffered');
 
   // 3. bodies: chunked body on GET, 3 MB body on DELETE
   r = await request('GET', '/api/v0/instances/', {

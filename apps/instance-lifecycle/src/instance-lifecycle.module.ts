@@ -54,6 +54,8 @@ import {
   type ProvisioningRecoveryOptions,
 } from './instances/create-instance/provisioning-recovery';
 import { INSTANCE_HANDLERS } from './instances/instance-handlers';
+import { SseConnections, sseOptionsFromEnvironment } from './streams/sse';
+import { InstanceStreamsController } from './streams/streams.http.controller';
 
 export { INSTANCE_RUNTIME };
 
@@ -84,6 +86,8 @@ export class InstanceLifecycleModule {
         AsksController,
         LaunchController,
         LogsController,
+        // before InstancesV0Controller: `instances/events` is not an instance id
+        InstanceStreamsController,
         InstancesV0Controller,
         InstanceHistoryController,
         InstancesV1Controller,
@@ -102,6 +106,7 @@ export class InstanceLifecycleModule {
           useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore(),
         },
         RequestLogsHandler,
+        { provide: SseConnections, useFactory: () => new SseConnections(sseOptionsFromEnvironment()) },
         HostReporter,
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },

@@ -19,8 +19,15 @@ const ADMIN_KEY = 'schemathesis-admin-key';
  * - PUT /api/v0/commands/reset_apikey replaces the key under test: every later request would be a 401.
  * - DELETE /api/v0/auth/apikeys/{id} with the generated id 1 deletes the key under test (the admin's first key).
  * Both are covered by the identity e2e suites (identity.e2e-spec.ts) and the real CLI suites.
+ * - GET /api/v0/instances/events/ and /api/v0/instances/{id}/logs/stream/ are live streams (Server-Sent Events)
+ *   that stay open while the client listens: live-streams.e2e-spec.ts covers them.
  */
-const EXCLUDED = ['ApiKeysController_reset', 'ApiKeysController_remove'];
+const EXCLUDED = [
+  'ApiKeysController_reset',
+  'ApiKeysController_remove',
+  'InstanceStreamsController_events',
+  'InstanceStreamsController_logs',
+];
 
 /**
  * Conformance of the served API to its OpenAPI document (docs/api.md "The OpenAPI document"): schemathesis

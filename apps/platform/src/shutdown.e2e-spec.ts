@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { openSse } from './testing/sse-client';
 
 /**
  * SIGTERM under light load stops a process within 10 s with exit code 0: HTTP drained (keep-alive clients
@@ -141,6 +142,11 @@ describe('SIGTERM stops a process within 10 s, exit code 0', () => {
         60_000,
         'the embedded platform up with its demo hosts',
       ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${tail(started.output())}`)));
+      // A live stream open while it stops: the server ends it rather than waiting for the client.
+      const stream = await openSse(`http://127.0.0.1:${port}/api/v0/instances/events/`, {
+        Authorization: `Bearer ${ADMIN_KEY}`,
+      });
+      expect(stream.status).toBe(200);
       const { result, ms } = await sigtermUnderLoad(started, port);
       if (result === 'timeout' || result.code !== 0) process.stderr.write(tail(started.output()));
       expect({ result, within10s: ms < 10_000 }).toEqual({
@@ -148,6 +154,7 @@ describe('SIGTERM stops a process within 10 s, exit code 0', () => {
         within10s: true,
       });
       expect(started.output()).toMatch(/stopped on SIGTERM in \d+ ms: HTTP drained, workers stopped/);
+      await stream.ended;
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

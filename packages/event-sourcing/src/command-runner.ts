@@ -98,7 +98,7 @@ export function transientConflict(error: unknown): boolean {
  * expected version, write the outbox, apply the context's own (inline) projections so the caller can
  * read its writes at once. A version conflict (or a deadlock PostgreSQL broke) re-reads and decides again,
  * a few times with backoff.
- * After commit it hands the new events to the relay.
+ * After commit it hands the new events to the relay and tells the context's CommitSignal.
  */
 export class CommandRunner {
   constructor(
@@ -107,6 +107,8 @@ export class CommandRunner {
     private readonly inlineProjections: readonly Projection[],
     readonly clock: Clock,
     private readonly afterCommit: () => Promise<unknown> = async () => undefined,
+    /** Called after every commit that appended events, private ones too (live streams wake on it). */
+    private readonly committed: () => void = () => undefined,
   ) {}
 
   async handle<State, Event extends DomainEvent>(
@@ -148,6 +150,7 @@ export class CommandRunner {
             { context: this.store.context, stream_type: result.events[0]!.streamType },
             result.events.length,
           );
+        if (result.events.length > 0) this.committed();
         // Private events never reach the outbox: nothing to publish then.
         if (result.events.some((e) => isPublicEvent(this.store.context, e.type))) {
           const published = this.afterCommit().catch(() => undefined);

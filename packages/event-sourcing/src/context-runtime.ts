@@ -1,6 +1,7 @@
 import { type ContextName, CONTEXT_SCHEMAS, type DomainEvent } from '@rigmarket/contracts';
 import type { Clock } from './clock';
 import { CommandRunner } from './command-runner';
+import { CommitSignal } from './commit-signal';
 import type { Database } from './database';
 import type { Decider } from './decider';
 import { deadLettersMigration } from './dead-letters';
@@ -96,6 +97,8 @@ export class ContextRuntime {
   readonly reactorWorker: ReactorWorker;
   /** Takes the context off the process's scrape-time gauges (metrics.ts) when it stops. */
   private unmeter: (() => void) | undefined;
+  /** Fires after each command of this process that appended events (live streams wait on it). */
+  readonly commits = new CommitSignal();
 
   private constructor(
     readonly definition: ContextDefinition,
@@ -104,8 +107,13 @@ export class ContextRuntime {
     this.schema = CONTEXT_SCHEMAS[definition.context];
     this.store = new EventStore(definition.context, this.schema);
     this.relay = new OutboxRelay(infra.db, this.schema, infra.transport, infra.relay);
-    this.runner = new CommandRunner(infra.db, this.store, definition.inlineProjections, infra.clock, () =>
-      this.relay.flush(),
+    this.runner = new CommandRunner(
+      infra.db,
+      this.store,
+      definition.inlineProjections,
+      infra.clock,
+      () => this.relay.flush(),
+      () => this.commits.notify(),
     );
     this.reactorWorker = new ReactorWorker(infra.db, this.schema, [], infra.reactors);
   }

@@ -12,6 +12,7 @@ export * from './projection-lag';
 export * from './reactors';
 export * from './outbox-relay';
 export * from './command-runner';
+export * from './commit-signal';
 export * from './context-runtime';
 export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
 export * from './nest';

@@ -15,6 +15,7 @@ import {
 } from '@rigmarket/event-sourcing';
 import { eventSourceFromEnvironment, transportFromEnvironment } from '@rigmarket/messaging';
 import { HealthModule } from './health';
+import { httpDraining } from './http-drain';
 import { configureHttpApp, loggerModule } from './http-app';
 import { httpMetricsMiddleware, serveMetrics } from './metrics';
 import { serveApiDocs, serveOpenApiDocument } from './openapi';
@@ -102,8 +103,8 @@ export const DRAIN_GRACE_MS = 3_000;
 
 /**
  * Starts a process: the app listens; SIGTERM/SIGINT stop it gracefully, within SHUTDOWN_DEADLINE_MS:
- * 1. HTTP drains: no new connections, idle keep-alive connections closed at once, each response still sent
- *    says `Connection: close`; what is still open after DRAIN_GRACE_MS (a slow request, an agent's WebSocket)
+ * 1. HTTP drains: no new connections, idle keep-alive connections closed at once, live streams (Server-Sent
+ *    Events) ended, each response still sent says `Connection: close`; what is still open after DRAIN_GRACE_MS (a slow request, an agent's WebSocket)
  *    is cut.
  * 2. The app closes: Nest's shutdown hooks stop the reactor workers, outbox relays, subscriptions, the
  *    billing meter and other periodic jobs (each waits for its run in progress), the simulated host's timers,
@@ -144,6 +145,8 @@ export async function servePlatform(options: ServeOptions): Promise<INestApplica
       watchdog.unref();
       try {
         closing = true;
+        // Live streams (Server-Sent Events) end now instead of holding the drain until they are cut.
+        httpDraining();
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const cut = setTimeout(() => {

@@ -18,3 +18,4 @@ export * from './openapi-contract';
 export * from './offset-token';
 export * from './history';
 export * from './metrics';
+export * from './http-drain';

@@ -20,6 +20,21 @@ export class RequestLogsCommand extends Command<{ file: string }> {
   }
 }
 
+/** Refuses unless the requester rents the instance and it is not destroyed (404 `invalid_id`, 403 `not_authorized`). */
+export async function checkLogsAccess(
+  runtime: ContextRuntime,
+  instanceId: number,
+  requesterId: number,
+): Promise<void> {
+  const rows = await runtime.db.query<{ owner_id: number }>(
+    `SELECT owner_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`,
+    [instanceId],
+  );
+  if (!rows[0]) throw new ApiError(404, 'invalid_id', 'invalid instance id');
+  if (Number(rows[0].owner_id) !== requesterId)
+    throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
+}
+
 /** Collects the instance's (or its daemon's) logs from the host, applies tail/filter and uploads them. */
 @CommandHandler(RequestLogsCommand)
 export class RequestLogsHandler implements ICommandHandler<RequestLogsCommand> {
@@ -36,13 +51,7 @@ export class RequestLogsHandler implements ICommandHandler<RequestLogsCommand> {
     filter,
     daemon,
   }: RequestLogsCommand): Promise<{ file: string }> {
-    const rows = await this.runtime.db.query<{ owner_id: number }>(
-      `SELECT owner_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`,
-      [instanceId],
-    );
-    if (!rows[0]) throw new ApiError(404, 'invalid_id', 'invalid instance id');
-    if (Number(rows[0].owner_id) !== requesterId)
-      throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
+    await checkLogsAccess(this.runtime, instanceId, requesterId);
     const lines = await selectLines(await this.host.logs(instanceId, daemon), tail, filter);
     const file = `${randomBytes(16).toString('hex')}.log`;
     await this.store.put(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');

@@ -36,6 +36,11 @@ const DEAD_MESSAGES: Record<string, string> = {
     'The host is disconnected; the instance will not reach running again. Destroy it and rent another offer.',
 };
 
+/** The status_msg shown: the host's, or for a dead instance what to do about it. */
+export function statusMessageFor(actual: InstanceActualStatus, statusMsg: string | null): string | null {
+  return actual && DEAD_MESSAGES[actual] ? (statusMsg ?? DEAD_MESSAGES[actual]) : statusMsg;
+}
+
 /** Billing per state (the decider's rule): compute while meant to run and running, storage otherwise. */
 export function billingFor(
   actual: InstanceActualStatus,
@@ -113,8 +118,7 @@ export function instanceView(row: InstanceRowRecord) {
     disk_space: config.disk,
     vm: config.vm ?? false,
     volume_info: volumeInfo(config),
-    status_msg:
-      actual && DEAD_MESSAGES[actual] ? (details.statusMsg ?? DEAD_MESSAGES[actual]) : details.statusMsg,
+    status_msg: statusMessageFor(actual, details.statusMsg),
     actions: actionsFor(actual, intended),
     billing: billingFor(actual, intended),
   };
