@@ -145,12 +145,13 @@ export class CommandRunner {
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
           return { events: envelopes, decided: events, state, version: version + events.length, eventsRead };
         });
-        if (result.events.length > 0)
+        if (result.events.length > 0) {
           eventsAppended.inc(
             { context: this.store.context, stream_type: result.events[0]!.streamType },
             result.events.length,
           );
-        if (result.events.length > 0) this.committed();
+          this.committed();
+        }
         // Private events never reach the outbox: nothing to publish then.
         if (result.events.some((e) => isPublicEvent(this.store.context, e.type))) {
           const published = this.afterCommit().catch(() => undefined);
