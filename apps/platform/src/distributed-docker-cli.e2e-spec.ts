@@ -10,13 +10,15 @@ import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmar
 import { Client } from 'pg';
 import request from 'supertest';
 import { removeMachineContainers } from './testing/machine-containers';
+import { type SseEvent, openSse } from './testing/sse-client';
 import { grantCredit } from './testing/users';
 
 /**
  * The whole journey as an operator deploys it: the distributed platform (the four apps as
  * separate OS processes on PostgreSQL and Kafka, behind the nginx edge), a host agent process with the
  * Docker driver registering its machine through the edge, and the real `vastai` CLI renting it: a real
- * container runs, and stop, start, label, logs and destroy act on it.
+ * container runs, and stop, start, label, logs and destroy act on it; the live streams of instance changes
+ * and of its log pass through the edge.
  */
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..', '..');
@@ -250,6 +252,13 @@ describe('the distributed platform behind the edge, a host agent process with Do
     );
     expect(offers[0]).toMatchObject({ id: machineId * 1000 + 1, gpu_name: 'RTX 4090' });
 
+    // A live stream of the renter's instance changes through the edge (docs/instances.md "Live streams").
+    const changes = await openSse(`${edge}/api/v0/instances/events/`, {
+      Authorization: `Bearer ${ADMIN_KEY}`,
+    });
+    expect(changes.status).toBe(200);
+    const change = (e: SseEvent) => JSON.parse(e.data) as { id: number; actual_status: string | null };
+
     // instance-lifecycle learns of the listing over Kafka: until then the offer is unknown there.
     const created = await eventually(
       async () => {
@@ -278,6 +287,18 @@ describe('the distributed platform behind the edge, a host agent process with Do
     const id = created.new_contract!;
 
     const running = await until(id, 'running');
+    // The agent's report reached the stream through the edge as it happened.
+    const streamed = await changes.next(
+      (e) => e.event === 'instance' && change(e).id === id && change(e).actual_status === 'running',
+    );
+    process.stdout.write(
+      `distributed: running reached the stream through the edge ${streamed.receivedAt - Date.parse((JSON.parse(streamed.data) as { at: string }).at)} ms after the agent's report\n`,
+    );
+    changes.close();
+    const log = await openSse(`${edge}/api/v0/instances/${id}/logs/stream/`, {
+      Authorization: `Bearer ${ADMIN_KEY}`,
+    });
+    expect(log.status).toBe(200);
     const inspected = await container(id);
     expect(inspected?.State.Running).toBe(true);
     expect(inspected?.Config.Labels?.[MACHINE_LABEL]).toBe(String(machineId));
@@ -291,6 +312,9 @@ describe('the distributed platform behind the edge, a host agent process with Do
       'the onstart output in the logs',
     );
 
+    // The log stream through the edge carries the container's output too.
+    await log.next((e) => e.event === 'log' && e.data.includes('hello-from-distributed'), 60_000);
+
     expect((await vastai('stop', 'instance', String(id))).out).not.toContain('Failed with error');
     await until(id, 'stopped');
     expect((await container(id))?.State.Running).toBe(false);
@@ -302,6 +326,8 @@ describe('the distributed platform behind the edge, a host agent process with Do
 
     expect((await vastai('destroy', 'instance', String(id), '-y')).out).not.toContain('Failed with error');
     expect(await showInstance(id)).toBeNull();
+    // ... and ends once the instance is destroyed.
+    await log.next((e) => e.event === 'end', 10_000);
     await eventually(
       async () => ((await container(id)) === null ? true : undefined),
       60_000,
