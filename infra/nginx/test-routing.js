@@ -123,7 +123,7 @@ const CASES = [
   ['GET', '/api/v0/users/123/whatever', 404],
   ['POST', '/api/v2/instances', 404, '{}'],
   ['GET', '/api/', 404],
-  ['GET', '/not-api', 404],
+  ['POST', '/not-api', 404, '{}'],
   ['GET', '/logs/', 404],
 ];
 
@@ -295,6 +295,29 @@ async function main() {
     );
   }
   console.log('ok   live streams unbuffered');
+  // the web console (apps/console/dist): index.html at / and for the client's routes, its bundles, its CSP
+  const consoleIndex = fs.readFileSync(
+    require('path').join(__dirname, '..', '..', 'apps', 'console', 'dist', 'index.html'),
+    'utf8',
+  );
+  for (const path of ['/', '/instances', '/not-api']) {
+    r = await request('GET', path);
+    check(
+      r.status === 200 && r.body === consoleIndex,
+      `${path} is the console's index.html (got ${r.status})`,
+    );
+    check(/text\/html/.test(r.headers['content-type'] || ''), `${path} is HTML`);
+    check(
+      /script-src 'self'/.test(r.headers['content-security-policy'] || ''),
+      `${path} has the console's CSP (got ${r.headers['content-security-policy']})`,
+    );
+  }
+  const bundle = /src="(\/assets\/[^"]+\.js)"/.exec(consoleIndex);
+  if (check(bundle, 'the console index names its script bundle')) {
+    r = await request('GET', bundle[1]);
+    check(r.status === 200 && /javascript/.test(r.headers['content-type'] || ''), `${bundle[1]} served`);
+  }
+  console.log('ok   web console served by the edge');
 
   // 3. bodies: chunked body on GET, 3 MB body on DELETE
   r = await request('GET', '/api/v0/instances/', {

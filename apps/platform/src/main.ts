@@ -8,6 +8,7 @@ import { DirectoryLogStore } from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
 import { embeddedSecrets } from './embedded-secrets';
+import { serveConsole } from './console-site';
 import { allContextModules } from './platform';
 
 /**
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     reactors: { idlePollMaxMs: 8_000 },
     port,
     host,
+    site: serveConsole,
   });
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   process.stdout.write(

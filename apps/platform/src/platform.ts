@@ -14,6 +14,7 @@ import {
 } from '@rigmarket/sync-maintenance';
 import type { ContextDefinition } from '@rigmarket/event-sourcing';
 import { createPlatformApp, type ServeOptions } from '@rigmarket/http-kit';
+import { serveConsole } from './console-site';
 
 /** Every context, for operator tools (rebuild, history) that work across them. */
 export const ALL_CONTEXTS: ContextDefinition[] = [
@@ -56,6 +57,7 @@ export function createEmbeddedApp(
   },
 ): Promise<INestApplication> {
   return createPlatformApp({
+    site: serveConsole,
     ...options,
     modules: allContextModules(options.identity, options.sync, options.marketplace),
   });

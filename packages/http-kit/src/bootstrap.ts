@@ -32,6 +32,11 @@ export interface ServeOptions {
   eventSource?: RuntimeInfra['eventSource'];
   port: number;
   host?: string;
+  /**
+   * Handlers mounted before the contexts' routes (and Nest's 404), after the API docs: the embedded
+   * platform serves the web console at `/` this way (apps/platform/src/console-site.ts).
+   */
+  site?: (app: INestApplication) => void;
 }
 
 @Module({})
@@ -87,6 +92,7 @@ export async function createPlatformApp(
   configureHttpApp(app);
   serveOpenApiDocument(app);
   serveApiDocs(app);
+  options.site?.(app);
   // Module init and bootstrap hooks subscribe the reactors: only after them may anything be delivered.
   await app.init();
   options.transport.open?.();
