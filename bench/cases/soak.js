@@ -127,6 +127,14 @@ module.exports = async function soak(mode, { short }) {
       `${rented.created.length} instances created at ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
     );
     const meter = app.get(BillingMeter);
+    const earningsPending = async () =>
+      Number(
+        (
+          await db.query(
+            `SELECT count(*) AS n FROM marketplace.reactor_queue WHERE reactor = 'host_earnings' AND done_at IS NULL`,
+          )
+        )[0].n,
+      );
     const clock = () => new Date();
     // Running on the simulated hosts: every instance has an open compute period in marketplace.
     await until(
@@ -152,10 +160,18 @@ module.exports = async function soak(mode, { short }) {
       }
       const started = performance.now();
       current = meter.runOnce().then(
-        (charged) => {
-          runs.push({ started, ms: performance.now() - started, charged: charged.length });
+        async (charged) => {
+          const ms = performance.now() - started;
+          // The hosts' earnings follow each charge through the host_earnings reactor: timed until none is left.
+          await until(
+            'the hosts earned every charge',
+            async () => ((await earningsPending()) === 0 ? true : undefined),
+            size.intervalMs * 10,
+          ).catch(() => undefined);
+          const earnedMs = performance.now() - started;
+          runs.push({ started, ms, earnedMs, charged: charged.length });
           progress(
-            `billing run ${runs.length}: ${charged.length} charges in ${(runs.at(-1).ms / 1000).toFixed(1)} s`,
+            `billing run ${runs.length}: ${charged.length} charges in ${(ms / 1000).toFixed(1)} s, earned by ${(earnedMs / 1000).toFixed(1)} s`,
           );
           current = undefined;
         },
@@ -190,7 +206,8 @@ module.exports = async function soak(mode, { short }) {
     const maxRun = Math.max(...runs.map((r) => r.ms));
     const fewest = Math.min(...runs.map((r) => r.charged));
     const errors = runs.filter((r) => r.error).length;
-    const late = runs.filter((r) => r.ms > size.intervalMs).length;
+    const late = runs.filter((r) => r.earnedMs > size.intervalMs).length;
+    const maxEarned = Math.max(...runs.map((r) => r.earnedMs ?? 0));
     const label = `${size.instances.toLocaleString('en-US')} running instances billed every ${size.intervalMs / 1000} s for ${(size.durationMs / 60_000).toFixed(size.durationMs < 60_000 ? 2 : 0)} min`;
     return [
       {
@@ -207,7 +224,7 @@ module.exports = async function soak(mode, { short }) {
         p50: runStats.p50,
         p99: maxRun,
         perSec: runs.reduce((sum, r) => sum + r.charged, 0) / runs.reduce((sum, r) => sum + r.ms / 1000, 0),
-        ceiling: `${runs.length} runs, at least ${fewest} charges each, ${errors} failed; ${behind} ticks found a run still going, ${late} runs longer than the interval (p99 column: the longest run); setup (list ${machines} hosts, rent, all running) ${setupS.toFixed(0)} s`,
+        ceiling: `${runs.length} runs, at least ${fewest} charges each, ${errors} failed; ${behind} ticks found a run still going, ${late} runs not earned by the hosts within the interval, longest until earned ${(maxEarned / 1000).toFixed(1)} s (p99 column: the longest run); setup (list ${machines} hosts, rent, all running) ${setupS.toFixed(0)} s`,
         goal: 'every run done before the next is due',
       },
     ];

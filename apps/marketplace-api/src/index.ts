@@ -9,7 +9,7 @@ export { insertOfferRows } from './read-models/machines/offers';
 export { SCHEMA as MARKETPLACE_SCHEMA } from './schema';
 export { syntheticOfferRows } from './offers/synthetic-offers';
 export type { OfferRow } from './offers/offer-rows';
-export { ChargeUsageCommand } from './ledger/ledger.handlers';
+export { ChargeRenterCommand, ChargeUsageCommand } from './ledger/ledger.handlers';
 export { chargeFor } from './ledger/ledger.decider';
 export { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
 export { ledgerImbalances, type LedgerImbalance } from './ledger/ledger-check';

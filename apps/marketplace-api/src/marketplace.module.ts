@@ -25,7 +25,12 @@ import { SearchOffersHandler } from './offers/offers.handlers';
 import { InvoicesV1Controller, LedgerController } from './ledger/ledger.http.controller';
 import { BILLING_INTERVAL_MS, BillingMeter, DEFAULT_BILLING_INTERVAL_MS } from './ledger/billing-meter';
 import { BillingHistoryHandler, SearchInvoicesHandler } from './ledger/billing-history';
-import { ChargeUsageHandler, GrantCreditHandler, LedgerEntriesHandler } from './ledger/ledger.handlers';
+import {
+  ChargeRenterHandler,
+  ChargeUsageHandler,
+  GrantCreditHandler,
+  LedgerEntriesHandler,
+} from './ledger/ledger.handlers';
 import { HostEarningsReactor } from './ledger/host-earnings.reactor';
 import { CreditTransfersReactor, TransferCreditHandler } from './ledger/credit-transfers';
 import { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
@@ -111,6 +116,7 @@ export class MarketplaceModule {
         InstanceVolumesReactor,
         GrantCreditHandler,
         ChargeUsageHandler,
+        ChargeRenterHandler,
         LedgerEntriesHandler,
         BillingHistoryHandler,
         SearchInvoicesHandler,

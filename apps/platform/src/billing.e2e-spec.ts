@@ -17,7 +17,7 @@ import {
 } from '@rigmarket/testing';
 import request from 'supertest';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
-import { verifiedUser } from './testing/users';
+import { grantCredit, verifiedUser } from './testing/users';
 
 /**
  * Billing of instances, as a renter sees it on invoices: compute at dph_total while the instance runs,
@@ -382,6 +382,99 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
     }
     expect((await credit()).credit).toBe(0.895);
   });
+
+  it("one run charges each of a renter's running instances once, and stops them all when it takes the account below zero", async () => {
+    const payer = await verifiedUser(h.app.getHttpServer(), mailer, 'many');
+    const payerId = (await http().get('/api/v0/users/current/').set(as(payer)).expect(200)).body.id as number;
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, payer, 1);
+    const ids: number[] = [];
+    for (let n = 0; n < 3; n += 1) {
+      // The machine's offers follow each rent over the transport: a rent right after another may wait.
+      const res = await eventually(
+        async () => {
+          const answer = await http()
+            .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+            .set(as(payer))
+            .send({ image: 'busybox', disk: 10 });
+          return answer.status === 200 ? answer : undefined;
+        },
+        60_000,
+        `rent ${n + 1} of 3`,
+      );
+      ids.push(res.body.new_contract as number);
+    }
+    const mine = async () =>
+      (await http().get('/api/v0/instances/').set(as(payer)).expect(200)).body.instances as Array<
+        Record<string, unknown>
+      >;
+    await eventually(
+      async () => ((await mine()).every((i) => i.actual_status === 'running') ? true : undefined),
+      30_000,
+      'the three instances running',
+    );
+    clock.advance(HOUR);
+    const meter = h.app.get(BillingMeter);
+    // Once the three compute periods reached marketplace, one run: an hour of each at $0.91.
+    const charged = await eventually(
+      async () => {
+        const due = (await meter.due(clock.now())).filter((d) => d.renterId === payerId);
+        return due.length === 3 && due.every((d) => d.kind === 'gpu') ? meter.runOnce() : undefined;
+      },
+      60_000,
+      'the three compute periods due',
+    );
+    expect(
+      charged
+        .filter((c) => c.renterId === payerId)
+        .map((c) => [c.instanceId, c.kind, c.amountMicros])
+        .sort(),
+    ).toEqual(ids.map((id) => [id, 'gpu', 910_000]).sort());
+    expect((await meter.runOnce()).filter((c) => c.renterId === payerId)).toEqual([]);
+    const invoices = (await http().get('/api/v0/users/me/invoices').set(as(payer)).expect(200)).body;
+    expect(invoices.current).toEqual({ credit: -1.73, charges: 2.73 });
+    expect(
+      invoices.invoices
+        .filter((i: { type: string }) => i.type === 'charge_gpu')
+        .map((i: { instance_id: number }) => i.instance_id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    // Out of credit once, right after the charge that crossed $0; every instance stopped for it.
+    const marketplace = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });
+    const events = await marketplace.db.transaction((sql) =>
+      marketplace.store.readStream(sql, `ledger-${payerId}`),
+    );
+    expect(events.map((e) => e.type)).toEqual([
+      'CreditGranted',
+      'AccountCharged',
+      'AccountCharged',
+      'CreditExhausted',
+      'AccountCharged',
+    ]);
+    const stopped = await eventually(
+      async () => {
+        const rows = await mine();
+        return rows.every((r) => r.intended_status === 'stopped' && r.actual_status === 'stopped')
+          ? rows
+          : undefined;
+      },
+      60_000,
+      'the three instances stopped for lack of credit',
+    );
+    for (const row of stopped) expect(String(row.status_msg)).toMatch(/ran out of credit/);
+    // The host earned each charge once.
+    const earnings = await eventually(
+      async () => {
+        const body = (
+          await http().get(`/api/v0/users/me/earnings?machine_id=${machineId}`).set(as(ADMIN_KEY)).expect(200)
+        ).body as { earnings: Array<{ instance_id: number; amount: number }> };
+        const found = body.earnings.filter((e) => ids.includes(e.instance_id));
+        return found.length >= 3 ? found : undefined;
+      },
+      30_000,
+      "the host's earnings of the three charges",
+    );
+    expect(earnings.map((e) => [e.instance_id, e.amount]).sort()).toEqual(ids.map((id) => [id, 0.91]).sort());
+  }, 240_000);
 
   it('balances: for every account, credit granted - charges + earnings = its balance, in both read models', async () => {
     const marketplace = h.app.get<ContextRuntime>(MARKETPLACE_RUNTIME, { strict: false });

@@ -30,5 +30,16 @@ export function ledgerBalanceProjection(name: string, table: string, column: str
         [event.data.userId, microsToDecimal(delta)],
       );
     },
+    /** A batch (a billing run's charges, a host's earnings): one upsert, the deltas summed per account in SQL. */
+    async applyBatch(sql, events) {
+      const moving = events.filter((e) => ledgerDeltaMicros(e) !== 0);
+      if (moving.length === 0) return;
+      await sql.execute(
+        `INSERT INTO ${table} (user_id, ${column})
+         SELECT d.user_id, sum(d.delta) FROM unnest($1::bigint[], $2::numeric[]) AS d (user_id, delta) GROUP BY d.user_id
+         ON CONFLICT (user_id) DO UPDATE SET ${column} = ${table}.${column} + EXCLUDED.${column}`,
+        [moving.map((e) => e.data.userId), moving.map((e) => microsToDecimal(ledgerDeltaMicros(e)))],
+      );
+    },
   });
 }

@@ -5,7 +5,7 @@ import { contextOfSchema, reactorRuns } from './metrics';
 import type { Database } from './database';
 import type { Migration } from './migrations';
 import { type EnvelopeOf, type StreamSource, invalidInboundEvent } from './projections';
-import type { Subscription, Transport } from './transport';
+import type { Delivery, Subscription, Transport } from './transport';
 
 /**
  * A policy that turns some events into work with side effects, typically a command on another
@@ -26,6 +26,13 @@ export interface Reactor<E extends DomainEvent = DomainEvent> {
   wants?(event: EnvelopeOf<E>): boolean;
   /** The work. At least once: after a crash it can run again, so it must be idempotent. */
   react(event: EnvelopeOf<E>): Promise<void>;
+  /**
+   * Optional: the work of several queued events at once (in queue order; e.g. one command per target stream
+   * instead of one per event). It must leave what `react` on each in turn leaves. If it fails, the worker runs
+   * the events one by one with `react`, so a failing event is retried (and parked) alone. Such a reactor must
+   * not depend on the order of its events: events delivered together are queued with one statement.
+   */
+  reactBatch?(events: readonly EnvelopeOf<E>[]): Promise<void>;
 }
 
 /** The reactor's filter: a type it lists and, if it has `wants`, wanted. Narrows the envelope. */
@@ -67,6 +74,8 @@ export interface ReactorWorkerOptions {
   claimMs?: number;
   /** After this many failures an item is left with its last error for an operator. */
   maxAttempts?: number;
+  /** How many items a reactor with `reactBatch` takes at once (default 200; others take 20). */
+  batchSize?: number;
   onError?: (reactor: string, error: unknown, event?: EventEnvelope) => void;
 }
 
@@ -75,6 +84,7 @@ interface QueueRow {
   event_id: string;
   envelope: EventEnvelope | string;
   attempts: number;
+  queued_at: Date | string;
 }
 
 /**
@@ -120,44 +130,69 @@ export class ReactorWorker {
   }
 
   private subscriptionsOf(reactors: readonly Reactor[], groupPrefix: string): Subscription[] {
-    return reactors.map((reactor) => ({
+    return reactors.map((reactor) => this.subscriptionOf(reactor, groupPrefix));
+  }
+
+  private subscriptionOf(reactor: Reactor, groupPrefix: string): Subscription {
+    const handle = async (raw: EventEnvelope): Promise<void> => {
+      const isSource = reactor.sources.some(
+        (s) => s.context === raw.context && s.streamType === raw.streamType,
+      );
+      if (!isSource) return;
+      const invalid = invalidInboundEvent(reactor.eventTypes, raw);
+      if (invalid !== undefined) {
+        // Never run: queued as parked (past its attempts) with the schema's complaint, for an operator.
+        await this.db.execute(
+          `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope, attempts, last_error) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (reactor, event_id) DO NOTHING`,
+          [
+            reactor.name,
+            raw.eventId,
+            JSON.stringify(raw),
+            this.options.maxAttempts ?? 10,
+            invalid.slice(0, 2000),
+          ],
+        );
+        deadLetterLogger.error(`${this.schema}/reactor:${reactor.name}: ${invalid}; parked in reactor_queue`);
+        return;
+      }
+      const event = upcast(raw);
+      if (!reactorWants(reactor, event)) return;
+      await this.enqueue(reactor.name, [event]);
+    };
+    /** Several deliveries: the wanted ones queued with one statement (one invalid: each through `handle`). */
+    const handleBatch = async (deliveries: readonly Delivery[]): Promise<void> => {
+      const sourced = deliveries
+        .map((d) => d.envelope)
+        .filter((e) => reactor.sources.some((s) => s.context === e.context && s.streamType === e.streamType));
+      if (sourced.some((e) => invalidInboundEvent(reactor.eventTypes, e) !== undefined)) {
+        for (const envelope of sourced) await handle(envelope);
+        return;
+      }
+      const wanted = sourced.map((e) => upcast(e)).filter((e) => reactorWants(reactor, e));
+      await this.enqueue(reactor.name, wanted);
+    };
+    return {
       groupId: `${groupPrefix}.reactor.${reactor.name}`,
       topics: [...new Set(reactor.sources.map((s) => topicFor(s.context, s.streamType)))],
-      handle: async (raw: EventEnvelope) => {
-        const isSource = reactor.sources.some(
-          (s) => s.context === raw.context && s.streamType === raw.streamType,
-        );
-        if (!isSource) return;
-        const invalid = invalidInboundEvent(reactor.eventTypes, raw);
-        if (invalid !== undefined) {
-          // Never run: queued as parked (past its attempts) with the schema's complaint, for an operator.
-          await this.db.execute(
-            `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope, attempts, last_error) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (reactor, event_id) DO NOTHING`,
-            [
-              reactor.name,
-              raw.eventId,
-              JSON.stringify(raw),
-              this.options.maxAttempts ?? 10,
-              invalid.slice(0, 2000),
-            ],
-          );
-          deadLetterLogger.error(
-            `${this.schema}/reactor:${reactor.name}: ${invalid}; parked in reactor_queue`,
-          );
-          return;
-        }
-        const event = upcast(raw);
-        if (!reactorWants(reactor, event)) return;
-        await this.db.execute(
-          `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope) VALUES ($1, $2, $3)
-           ON CONFLICT (reactor, event_id) DO NOTHING`,
-          [reactor.name, event.eventId, JSON.stringify(event)],
-        );
-        // After the delivery resolves, not inside it.
-        setImmediate(() => void this.drain());
-      },
-    }));
+      handle,
+      // Only for a reactor that takes batches: others keep their events' order in the queue.
+      ...(reactor.reactBatch && { handleBatch }),
+    };
+  }
+
+  /** Queues events for a reactor (an event already queued stays as it is), then drains after the delivery. */
+  private async enqueue(reactor: string, events: readonly EventEnvelope[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.db.execute(
+      `INSERT INTO ${this.schema}.reactor_queue (reactor, event_id, envelope)
+       SELECT $1, q.event_id, q.envelope FROM unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS q (event_id, envelope, n)
+        ORDER BY q.n
+       ON CONFLICT (reactor, event_id) DO NOTHING`,
+      [reactor, events.map((e) => e.eventId), events.map((e) => JSON.stringify(e))],
+    );
+    // After the delivery resolves, not inside it.
+    setImmediate(() => void this.drain());
   }
 
   async subscribe(transport: Transport, groupPrefix: string): Promise<void> {
@@ -209,58 +244,106 @@ export class ReactorWorker {
     return this.running;
   }
 
+  /** Claims and runs the items due now: up to 20 of the reactors without `reactBatch`, a batch of those with. */
   private async runBatch(): Promise<number> {
+    const single = this.reactors.filter((r) => !r.reactBatch).map((r) => r.name);
+    const batched = this.reactors.filter((r) => r.reactBatch).map((r) => r.name);
+    let ran = 0;
+    if (single.length > 0) {
+      const rows = await this.claim(single, 20);
+      for (const row of rows) {
+        const reactor = this.reactors.find((r) => r.name === row.reactor);
+        if (reactor) await this.runOne(reactor, row);
+      }
+      ran += rows.length;
+    }
+    if (batched.length > 0) {
+      const rows = await this.claim(batched, this.options.batchSize ?? 200);
+      for (const reactor of this.reactors.filter((r) => r.reactBatch)) {
+        const mine = rows.filter((row) => row.reactor === reactor.name);
+        if (mine.length > 0) await this.runMany(reactor, mine);
+      }
+      ran += rows.length;
+    }
+    return ran;
+  }
+
+  private async claim(reactors: string[], limit: number): Promise<QueueRow[]> {
     // Claimed in autocommit, run outside any transaction: the work opens its own.
     const rows = await this.db.query<QueueRow>(
       `UPDATE ${this.schema}.reactor_queue q SET claimed_until = now() + ($1 || ' milliseconds')::interval, attempts = attempts + 1
         WHERE (q.reactor, q.event_id) IN (
           SELECT reactor, event_id FROM ${this.schema}.reactor_queue
            WHERE done_at IS NULL AND claimed_until < now() AND attempts < $2 AND reactor = ANY($3::text[])
-           ORDER BY queued_at, event_id LIMIT 20 FOR UPDATE SKIP LOCKED)
-        RETURNING q.reactor, q.event_id, q.envelope, q.attempts`,
+           ORDER BY queued_at, event_id LIMIT $4 FOR UPDATE SKIP LOCKED)
+        RETURNING q.reactor, q.event_id, q.envelope, q.attempts, q.queued_at`,
       // Only this worker's reactors (a test may run a worker beside the context's).
-      [
-        String(this.options.claimMs ?? 30_000),
-        this.options.maxAttempts ?? 10,
-        this.reactors.map((r) => r.name),
-      ],
+      [String(this.options.claimMs ?? 30_000), this.options.maxAttempts ?? 10, reactors, limit],
     );
     this.processed += rows.length;
-    for (const row of rows) {
-      const reactor = this.reactors.find((r) => r.name === row.reactor);
-      const event =
-        typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
-      if (!reactor) continue;
+    // RETURNING does not keep the sub-select's order.
+    return rows.sort((a, b) => queueOrder(a) - queueOrder(b) || (a.event_id < b.event_id ? -1 : 1));
+  }
+
+  /** A batch reactor's items at once; if that fails, one by one (each then retried or parked alone). */
+  private async runMany(reactor: Reactor, rows: readonly QueueRow[]): Promise<void> {
+    const events = rows.map(envelopeOf);
+    if (rows.length > 1 && events.every((e) => invalidInboundEvent(reactor.eventTypes, e) === undefined)) {
       try {
-        // A requeued item whose payload breaks its schema fails again with the schema's complaint.
-        const invalid = invalidInboundEvent(reactor.eventTypes, event);
-        if (invalid !== undefined) throw new Error(invalid);
-        await reactor.react(event);
+        await reactor.reactBatch!(events);
         await this.db.execute(
-          `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`,
-          [row.reactor, row.event_id],
+          `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = ANY($2::text[])`,
+          [reactor.name, rows.map((r) => r.event_id)],
         );
-        reactorRuns.inc({ context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'done' });
+        reactorRuns.inc(
+          { context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'done' },
+          rows.length,
+        );
+        return;
       } catch (error) {
-        reactorRuns.inc({ context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'failed' });
-        const max = this.options.maxAttempts ?? 10;
-        deadLetterLogger.error(
-          `${this.schema}/reactor:${reactor.name} failed on event ${event.eventId} (${event.type}, ${event.streamId}@${event.streamPosition}), attempt ${row.attempts} of ${max}${row.attempts >= max ? ', parked in reactor_queue' : ''}: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        this.options.onError?.(reactor.name, error, event);
-        // Retry later with a growing delay.
-        await this.db.execute(
-          `UPDATE ${this.schema}.reactor_queue SET last_error = $3, claimed_until = now() + ($4 || ' milliseconds')::interval
-            WHERE reactor = $1 AND event_id = $2`,
-          [
-            row.reactor,
-            row.event_id,
-            String(error).slice(0, 2000),
-            String(Math.min(60_000, 250 * 2 ** row.attempts)),
-          ],
+        deadLetterLogger.warn(
+          `${this.schema}/reactor:${reactor.name}: a batch of ${rows.length} failed (${error instanceof Error ? error.message : String(error)}); running them one by one`,
         );
       }
     }
-    return rows.length;
+    for (const row of rows) await this.runOne(reactor, row);
+  }
+
+  private async runOne(reactor: Reactor, row: QueueRow): Promise<void> {
+    const event = envelopeOf(row);
+    try {
+      // A requeued item whose payload breaks its schema fails again with the schema's complaint.
+      const invalid = invalidInboundEvent(reactor.eventTypes, event);
+      if (invalid !== undefined) throw new Error(invalid);
+      await reactor.react(event);
+      await this.db.execute(
+        `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`,
+        [row.reactor, row.event_id],
+      );
+      reactorRuns.inc({ context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'done' });
+    } catch (error) {
+      reactorRuns.inc({ context: contextOfSchema(this.schema), reactor: reactor.name, outcome: 'failed' });
+      const max = this.options.maxAttempts ?? 10;
+      deadLetterLogger.error(
+        `${this.schema}/reactor:${reactor.name} failed on event ${event.eventId} (${event.type}, ${event.streamId}@${event.streamPosition}), attempt ${row.attempts} of ${max}${row.attempts >= max ? ', parked in reactor_queue' : ''}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      this.options.onError?.(reactor.name, error, event);
+      // Retry later with a growing delay.
+      await this.db.execute(
+        `UPDATE ${this.schema}.reactor_queue SET last_error = $3, claimed_until = now() + ($4 || ' milliseconds')::interval
+          WHERE reactor = $1 AND event_id = $2`,
+        [
+          row.reactor,
+          row.event_id,
+          String(error).slice(0, 2000),
+          String(Math.min(60_000, 250 * 2 ** row.attempts)),
+        ],
+      );
+    }
   }
 }
+
+const envelopeOf = (row: QueueRow): EventEnvelope =>
+  typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
+
+const queueOrder = (row: QueueRow): number => new Date(row.queued_at).getTime();

@@ -2,13 +2,15 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import type { AccountCharged } from '@rigmarket/contracts';
 import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
+import { MAX_LEDGER_BATCH } from './ledger.decider';
 import { runLedgerCommand } from './ledger.handlers';
 
 /**
  * A recorded AccountCharged -> the host earns the same amount on its own ledger (HostEarned). A reactor
  * (ADR 0009): the charge is queued durably on delivery and the earning appended afterwards, retried
  * until it is; the ledger decider records one earning per charge (its event id), so a redelivery or a
- * rerun after a restart earns nothing more.
+ * rerun after a restart earns nothing more. Queued charges are taken in batches: a host's earnings of a
+ * batch are one command on its ledger (`reactBatch`).
  */
 @Injectable()
 export class HostEarningsReactor implements Reactor<AccountCharged>, OnApplicationBootstrap {
@@ -44,5 +46,38 @@ export class HostEarningsReactor implements Reactor<AccountCharged>, OnApplicati
       },
       metadata,
     );
+  }
+
+  /**
+   * A billing run's charges: one RecordEarnings per host (one transaction on its ledger for all of its
+   * charges in the batch) instead of one command per charge. Same events as `react` on each in turn.
+   */
+  async reactBatch(events: readonly EnvelopeOf<AccountCharged>[]): Promise<void> {
+    const byHost = new Map<number, EnvelopeOf<AccountCharged>[]>();
+    for (const event of events) {
+      const hostId = event.data.hostId;
+      if (hostId === undefined) continue;
+      const list = byHost.get(hostId) ?? [];
+      list.push(event);
+      byHost.set(hostId, list);
+    }
+    for (const [hostId, charges] of byHost)
+      for (let i = 0; i < charges.length; i += MAX_LEDGER_BATCH) {
+        const chunk = charges.slice(i, i + MAX_LEDGER_BATCH);
+        await runLedgerCommand(
+          this.runtime,
+          {
+            type: 'RecordEarnings',
+            userId: hostId,
+            earnings: chunk.map((e) => ({
+              chargeId: e.eventId,
+              instanceId: e.data.instanceId,
+              machineId: e.data.machineId,
+              amountMicros: e.data.amountMicros,
+            })),
+          },
+          { correlationId: chunk[0]!.metadata.correlationId, causationId: chunk[0]!.eventId },
+        );
+      }
   }
 }

@@ -180,6 +180,67 @@ describe('ledger decider', () => {
     ).toBe($(0.75));
   });
 
+  it("charges a billing run's periods of one renter together, as one charge after another would", () => {
+    const run = (...charges: ReturnType<typeof charge>[]) => ({
+      type: 'ChargeRun' as const,
+      at: AT,
+      userId: 2,
+      charges: charges.map(({ type: _type, at: _at, userId: _userId, ...c }) => c),
+    });
+    const other = (amount: number, n = 0) => ({ ...charge(amount, n), instanceId: 10 });
+    const otherCharged = (amount: number, n = 0): LedgerEvent => {
+      const event = charged(amount, n) as Extract<LedgerEvent, { type: 'AccountCharged' }>;
+      return { ...event, data: { ...event.data, instanceId: 10 } };
+    };
+    // Exhaustion announced once, right after the charge that crosses zero; the charges after it still recorded.
+    spec
+      .given([granted(1)])
+      .when(run(charge(0.75), other(0.5), charge(0.25, 1)))
+      .then([
+        charged(0.75),
+        otherCharged(0.5),
+        { type: 'CreditExhausted', data: { userId: 2, balanceMicros: $(-0.25), at: AT } },
+        charged(0.25, 1),
+      ]);
+    // A period already billed (another meter was first) is left out; the others are charged; zero is skipped.
+    spec
+      .given([granted(10), charged(1)])
+      .when(run(charge(1), other(0), other(0.5), charge(1, 1)))
+      .then([otherCharged(0.5), charged(1, 1)]);
+    // The same period twice in one run: charged once.
+    spec
+      .given([granted(10)])
+      .when(run(charge(1), charge(1)))
+      .then([charged(1)]);
+    // Bounded, and an amount beyond the ledger's limit refuses the whole run (the meter then charges one by one).
+    spec
+      .given([granted(10)])
+      .when(run(...Array.from({ length: 501 }, (_, n) => charge(0.01, n))))
+      .thenThrows(LedgerErrors.badRequest);
+    spec
+      .given([granted(10)])
+      .when(run(charge(1), other(2_000_000_000)))
+      .thenThrows(LedgerErrors.invalidAmount);
+  });
+
+  it("records a batch of a host's earnings, each charge once", () => {
+    const earnings = (alreadyEarned: string[], ...ids: string[]) => ({
+      type: 'RecordEarnings' as const,
+      at: AT,
+      userId: 7,
+      earnings: ids.map((chargeId) => ({ chargeId, instanceId: 9, machineId: 42, amountMicros: $(0.5) })),
+      alreadyEarned,
+    });
+    spec
+      .given([])
+      .when(earnings(['charge-2'], 'charge-1', 'charge-2', 'charge-3', 'charge-1'))
+      .then([earned('charge-1'), earned('charge-3')]);
+    spec
+      .given([])
+      .when(earnings(['charge-1'], 'charge-1'))
+      .thenNothingHappened();
+  });
+
   it('ignores a zero charge', () => {
     spec
       .given([granted(1)])

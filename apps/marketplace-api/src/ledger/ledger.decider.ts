@@ -16,27 +16,46 @@ export interface LedgerState {
   billedUntil: Record<number, string>;
 }
 
+/** One billing period of one instance, charged to its renter (the command's `userId`). */
+export interface UsageCharge {
+  instanceId: number;
+  machineId: number;
+  hostId: number;
+  kind: 'gpu' | 'storage';
+  amountMicros: number;
+  periodStart: string;
+  periodEnd: string;
+}
+
+/** One charge a host earns (the AccountCharged's event id is `chargeId`). */
+export interface EarningItem {
+  chargeId: string;
+  instanceId: number;
+  machineId: number;
+  amountMicros: number;
+}
+
+/** At most this many charges or earnings in one ChargeRun or RecordEarnings (one transaction). */
+export const MAX_LEDGER_BATCH = 500;
+
 export type LedgerCommand = { at: string; userId: number } & (
   | { type: 'GrantCredit'; amountMicros: number; grantedBy: number; note: string | null }
-  | {
-      type: 'Charge';
-      instanceId: number;
-      machineId: number;
-      hostId: number;
-      kind: 'gpu' | 'storage';
-      amountMicros: number;
-      periodStart: string;
-      periodEnd: string;
-    }
-  | {
+  | ({ type: 'Charge' } & UsageCharge)
+  /**
+   * A billing run's charges of one renter, in one transaction: each charged as `Charge` would in turn,
+   * except that a period already billed (another meter was first) is left out instead of refusing the rest.
+   */
+  | { type: 'ChargeRun'; charges: UsageCharge[] }
+  | ({
       type: 'RecordEarning';
-      chargeId: string;
-      instanceId: number;
-      machineId: number;
-      amountMicros: number;
       /** The host's ledger already holds a HostEarned of this charge (looked up by the handler: earned-charges.ts). */
       alreadyEarned: boolean;
-    }
+    } & EarningItem)
+  /**
+   * Several charges' earnings of one host, in one transaction; `alreadyEarned` lists the chargeIds the host's
+   * ledger already holds (looked up by the handler), which earn nothing more.
+   */
+  | { type: 'RecordEarnings'; earnings: EarningItem[]; alreadyEarned: string[] }
   /** `userId` sends: refused unless its balance covers the amount (it never goes below zero). */
   | { type: 'TransferCredit'; recipientId: number; amountMicros: number }
   /** `userId` receives a CreditTransferred (`transferId`, its event id), once. */
@@ -129,59 +148,18 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
         },
       ];
     case 'Charge': {
-      micros(command.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'a charge', true);
-      const billedUntil = state.billedUntil[command.instanceId];
-      if (billedUntil !== undefined && new Date(command.periodStart) < new Date(billedUntil)) {
-        throw new DomainError(
-          LedgerErrors.alreadyBilled,
-          `instance ${command.instanceId} is already billed until ${billedUntil}`,
-        );
-      }
-      const amount = command.amountMicros;
-      if (amount === 0) return [];
-      const events: LedgerEvent[] = [
-        {
-          type: 'AccountCharged',
-          data: {
-            userId: command.userId,
-            instanceId: command.instanceId,
-            machineId: command.machineId,
-            kind: command.kind,
-            amountMicros: amount,
-            periodStart: command.periodStart,
-            periodEnd: command.periodEnd,
-            at: command.at,
-            hostId: command.hostId,
-          },
-        },
-      ];
-      const balance = state.balance - amount;
-      if (balance <= 0 && !state.exhausted)
-        events.push({
-          type: 'CreditExhausted',
-          data: { userId: command.userId, balanceMicros: balance, at: command.at },
-        });
-      return events;
+      const refusal = alreadyBilled(command, state.billedUntil[command.instanceId]);
+      if (refusal) throw refusal;
+      return charges(command.userId, command.at, [command], state);
     }
-    case 'RecordEarning': {
-      micros(command.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'an earning', true);
-      const amount = command.amountMicros;
-      // Idempotent per charge: the reactor runs at least once.
-      if (amount === 0 || command.alreadyEarned) return [];
-      return [
-        {
-          type: 'HostEarned',
-          data: {
-            userId: command.userId,
-            machineId: command.machineId,
-            instanceId: command.instanceId,
-            amountMicros: amount,
-            at: command.at,
-            chargeId: command.chargeId,
-          },
-        },
-      ];
-    }
+    case 'ChargeRun':
+      bounded(command.charges.length);
+      return charges(command.userId, command.at, command.charges, state);
+    case 'RecordEarning':
+      return earnings(command.userId, command.at, [command], command.alreadyEarned ? [command.chargeId] : []);
+    case 'RecordEarnings':
+      bounded(command.earnings.length);
+      return earnings(command.userId, command.at, command.earnings, command.alreadyEarned);
     case 'TransferCredit':
       return transfer(command, state);
     case 'ReceiveCredit': {
@@ -201,6 +179,95 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       ];
     }
   }
+}
+
+function bounded(count: number): void {
+  if (count > MAX_LEDGER_BATCH)
+    throw new DomainError(LedgerErrors.badRequest, `At most ${MAX_LEDGER_BATCH} charges or earnings at once`);
+}
+
+/**
+ * Checks a charge's amount (400 invalid_amount, thrown) and answers the refusal of a period that starts before
+ * the instance's last charged end (409 already_billed), if it is one.
+ */
+function alreadyBilled(charge: UsageCharge, billedUntil: string | undefined): DomainError | undefined {
+  micros(charge.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'a charge', true);
+  if (billedUntil !== undefined && new Date(charge.periodStart) < new Date(billedUntil))
+    return new DomainError(
+      LedgerErrors.alreadyBilled,
+      `instance ${charge.instanceId} is already billed until ${billedUntil}`,
+    );
+  return undefined;
+}
+
+/**
+ * The renter's charges in turn, as one Charge after another would record them: an AccountCharged each (none
+ * for 0 or a period already billed), and a CreditExhausted right after the charge that takes the balance to
+ * zero or below, once (unless it already was). Pure: the state is read, never written.
+ */
+function charges(
+  userId: number,
+  at: string,
+  list: readonly UsageCharge[],
+  state: LedgerState,
+): LedgerEvent[] {
+  const events: LedgerEvent[] = [];
+  const billed = new Map<number, string>();
+  let balance = state.balance;
+  let exhausted = state.exhausted;
+  for (const charge of list) {
+    const until = billed.get(charge.instanceId) ?? state.billedUntil[charge.instanceId];
+    if (alreadyBilled(charge, until) || charge.amountMicros === 0) continue;
+    events.push({
+      type: 'AccountCharged',
+      data: {
+        userId,
+        instanceId: charge.instanceId,
+        machineId: charge.machineId,
+        kind: charge.kind,
+        amountMicros: charge.amountMicros,
+        periodStart: charge.periodStart,
+        periodEnd: charge.periodEnd,
+        at,
+        hostId: charge.hostId,
+      },
+    });
+    billed.set(charge.instanceId, until !== undefined && until > charge.periodEnd ? until : charge.periodEnd);
+    balance -= charge.amountMicros;
+    if (balance <= 0 && !exhausted) {
+      events.push({ type: 'CreditExhausted', data: { userId, balanceMicros: balance, at } });
+      exhausted = true;
+    }
+  }
+  return events;
+}
+
+/** A HostEarned per charge not yet earned (idempotent per charge: the reactor runs at least once). */
+function earnings(
+  userId: number,
+  at: string,
+  list: readonly EarningItem[],
+  alreadyEarned: readonly string[],
+): LedgerEvent[] {
+  const earned = new Set(alreadyEarned);
+  const events: LedgerEvent[] = [];
+  for (const item of list) {
+    micros(item.amountMicros, MAX_LEDGER_AMOUNT_MICROS, 'an earning', true);
+    if (item.amountMicros === 0 || earned.has(item.chargeId)) continue;
+    earned.add(item.chargeId);
+    events.push({
+      type: 'HostEarned',
+      data: {
+        userId,
+        machineId: item.machineId,
+        instanceId: item.instanceId,
+        amountMicros: item.amountMicros,
+        at,
+        chargeId: item.chargeId,
+      },
+    });
+  }
+  return events;
 }
 
 function transfer(

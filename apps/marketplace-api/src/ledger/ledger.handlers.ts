@@ -1,11 +1,17 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
-import type { ContextRuntime, CommandBody } from '@rigmarket/event-sourcing';
+import { ApiError, type EventMetadata, type LedgerEvent } from '@rigmarket/contracts';
+import type { CommandBody, CommandResult, ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
-import { chargeAlreadyEarned, transferAlreadyReceived } from './earned-charges';
-import { type LedgerCommand, ledgerDecider, ledgerStreamId } from './ledger.decider';
+import { chargeAlreadyEarned, chargesAlreadyEarned, transferAlreadyReceived } from './earned-charges';
+import {
+  type LedgerCommand,
+  type LedgerState,
+  type UsageCharge,
+  ledgerDecider,
+  ledgerStreamId,
+} from './ledger.decider';
 
 /** A ledger command as callers give it: the runner stamps `at`; `alreadyEarned`/`alreadyReceived` are looked up in its transaction. */
 type LedgerCommandBody = LedgerCommand extends infer C
@@ -14,26 +20,52 @@ type LedgerCommandBody = LedgerCommand extends infer C
     : never
   : never;
 
+/** Completes a command with what its decision needs from the store (`sql`: the command's transaction). */
+async function lookedUp(
+  sql: Sql,
+  schema: string,
+  command: LedgerCommandBody,
+): Promise<CommandBody<LedgerCommand>> {
+  switch (command.type) {
+    case 'RecordEarning':
+      return { ...command, alreadyEarned: await chargeAlreadyEarned(sql, schema, command.chargeId) };
+    case 'RecordEarnings':
+      return {
+        ...command,
+        alreadyEarned: await chargesAlreadyEarned(
+          sql,
+          schema,
+          command.earnings.map((e) => e.chargeId),
+        ),
+      };
+    case 'ReceiveCredit':
+      return { ...command, alreadyReceived: await transferAlreadyReceived(sql, schema, command.transferId) };
+    default:
+      return command;
+  }
+}
+
+/** Runs a ledger command on its account's stream: the runner's result (events recorded, state after them). */
+export function runLedger(
+  runtime: ContextRuntime,
+  command: LedgerCommandBody,
+  metadata: EventMetadata,
+): Promise<CommandResult<LedgerState, LedgerEvent>> {
+  return runtime.runner.run(
+    ledgerStreamId(command.userId),
+    ledgerDecider,
+    (sql) => lookedUp(sql, runtime.schema, command),
+    metadata,
+  );
+}
+
+/** runLedger, answering the account's balance after the command (micros). */
 export async function runLedgerCommand(
   runtime: ContextRuntime,
   command: LedgerCommandBody,
   metadata: EventMetadata,
 ): Promise<number> {
-  const result = await runtime.runner.run(
-    ledgerStreamId(command.userId),
-    ledgerDecider,
-    async (sql): Promise<CommandBody<LedgerCommand>> =>
-      command.type === 'RecordEarning'
-        ? { ...command, alreadyEarned: await chargeAlreadyEarned(sql, runtime.schema, command.chargeId) }
-        : command.type === 'ReceiveCredit'
-          ? {
-              ...command,
-              alreadyReceived: await transferAlreadyReceived(sql, runtime.schema, command.transferId),
-            }
-          : command,
-    metadata,
-  );
-  return result.state.balance;
+  return (await runLedger(runtime, command, metadata)).state.balance;
 }
 
 /** Grants credit; answers the balance after it, in micros. */
@@ -111,6 +143,38 @@ export class ChargeUsageHandler implements ICommandHandler<ChargeUsageCommand> {
       },
       c.metadata,
     );
+  }
+}
+
+/**
+ * A billing run's charges of one renter (BillingMeter), in one transaction on the renter's ledger: each
+ * recorded as ChargeUsageCommand would, a period already billed left out. Answers the charges recorded.
+ */
+export class ChargeRenterCommand extends Command<UsageCharge[]> {
+  constructor(
+    readonly renterId: number,
+    readonly charges: UsageCharge[],
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChargeRenterCommand)
+export class ChargeRenterHandler implements ICommandHandler<ChargeRenterCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(c: ChargeRenterCommand): Promise<UsageCharge[]> {
+    const result = await runLedger(
+      this.runtime,
+      { type: 'ChargeRun', userId: c.renterId, charges: c.charges },
+      c.metadata,
+    );
+    const recorded = new Set(
+      result.decided.flatMap((e) =>
+        e.type === 'AccountCharged' ? [`${e.data.instanceId}@${e.data.periodStart}`] : [],
+      ),
+    );
+    return c.charges.filter((charge) => recorded.has(`${charge.instanceId}@${charge.periodStart}`));
   }
 }
 

@@ -20,4 +20,14 @@ export const instanceChargedUntilProjection = defineProjection<AccountCharged>({
       [event.data.instanceId, event.data.periodEnd],
     );
   },
+  /** A billing run's charges: one upsert of each instance's latest end. */
+  async applyBatch(sql, events) {
+    await sql.execute(
+      `INSERT INTO ${SCHEMA}.instance_charged_until (instance_id, until)
+       SELECT c.instance_id, max(c.until) FROM unnest($1::bigint[], $2::timestamptz[]) AS c (instance_id, until)
+        GROUP BY c.instance_id
+       ON CONFLICT (instance_id) DO UPDATE SET until = GREATEST(${SCHEMA}.instance_charged_until.until, EXCLUDED.until)`,
+      [events.map((e) => e.data.instanceId), events.map((e) => e.data.periodEnd)],
+    );
+  },
 });
