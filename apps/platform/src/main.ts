@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     port,
     host,
     site: serveConsole,
+    serviceName: 'rigmarket-platform',
   });
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   process.stdout.write(

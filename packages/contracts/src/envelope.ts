@@ -43,6 +43,12 @@ export interface EventEnvelope<E extends DomainEvent = DomainEvent> {
   context: ContextName;
   data: E['data'];
   metadata: EventMetadata;
+  /**
+   * The W3C trace context (`traceparent`) of the work that appended it, only while tracing is on: it rides
+   * in the outbox row and the Kafka message's headers so that consumers continue the trace. Never stored with
+   * the event, hashed or exported.
+   */
+  traceparent?: string;
 }
 
 export type ContextName = 'identity' | 'marketplace' | 'instance' | 'sync';

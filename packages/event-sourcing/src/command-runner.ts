@@ -3,11 +3,13 @@ import {
   type EventEnvelope,
   type EventMetadata,
   isPublicEvent,
+  streamTypeOf,
 } from '@rigmarket/contracts';
 import type { Clock } from './clock';
 import type { Database, Sql } from './database';
 import { type EventStore, WrongExpectedVersion } from './event-store';
 import { eventsAppended } from './metrics';
+import { inSpan } from './tracing';
 import { type Projection, applyProjectionBatch } from './projections';
 
 export interface Evolver<State, Event extends DomainEvent> {
@@ -111,7 +113,7 @@ export class CommandRunner {
     private readonly committed: () => void = () => undefined,
   ) {}
 
-  async handle<State, Event extends DomainEvent>(
+  handle<State, Event extends DomainEvent>(
     streamId: string,
     evolver: Evolver<State, Event>,
     /**
@@ -121,6 +123,21 @@ export class CommandRunner {
     decide: (state: State, now: Date, sql: Sql) => Event[] | Promise<Event[]>,
     metadata: EventMetadata,
     options: HandleOptions<State, Event> = {},
+  ): Promise<CommandResult<State, Event>> {
+    // A span per command while tracing is on (its events' outbox rows carry its context).
+    return inSpan(
+      `command ${streamTypeOf(streamId)}`,
+      { attributes: { 'rigmarket.context': this.store.context, 'rigmarket.stream.id': streamId } },
+      () => this.handleUntraced(streamId, evolver, decide, metadata, options),
+    );
+  }
+
+  private async handleUntraced<State, Event extends DomainEvent>(
+    streamId: string,
+    evolver: Evolver<State, Event>,
+    decide: (state: State, now: Date, sql: Sql) => Event[] | Promise<Event[]>,
+    metadata: EventMetadata,
+    options: HandleOptions<State, Event>,
   ): Promise<CommandResult<State, Event>> {
     const maxAttempts = options.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {

@@ -13,6 +13,7 @@ import {
 } from '@rigmarket/contracts';
 import type { Sql } from './database';
 import { chainTime, eventHash, lockChainHead } from './event-chain';
+import { currentTraceparent } from './tracing';
 
 export class WrongExpectedVersion extends ApiError {
   constructor(
@@ -186,13 +187,15 @@ export class EventStore {
     }
     const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
     if (published.length > 0) {
+      // The trace context of the work appending them rides with the outbox row (tracing on only).
+      const traceparent = currentTraceparent();
       const outboxParams: unknown[] = [];
       const outboxValues = published.map((e) => {
         const n = outboxParams.push(
           e.globalPosition,
           topicFor(this.context, streamType),
           streamId,
-          JSON.stringify(e),
+          JSON.stringify(traceparent ? { ...e, traceparent } : e),
         );
         return `($${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
       });

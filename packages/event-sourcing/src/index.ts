@@ -20,3 +20,4 @@ export * from './ledger-balance.projection';
 export * from './idle-backoff';
 export * from './stream-history';
 export * from './metrics';
+export * from './tracing';

@@ -4,6 +4,7 @@ import type { Database } from './database';
 import type { Transport } from './transport';
 import { idleBackoff } from './idle-backoff';
 import { contextOfSchema, outboxPublished, outboxRelayLag } from './metrics';
+import { produceSpans } from './tracing';
 
 export interface RelayOptions {
   /** How often to look for rows when nobody triggers a flush. */
@@ -124,7 +125,15 @@ export class OutboxRelay {
         key: r.message_key,
         envelope: typeof r.envelope === 'string' ? (JSON.parse(r.envelope) as EventEnvelope) : r.envelope,
       }));
-      await this.transport.publish(messages);
+      // Each traced event gets a PRODUCER span (a child of its request's), whose context the message carries.
+      const traced = produceSpans(messages);
+      try {
+        await this.transport.publish(traced.messages);
+        traced.end();
+      } catch (error) {
+        traced.end(error);
+        throw error;
+      }
       const context = contextOfSchema(this.schema);
       const now = Date.now();
       outboxPublished.inc({ context }, messages.length);

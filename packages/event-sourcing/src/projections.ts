@@ -13,6 +13,7 @@ import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
 import { type EventSource, contextEventSource, storeEventSource } from './event-source';
 import { EventStore } from './event-store';
 import { contextOfSchema, projectionEventsHandled } from './metrics';
+import { consumeSpans } from './tracing';
 import type { Delivery, DeliveryInfo, Subscription, Transport } from './transport';
 
 export interface StreamSource {
@@ -274,7 +275,14 @@ export function projectionSubscription(
 ): Subscription {
   const sources = projection.sources.filter((s) => s.context !== own);
   const metricLabels = { context: contextOfSchema(schema), projection: projection.name };
-  const handle = async (envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void> => {
+  const spanName = `${schema}/${projection.name}`;
+  const spanAttributes = {
+    'rigmarket.context': metricLabels.context,
+    'rigmarket.projection': projection.name,
+  };
+  const handle = (envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void> =>
+    consumeSpans(spanName, [envelope], spanAttributes, () => handleUntraced(envelope, delivery));
+  const handleUntraced = async (envelope: EventEnvelope, delivery: DeliveryInfo): Promise<void> => {
     if (!isSource(projection, envelope) || envelope.context === own) return;
     projectionEventsHandled.inc(metricLabels);
     const invalid = invalidInboundEvent(projection.eventTypes, envelope);
@@ -329,48 +337,55 @@ export function projectionSubscription(
      * stream that has a parked one, or one whose transaction fails, is handled one event at a time as
      * above: the bad event is retried and parked alone, the others applied.
      */
-    handleBatch: async (deliveries: readonly Delivery[]) => {
-      const mine = deliveries.filter(
-        ({ envelope }) => isSource(projection, envelope) && envelope.context !== own,
-      );
-      if (mine.length === 0) return;
-      const oneByOne = async () => {
-        for (const { envelope, delivery } of mine) await handle(envelope, delivery);
-      };
-      if (
-        mine.length === 1 ||
-        mine.some(({ envelope }) => invalidInboundEvent(projection.eventTypes, envelope) !== undefined)
-      )
-        return oneByOne();
-      const ends = new Map<string, string>();
-      for (const { delivery } of mine) ends.set(`${delivery.topic}:${delivery.partition}`, delivery.offset);
-      const streams = [...new Set(mine.map(({ envelope }) => envelope.streamId))];
-      let done = false;
-      try {
-        done = await db.transaction(async (sql) => {
-          const parked = await sql.query(
-            `SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1 AND stream_id = ANY($2::text[]) LIMIT 1`,
-            [projection.name, streams],
+    handleBatch: (deliveries: readonly Delivery[]) =>
+      consumeSpans(
+        spanName,
+        deliveries.map((d) => d.envelope),
+        spanAttributes,
+        async () => {
+          const mine = deliveries.filter(
+            ({ envelope }) => isSource(projection, envelope) && envelope.context !== own,
           );
-          if (parked.length > 0) return false;
-          await applyProjectionBatch(
-            sql,
-            schema,
-            projection,
-            mine.map(({ envelope }) => envelope),
-            [...ends].map(([source, position]) => ({ source, position })),
-          );
-          return true;
-        });
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        deadLetterLogger.warn(
-          `${schema}/${projection.name}: a batch of ${mine.length} events failed (${message}); applying them one at a time`,
-        );
-      }
-      if (done) projectionEventsHandled.inc(metricLabels, mine.length);
-      else await oneByOne();
-    },
+          if (mine.length === 0) return;
+          const oneByOne = async () => {
+            for (const { envelope, delivery } of mine) await handle(envelope, delivery);
+          };
+          if (
+            mine.length === 1 ||
+            mine.some(({ envelope }) => invalidInboundEvent(projection.eventTypes, envelope) !== undefined)
+          )
+            return oneByOne();
+          const ends = new Map<string, string>();
+          for (const { delivery } of mine)
+            ends.set(`${delivery.topic}:${delivery.partition}`, delivery.offset);
+          const streams = [...new Set(mine.map(({ envelope }) => envelope.streamId))];
+          let done = false;
+          try {
+            done = await db.transaction(async (sql) => {
+              const parked = await sql.query(
+                `SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1 AND stream_id = ANY($2::text[]) LIMIT 1`,
+                [projection.name, streams],
+              );
+              if (parked.length > 0) return false;
+              await applyProjectionBatch(
+                sql,
+                schema,
+                projection,
+                mine.map(({ envelope }) => envelope),
+                [...ends].map(([source, position]) => ({ source, position })),
+              );
+              return true;
+            });
+          } catch (error) {
+            const message = error instanceof Error ? error.message : String(error);
+            deadLetterLogger.warn(
+              `${schema}/${projection.name}: a batch of ${mine.length} events failed (${message}); applying them one at a time`,
+            );
+          }
+          if (done) projectionEventsHandled.inc(metricLabels, mine.length);
+          else await oneByOne();
+        },
+      ),
   };
 }
 /**

@@ -2,6 +2,7 @@ import { type DomainEvent, type EventEnvelope, topicFor, upcast } from '@rigmark
 import { deadLetterLogger } from './dead-letters';
 import { idleBackoff } from './idle-backoff';
 import { contextOfSchema, reactorRuns } from './metrics';
+import { consumeSpans } from './tracing';
 import type { Database } from './database';
 import type { Migration } from './migrations';
 import { type EnvelopeOf, type StreamSource, invalidInboundEvent } from './projections';
@@ -290,7 +291,13 @@ export class ReactorWorker {
     const events = rows.map(envelopeOf);
     if (rows.length > 1 && events.every((e) => invalidInboundEvent(reactor.eventTypes, e) === undefined)) {
       try {
-        await reactor.reactBatch!(events);
+        // Children of the events' traces: the commands it runs continue them.
+        await consumeSpans(
+          `${this.schema}/reactor:${reactor.name}`,
+          events,
+          { 'rigmarket.reactor': reactor.name },
+          () => reactor.reactBatch!(events),
+        );
         await this.db.execute(
           `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = ANY($2::text[])`,
           [reactor.name, rows.map((r) => r.event_id)],
@@ -315,7 +322,13 @@ export class ReactorWorker {
       // A requeued item whose payload breaks its schema fails again with the schema's complaint.
       const invalid = invalidInboundEvent(reactor.eventTypes, event);
       if (invalid !== undefined) throw new Error(invalid);
-      await reactor.react(event);
+      // A child of the event's trace: the commands it runs continue that trace.
+      await consumeSpans(
+        `${this.schema}/reactor:${reactor.name}`,
+        [event],
+        { 'rigmarket.reactor': reactor.name },
+        () => reactor.react(event),
+      );
       await this.db.execute(
         `UPDATE ${this.schema}.reactor_queue SET done_at = now(), last_error = NULL WHERE reactor = $1 AND event_id = $2`,
         [row.reactor, row.event_id],

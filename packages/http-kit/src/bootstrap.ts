@@ -18,6 +18,7 @@ import { HealthModule } from './health';
 import { httpDraining } from './http-drain';
 import { configureHttpApp, loggerModule } from './http-app';
 import { httpMetricsMiddleware, serveMetrics } from './metrics';
+import { startTracingFromEnvironment, stopTracing } from './tracing';
 import { serveApiDocs, serveOpenApiDocument } from './openapi';
 
 export interface ServeOptions {
@@ -37,6 +38,8 @@ export interface ServeOptions {
    * platform serves the web console at `/` this way (apps/platform/src/console-site.ts).
    */
   site?: (app: INestApplication) => void;
+  /** OpenTelemetry's service.name when tracing is on (OTEL_SERVICE_NAME overrides it); default `rigmarket`. */
+  serviceName?: string;
 }
 
 @Module({})
@@ -127,6 +130,8 @@ export async function servePlatform(options: ServeOptions): Promise<INestApplica
     process.stderr.write(`${JSON.stringify({ level: 60, msg: fault.message })}\n`);
     process.exit(70);
   });
+  // Off unless the OTEL_* variables (or RIGMARKET_TRACING=1) ask for it: docs/operations.md, Traces.
+  await startTracingFromEnvironment(options.serviceName ?? 'rigmarket');
   const app = await createPlatformApp(options);
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
@@ -166,6 +171,8 @@ export async function servePlatform(options: ServeOptions): Promise<INestApplica
         await options.transport.close();
         step = 'closing the database';
         await options.db.close();
+        step = 'flushing traces';
+        await stopTracing();
         logger.log(
           `stopped on ${signal} in ${Date.now() - started} ms: HTTP drained, workers stopped, transport and database closed`,
         );
@@ -210,6 +217,7 @@ export async function runStandalone(
       db,
       transport,
       eventSource: eventSourceFromEnvironment(appName),
+      serviceName: appName,
       port: Number(process.env.PORT ?? defaultPort),
       host: process.env.HOST,
     });

@@ -19,3 +19,4 @@ export * from './offset-token';
 export * from './history';
 export * from './metrics';
 export * from './http-drain';
+export * from './tracing';

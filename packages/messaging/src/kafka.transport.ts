@@ -98,15 +98,18 @@ export class KafkaTransport implements Transport {
       // No `compression`: uncompressed, kafkajs's default (CompressionTypes.None).
       topicMessages: [...byTopic].map(([topic, list]) => ({
         topic: this.ns + topic,
-        messages: list.map((m) => ({
-          key: m.key,
-          value: JSON.stringify(m.envelope),
+        messages: list.map(({ key, envelope: { traceparent, ...envelope } }) => ({
+          key,
+          // The trace context travels in the W3C `traceparent` header, not in the value (which stays the
+          // event as stored: a rebuild from the topics reads it).
+          value: JSON.stringify(envelope),
           headers: {
-            eventId: m.envelope.eventId,
-            type: m.envelope.type,
-            schemaVersion: String(m.envelope.schemaVersion),
-            correlationId: m.envelope.metadata.correlationId,
-            causationId: m.envelope.metadata.causationId,
+            eventId: envelope.eventId,
+            type: envelope.type,
+            schemaVersion: String(envelope.schemaVersion),
+            correlationId: envelope.metadata.correlationId,
+            causationId: envelope.metadata.causationId,
+            ...(traceparent ? { traceparent } : {}),
           },
         })),
       })),
@@ -144,6 +147,8 @@ export class KafkaTransport implements Transport {
           const group = batch.messages.slice(from, from + size);
           const deliveries = group.flatMap((message) => {
             const envelope = JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope | null;
+            const traceparent = message.headers?.traceparent?.toString();
+            if (envelope && traceparent) envelope.traceparent = traceparent;
             return envelope
               ? [{ envelope, delivery: { topic, partition: batch.partition, offset: message.offset } }]
               : [];
