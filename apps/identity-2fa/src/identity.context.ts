@@ -5,6 +5,7 @@ import { apiKeysProjection } from './read-models/api-keys/projection';
 import { auditLogProjection } from './read-models/audit-log/projection';
 import { sshKeysProjection } from './read-models/ssh-keys/projection';
 import { teamRolesProjection } from './read-models/team-roles/projection';
+import { teamsProjection } from './read-models/teams/projection';
 import { tfaProjection } from './read-models/tfa/projection';
 import { userCreditProjection } from './read-models/user-credit/projection';
 import { usersProjection } from './read-models/users/projection';
@@ -12,6 +13,7 @@ import { SCHEMA } from './schema';
 import { apiKeyDecider } from './api-keys/api-key.decider';
 import { sshKeyDecider } from './ssh-keys/ssh-key.decider';
 import { teamRoleDecider } from './team-roles/team-role.decider';
+import { teamDecider } from './teams/team.decider';
 import { tfaDecider } from './tfa/tfa.decider';
 import { userDecider } from './users/user.decider';
 
@@ -30,6 +32,7 @@ export const identityContext: ContextDefinition = {
     usersProjection,
     apiKeysProjection,
     teamRolesProjection,
+    teamsProjection,
     authKeys,
     tfaProjection,
     sshKeysProjection,
@@ -42,6 +45,7 @@ export const identityContext: ContextDefinition = {
     user: streamFold(userDecider),
     api_key: streamFold(apiKeyDecider),
     team_role: streamFold(teamRoleDecider),
+    team: streamFold(teamDecider),
     ssh_key: streamFold(sshKeyDecider),
     tfa: streamFold(tfaDecider),
   },

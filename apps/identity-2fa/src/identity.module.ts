@@ -41,6 +41,15 @@ import {
   loginLockoutFromEnv,
 } from './users/login-throttle';
 import { SubaccountsController, UsersController } from './users/users.http.controller';
+import { TeamsController } from './teams/teams.http.controller';
+import {
+  CreateTeamHandler,
+  DestroyTeamHandler,
+  InviteMemberHandler,
+  JoinTeamHandler,
+  ListMembersHandler,
+  RemoveMemberHandler,
+} from './teams/teams.handlers';
 import {
   GetUserHandler,
   LoginHandler,
@@ -61,6 +70,14 @@ const userHandlers = [
   GetUserHandler,
   UpdateUserHandler,
   ListSubaccountsHandler,
+];
+const teamHandlers = [
+  CreateTeamHandler,
+  DestroyTeamHandler,
+  InviteMemberHandler,
+  JoinTeamHandler,
+  ListMembersHandler,
+  RemoveMemberHandler,
 ];
 const apiKeyHandlers = [
   CreateApiKeyHandler,
@@ -117,6 +134,7 @@ export class IdentityModule {
       controllers: [
         UsersController,
         SubaccountsController,
+        TeamsController,
         AuditLogController,
         IpAddressesController,
         ApiKeysController,
@@ -148,6 +166,7 @@ export class IdentityModule {
         },
         AdminSeeder,
         ...userHandlers,
+        ...teamHandlers,
         ...apiKeyHandlers,
         ...teamRoleHandlers,
         AddSshKeyHandler,

@@ -111,6 +111,8 @@ export const BODIES = {
     },
     ['email', 'password'],
   ),
+  createTeam: objectOf({ team_name: str, transfer_credit: num }, ['team_name']),
+  joinTeam: objectOf({ team_id: int, token: str }),
   setUser: objectOf(
     {
       fullname: nullable(str),
@@ -171,6 +173,21 @@ export const ANSWERS = {
   registered: succeeded({ user: USER, msg: str }),
   userUpdated: succeeded({ user: USER, msg: str }),
   subaccounts: succeeded({ users: arrayOf(USER) }),
+  teamCreated: succeeded({ team_id: int, team_name: str, api_key: str, msg: str }),
+  teamJoined: succeeded({ team_id: int, team_name: str, role: str, api_key: str, msg: str }),
+  invited: succeeded({ team_id: int, expires_at: int, msg: str }),
+  members: arrayOf(
+    objectOf({
+      id: nullable(int),
+      email: str,
+      username: nullable(str),
+      role: str,
+      status: { type: 'string', enum: ['member', 'invited'] },
+      is_owner: bool,
+      joined_at: nullable(int),
+      expires_at: nullable(int),
+    }),
+  ),
   login: {
     oneOf: [
       { allOf: [USER, succeeded({ session_key: str })] },

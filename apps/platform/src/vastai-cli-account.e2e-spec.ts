@@ -505,6 +505,127 @@ describe('the vastai CLI: account and billing commands', () => {
     );
   });
 
+  it('teams: create, invite, join, show and remove members, destroy; the team owns what its keys create', async () => {
+    const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+    const keyIn = (text: string) => /'api_key': '([0-9a-f]{64})'/.exec(text)?.[1];
+    const created = await vastai(sender.key, 'create', 'team', '--team-name', 'render lab');
+    const ownerTeamKey = keyIn(created.out);
+    const teamId = Number(/'team_id': (\d+)/.exec(created.out)?.[1]);
+    expect(ownerTeamKey).toBeDefined();
+    // The team is an account of its own: a team key's `show user` is the team.
+    const teamUser = JSON.parse((await vastai(ownerTeamKey!, 'show', 'user', '--raw')).stdout) as {
+      id: number;
+    };
+    expect(teamUser.id).toBe(teamId);
+    const credit = await http()
+      .post('/api/v0/team/')
+      .set(as(sender.key))
+      .send({ team_name: 'rich', transfer_credit: 5 });
+    expect({ status: credit.status, error: credit.body.error }).toEqual({
+      status: 400,
+      error: 'transfer_credit_not_supported',
+    });
+
+    const invited = await vastai(
+      sender.key,
+      'invite',
+      'member',
+      '--email',
+      recipient.email,
+      '--role',
+      'member',
+    );
+    expect(invited.out).toContain(`successfully invited ${recipient.email}`);
+    const mail = mailer.sent.filter((m) => m.to === recipient.email).at(-1)!;
+    const token = /invitation code is (\S+)/.exec(mail.text)![1]!;
+    const wrong = await http()
+      .post('/api/v0/team/join/')
+      .set(as(sender.key))
+      .send({ team_id: teamId, token });
+    expect({ status: wrong.status, error: wrong.body.error }).toEqual({
+      status: 409,
+      error: 'already_member',
+    });
+    const joined = await http()
+      .post('/api/v0/team/join/')
+      .set(as(recipient.key))
+      .send({ team_id: teamId, token })
+      .expect(200);
+    expect(joined.body).toMatchObject({ team_id: teamId, role: 'member' });
+    const memberTeamKey = joined.body.api_key as string;
+
+    const members = await vastai(sender.key, 'show', 'members');
+    expect(members.out).toContain(sender.email);
+    expect(members.out).toContain(recipient.email);
+    const listed = await http().get('/api/v0/team/members/').set(as(memberTeamKey)).expect(200);
+    expect(listed.body.map((m: { id: number; role: string }) => [m.id, m.role])).toEqual([
+      [sender.id, 'owner'],
+      [recipient.id, 'member'],
+    ]);
+    // The member role reads the team but cannot invite or remove.
+    const notAllowed = await http()
+      .post(`/api/v0/team/invite/?email=x%40example.com&role=member`)
+      .set(as(memberTeamKey))
+      .send({});
+    expect(notAllowed.status).toBe(403);
+
+    // What a team key creates belongs to the team: every member's team key sees it, personal keys do not; the
+    // member role lacks user_write, so it cannot create templates.
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/template/').set(as(memberTeamKey))).status === 200 ? true : undefined,
+      30_000,
+      'the team key reaches the marketplace',
+    );
+    expect(
+      (await http().post('/api/v0/template/').set(as(memberTeamKey)).send({ name: 'no', image: 'busybox' }))
+        .status,
+    ).toBe(403);
+    await http()
+      .post('/api/v0/template/')
+      .set(as(ownerTeamKey!))
+      .send({ name: 'team-template', image: 'busybox', private: true })
+      .expect(200);
+    const seen = async (key: string) =>
+      (
+        (await http().get('/api/v0/template/').set(as(key))).body.templates as Array<{
+          name: string;
+          creator_id: number;
+        }>
+      )
+        .filter((t) => t.name === 'team-template')
+        .map((t) => t.creator_id);
+    expect(await seen(memberTeamKey)).toEqual([teamId]);
+    expect(await seen(recipient.key)).toEqual([]);
+    expect(await seen(sender.key)).toEqual([]);
+
+    const removed = await vastai(sender.key, 'remove', 'member', String(recipient.id));
+    expect(removed.out).toContain('removed');
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/users/current/').set(as(memberTeamKey))).status === 401 ? true : undefined,
+      30_000,
+      "the removed member's team key stops working",
+    );
+    const owner = await http().delete(`/api/v0/team/members/${sender.id}/`).set(as(sender.key));
+    expect({ status: owner.status, error: owner.body.error }).toEqual({
+      status: 400,
+      error: 'cannot_remove_owner',
+    });
+
+    const destroyed = await vastai(sender.key, 'destroy', 'team');
+    expect(destroyed.out).toContain('destroyed');
+    expect((await http().get('/api/v0/users/current/').set(as(ownerTeamKey!))).status).toBe(401);
+    const gone = await http().get('/api/v0/team/members/').set(as(sender.key));
+    expect({ status: gone.status, error: gone.body.error }).toEqual({ status: 404, error: 'team_not_found' });
+    const audit = JSON.parse((await vastai(sender.key, 'show', 'audit-logs', '--raw')).stdout) as Array<{
+      action: string;
+    }>;
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['TeamCreated', 'TeamMemberInvited', 'TeamMemberRemoved', 'TeamDestroyed']),
+    );
+  });
+
   it('keeps the ledger balanced and every read model equal to its rebuild', async () => {
     await eventually(
       async () => ((await ledgerImbalances(db)).length === 0 ? true : undefined),

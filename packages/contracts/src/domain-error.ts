@@ -23,6 +23,17 @@ export const DomainErrorCodes = [
   'invalid_ssh_key',
   'ssh_key_exists',
   'ssh_key_not_found',
+  // identity: teams
+  'team_exists',
+  'team_not_found',
+  'not_team_owner',
+  'already_member',
+  'invalid_invitation',
+  'invitation_expired',
+  'member_not_found',
+  'cannot_remove_owner',
+  'owner_role_not_invitable',
+  'team_full',
   // two-factor authentication
   '2fa_expired',
   '2fa_verification_failed',

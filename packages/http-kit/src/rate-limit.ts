@@ -60,7 +60,7 @@ export function rateLimitConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Ra
   };
 }
 
-/** Routes an attacker would hammer: password and code guessing, sign-ups, key minting. */
+/** Routes an attacker would hammer: password and code guessing, sign-ups, key minting, team invitations (mail). */
 export function isStrictRoute(method: string, path: string): boolean {
   const p = path.replace(/\/+$/, '');
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
@@ -68,7 +68,8 @@ export function isStrictRoute(method: string, path: string): boolean {
     (method === 'POST' && p === '/api/v0/users') ||
     /^\/api\/v0\/users\/(login|verify_email|password)$/.test(p) ||
     p.startsWith('/api/v0/tfa') ||
-    (method === 'POST' && p === '/api/v0/auth/apikeys')
+    (method === 'POST' && p === '/api/v0/auth/apikeys') ||
+    (method === 'POST' && /^\/api\/v0\/team\/(invite|join)$/.test(p))
   );
 }
 

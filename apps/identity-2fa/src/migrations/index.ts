@@ -9,6 +9,7 @@ import { apiKeyExpiry } from './0007-api-key-expiry';
 import { sshKeys } from './0008-ssh-keys';
 import { auditLog } from './0009-audit-log';
 import { subaccountsAndSettings } from './0010-subaccounts-and-settings';
+import { teams } from './0011-teams';
 
 /** identity-2fa's migrations, one file each, in the order they run (after the core ones every context has). */
 export const identityMigrations: readonly Migration[] = [
@@ -22,4 +23,5 @@ export const identityMigrations: readonly Migration[] = [
   sshKeys,
   auditLog,
   subaccountsAndSettings,
+  teams,
 ];

@@ -18,6 +18,7 @@ export const AUDITED_EVENTS = {
     ],
     api_key: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted'],
     team_role: ['TeamRoleCreated', 'TeamRoleUpdated', 'TeamRoleDeleted'],
+    team: ['TeamCreated', 'TeamMemberInvited', 'TeamMemberJoined', 'TeamMemberRemoved', 'TeamDestroyed'],
     ssh_key: ['SshKeyAdded', 'SshKeyReplaced', 'SshKeyDeleted'],
     tfa: [
       'TfaMethodAdded',
