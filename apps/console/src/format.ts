@@ -24,3 +24,11 @@ export function when(epochSeconds: number | null | undefined): string {
   if (!epochSeconds) return '–';
   return new Date(epochSeconds * 1000).toLocaleString();
 }
+
+/** Money that may be small (a few seconds of billing): cents from $1, otherwise four decimals. */
+export function amount(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  return Math.abs(value) >= 1 || value === 0
+    ? dollars(value)
+    : `${value < 0 ? '-' : ''}$${Math.abs(value).toFixed(4)}`;
+}

@@ -15,7 +15,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { api, errorText, type Instance, ok } from '../api/client';
-import { dollars, perHour, when } from '../format';
+import { amount, perHour, when } from '../format';
 import { LogsDrawer } from './LogsDrawer';
 
 /** How often the list is read again while the page is open (the API asks clients to poll, not push). */
@@ -112,7 +112,7 @@ export function InstancesPage() {
                 {i.status_msg ?? ' '}
               </Text>
               <Text size="sm">
-                Cost so far: <strong aria-label="Cost so far">{dollars(costs.get(i.id) ?? 0)}</strong>
+                Cost so far: <strong aria-label="Cost so far">{amount(costs.get(i.id) ?? 0)}</strong>
               </Text>
               <Group mt="sm" gap="xs">
                 {actions.has('stop') && (

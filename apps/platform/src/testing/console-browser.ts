@@ -41,13 +41,17 @@ export interface ConsoleRig {
   close(): Promise<void>;
 }
 
-export async function startConsoleRig(adminKey: string): Promise<ConsoleRig> {
+export async function startConsoleRig(
+  adminKey: string,
+  options: { billingIntervalMs?: number } = {},
+): Promise<ConsoleRig> {
   const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
   const mailer = new RecordingMailer();
   const app: INestApplication = await createEmbeddedApp({
     db,
     transport: new InProcessTransport(),
     identity: { adminKey, mailer },
+    marketplace: { billingIntervalMs: options.billingIntervalMs },
   });
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
