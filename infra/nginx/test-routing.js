@@ -67,6 +67,8 @@ const CASES = [
   ['GET', '/api/v0/users/me/ipaddrs?owner=me', 'identity'],
   ['GET', '/api/v0/audit_logs/', 'identity'],
   ['GET', '/api/v0/audit_logs/?limit=5&before=abc', 'identity'],
+  ['GET', '/api/v0/webhooks/', 'identity'],
+  ['POST', '/api/v0/webhooks/3/deliveries/9/redeliver/', 'identity'],
   ['GET', '/api/v0/auth/apikeys/7/history/?as_of=1795600000', 'identity'],
   ['GET', '/api/v0/tfa/history/', 'identity'],
   ['GET', '/api/v0/instances/12/history/', 'instance'],

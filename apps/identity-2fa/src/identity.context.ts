@@ -9,6 +9,8 @@ import { teamsProjection } from './read-models/teams/projection';
 import { tfaProjection } from './read-models/tfa/projection';
 import { userCreditProjection } from './read-models/user-credit/projection';
 import { usersProjection } from './read-models/users/projection';
+import { webhookEndpointsProjection } from './read-models/webhook-endpoints/projection';
+import { webhookInstanceOwnersProjection } from './read-models/webhook-instance-owners/projection';
 import { SCHEMA } from './schema';
 import { apiKeyDecider } from './api-keys/api-key.decider';
 import { sshKeyDecider } from './ssh-keys/ssh-key.decider';
@@ -16,6 +18,7 @@ import { teamRoleDecider } from './team-roles/team-role.decider';
 import { teamDecider } from './teams/team.decider';
 import { tfaDecider } from './tfa/tfa.decider';
 import { userDecider } from './users/user.decider';
+import { webhookDecider } from './webhooks/webhook.decider';
 
 export { SCHEMA };
 
@@ -37,10 +40,16 @@ export const identityContext: ContextDefinition = {
     tfaProjection,
     sshKeysProjection,
     auditLogProjection,
+    webhookEndpointsProjection,
   ],
   // auth_api_keys: identity's own key events inline, instance-lifecycle's instance keys subscribed;
   // audit_log likewise: identity's actions inline, the other contexts' subscribed.
-  subscribedProjections: [userCreditProjection, authKeys, auditLogProjection],
+  subscribedProjections: [
+    userCreditProjection,
+    authKeys,
+    auditLogProjection,
+    webhookInstanceOwnersProjection,
+  ],
   folds: {
     user: streamFold(userDecider),
     api_key: streamFold(apiKeyDecider),
@@ -48,5 +57,6 @@ export const identityContext: ContextDefinition = {
     team: streamFold(teamDecider),
     ssh_key: streamFold(sshKeyDecider),
     tfa: streamFold(tfaDecider),
+    webhook: streamFold(webhookDecider),
   },
 };

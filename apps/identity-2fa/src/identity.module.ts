@@ -50,6 +50,11 @@ import {
   ListMembersHandler,
   RemoveMemberHandler,
 } from './teams/teams.handlers';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { WEBHOOK_SETTINGS, type WebhookSettings, webhookSettingsFromEnv } from './webhooks/webhook-settings';
+import { WebhooksController } from './webhooks/webhooks.http.controller';
+import { WebhooksReactor } from './webhooks/webhooks.reactor';
+import { WebhooksService } from './webhooks/webhooks.service';
 import {
   GetUserHandler,
   LoginHandler,
@@ -109,6 +114,8 @@ export interface IdentityModuleOptions extends IdentityOptions {
   tfaKey?: string;
   /** Password login lockout (RIGMARKET_LOGIN_MAX_FAILURES, RIGMARKET_LOGIN_LOCKOUT_S otherwise). */
   loginLockout?: LoginLockout;
+  /** Webhook delivery settings; each one not given comes from RIGMARKET_WEBHOOK_* (webhook-settings.ts). */
+  webhooks?: Partial<WebhookSettings>;
 }
 
 export function chooseMailer(options: IdentityModuleOptions): Mailer {
@@ -144,6 +151,7 @@ export class IdentityModule {
         TfaController,
         TfaAdminController,
         SshKeysController,
+        WebhooksController,
       ],
       providers: [
         { provide: IDENTITY_OPTIONS, useValue: options },
@@ -164,6 +172,13 @@ export class IdentityModule {
           inject: [TfaService],
           useFactory: (tfa: TfaService) => [new TfaSecretStrategy(tfa)],
         },
+        {
+          provide: WEBHOOK_SETTINGS,
+          useFactory: (): WebhookSettings => ({ ...webhookSettingsFromEnv(), ...options.webhooks }),
+        },
+        WebhookDispatcher,
+        WebhooksService,
+        WebhooksReactor,
         AdminSeeder,
         ...userHandlers,
         ...teamHandlers,

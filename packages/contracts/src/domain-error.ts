@@ -34,6 +34,12 @@ export const DomainErrorCodes = [
   'cannot_remove_owner',
   'owner_role_not_invitable',
   'team_full',
+  // identity: webhooks
+  'invalid_webhook',
+  'webhook_endpoint_exists',
+  'webhook_endpoint_not_found',
+  'webhook_endpoint_disabled',
+  'webhook_delivery_not_found',
   // two-factor authentication
   '2fa_expired',
   '2fa_verification_failed',

@@ -17,6 +17,7 @@ export const QUOTAS = {
   templates: { noun: 'templates', env: 'RIGMARKET_QUOTA_TEMPLATES', defaultLimit: 1000 },
   apiKeys: { noun: 'API keys', env: 'RIGMARKET_QUOTA_API_KEYS', defaultLimit: 200 },
   sshKeys: { noun: 'SSH keys', env: 'RIGMARKET_QUOTA_SSH_KEYS', defaultLimit: 100 },
+  webhooks: { noun: 'webhook endpoints', env: 'RIGMARKET_QUOTA_WEBHOOKS', defaultLimit: 20 },
   machines: { noun: 'machines', env: 'RIGMARKET_QUOTA_MACHINES', defaultLimit: 500 },
   instances: { noun: 'instances', env: 'RIGMARKET_QUOTA_INSTANCES', defaultLimit: 500 },
 } as const satisfies Record<string, Quota>;

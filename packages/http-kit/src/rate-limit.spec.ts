@@ -57,6 +57,9 @@ describe('rate limits', () => {
     expect(isStrictRoute('PUT', '/api/v0/tfa/totp-setup/')).toBe(true);
     expect(isStrictRoute('POST', '/api/v0/auth/apikeys/')).toBe(true);
     expect(isStrictRoute('GET', '/api/v0/auth/apikeys/')).toBe(false);
+    expect(isStrictRoute('POST', '/api/v0/webhooks/')).toBe(true);
+    expect(isStrictRoute('POST', '/api/v0/webhooks/3/deliveries/9/redeliver/')).toBe(true);
+    expect(isStrictRoute('GET', '/api/v0/webhooks/3/deliveries/')).toBe(false);
     expect(isStrictRoute('PUT', '/api/v0/search/asks/')).toBe(false);
     const req = (peer: string, xff?: string) =>
       ({ socket: { remoteAddress: peer }, headers: xff ? { 'x-forwarded-for': xff } : {} }) as never;

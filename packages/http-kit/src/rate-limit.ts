@@ -60,7 +60,10 @@ export function rateLimitConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Ra
   };
 }
 
-/** Routes an attacker would hammer: password and code guessing, sign-ups, key minting, team invitations (mail). */
+/**
+ * Routes an attacker would hammer: password and code guessing, sign-ups, key minting, team invitations (mail),
+ * and the webhook routes that make the platform send requests (endpoint creation, secret rotation, redelivery).
+ */
 export function isStrictRoute(method: string, path: string): boolean {
   const p = path.replace(/\/+$/, '');
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
@@ -69,7 +72,8 @@ export function isStrictRoute(method: string, path: string): boolean {
     /^\/api\/v0\/users\/(login|verify_email|password)$/.test(p) ||
     p.startsWith('/api/v0/tfa') ||
     (method === 'POST' && p === '/api/v0/auth/apikeys') ||
-    (method === 'POST' && /^\/api\/v0\/team\/(invite|join)$/.test(p))
+    (method === 'POST' && /^\/api\/v0\/team\/(invite|join)$/.test(p)) ||
+    (method === 'POST' && /^\/api\/v0\/webhooks(\/|$)/.test(p))
   );
 }
 

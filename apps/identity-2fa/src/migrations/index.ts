@@ -10,6 +10,7 @@ import { sshKeys } from './0008-ssh-keys';
 import { auditLog } from './0009-audit-log';
 import { subaccountsAndSettings } from './0010-subaccounts-and-settings';
 import { teams } from './0011-teams';
+import { webhooks } from './0012-webhooks';
 
 /** identity-2fa's migrations, one file each, in the order they run (after the core ones every context has). */
 export const identityMigrations: readonly Migration[] = [
@@ -24,4 +25,5 @@ export const identityMigrations: readonly Migration[] = [
   auditLog,
   subaccountsAndSettings,
   teams,
+  webhooks,
 ];

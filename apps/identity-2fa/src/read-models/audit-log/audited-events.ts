@@ -20,6 +20,14 @@ export const AUDITED_EVENTS = {
     team_role: ['TeamRoleCreated', 'TeamRoleUpdated', 'TeamRoleDeleted'],
     team: ['TeamCreated', 'TeamMemberInvited', 'TeamMemberJoined', 'TeamMemberRemoved', 'TeamDestroyed'],
     ssh_key: ['SshKeyAdded', 'SshKeyReplaced', 'SshKeyDeleted'],
+    webhook: [
+      'WebhookEndpointCreated',
+      'WebhookEndpointUpdated',
+      'WebhookSecretRotated',
+      'WebhookEndpointDisabled',
+      'WebhookEndpointEnabled',
+      'WebhookEndpointDeleted',
+    ],
     tfa: [
       'TfaMethodAdded',
       'TfaMethodUpdated',

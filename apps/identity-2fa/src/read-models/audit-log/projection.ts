@@ -4,7 +4,10 @@ import { SCHEMA } from '../../schema';
 import { AUDITED_TYPES, AUDIT_SOURCES } from './audited-events';
 import { auditArgs } from './redact';
 
-/** Whose action it was: the caller's account, or for a login (no key yet) the account logging in. */
+/**
+ * Whose action it was: the caller's account, or for a login (no key yet) the account logging in, or for an
+ * endpoint the delivery worker disabled (no caller) the endpoint's owner.
+ */
 function accountOf(event: EventEnvelope): number | null {
   const actor = event.metadata.actor?.userId;
   if (typeof actor === 'number') return actor;
@@ -14,7 +17,8 @@ function accountOf(event: EventEnvelope): number | null {
       event.type === 'TfaLoginCompleted' ||
       event.type === 'TfaVerificationFailed' ||
       event.type === 'UserRegistered' ||
-      event.type === 'UserEmailVerified') &&
+      event.type === 'UserEmailVerified' ||
+      event.type === 'WebhookEndpointDisabled') &&
     typeof data?.userId === 'number'
   )
     return data.userId;
