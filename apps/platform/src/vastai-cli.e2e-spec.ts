@@ -270,6 +270,26 @@ describe('the vastai CLI against the embedded platform', () => {
       expect(bids[0]!.dph_total).toBeCloseTo(0.3, 1); // interruptible: priced at the machine's min bid ($0.3/GPU) plus storage
     });
 
+    it('`list machine` again with only a new GPU price keeps the storage price, min bid and end date', async () => {
+      const id = await register({ hostname: 'rig-reprice', gpu_name: 'RTX 3090', num_gpus: 1 });
+      await vastai('list', 'machine', String(id), '-g', '0.2', '-s', '0.15', '-b', '0.1', '-e', '12/31/2030');
+      const before = JSON.parse((await vastai('show', 'machine', String(id), '--raw')).stdout) as Array<
+        Record<string, unknown>
+      >;
+      const repriced = await vastai('list', 'machine', String(id), '-g', '0.25');
+      expect(repriced.out).toContain(`offers created/updated for machine ${id}`);
+      const [after] = JSON.parse((await vastai('show', 'machine', String(id), '--raw')).stdout) as Array<
+        Record<string, unknown>
+      >;
+      expect(after).toMatchObject({
+        listed_gpu_cost: 0.25,
+        listed_storage_cost: 0.15,
+        min_bid_price: 0.1,
+        end_date: before[0]!.end_date,
+      });
+      expect(after!.end_date).not.toBeNull();
+    });
+
     it('creates, searches, edits (new hash) and deletes a template with the CLI', async () => {
       const created = await vastai(
         'create',

@@ -88,6 +88,55 @@ describe('machine decider', () => {
       .thenThrows(MachineErrors.notFound);
   });
 
+  it('re-listing changes only the prices given: unset ones (null from the CLI) keep their values', () => {
+    const withEnd = { ...ask, endDate: 1_900_000_000 };
+    spec
+      .given([
+        registered,
+        { type: 'MachineListed', data: { machineId: 7, ownerId: 3, ask: withEnd, listedAt: AT } },
+      ])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { priceGpu: 0.9 } })
+      .then([
+        {
+          type: 'MachineListed',
+          data: { machineId: 7, ownerId: 3, ask: { ...withEnd, priceGpu: 0.9 }, listedAt: AT },
+        },
+      ]);
+  });
+
+  it('a first listing needs a GPU price; the rest default (min bid = the GPU price)', () => {
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { priceDisk: 0.1 } })
+      .thenThrows(MachineErrors.invalidAsk);
+    spec
+      .given([registered])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask: { priceGpu: 0.4 } })
+      .then([
+        {
+          type: 'MachineListed',
+          data: {
+            machineId: 7,
+            ownerId: 3,
+            ask: {
+              priceGpu: 0.4,
+              priceDisk: 0,
+              priceInetUp: 0,
+              priceInetDown: 0,
+              minBid: 0.4,
+              minChunk: 1,
+              endDate: null,
+              creditDiscountMax: 0,
+              duration: null,
+              volSize: null,
+              volPrice: null,
+            },
+            listedAt: AT,
+          },
+        },
+      ]);
+  });
+
   it('turns a duration such as "3 months" into an end date when none is given', () => {
     const endDate = Date.parse(AT) / 1000 + 90 * 86400;
     spec

@@ -36,7 +36,11 @@ export type MachineCommand = { at: string } & (
       dlperf: number;
       tflops: number;
     }
-  | { type: 'ListMachine'; requesterId: number; ask: MachineAsk }
+  /**
+   * `vastai list machine` (also "set price"): the fields given; the CLI sends the ones its user left unset as
+   * null, which the controller drops, so a re-listing keeps the machine's current values for them.
+   */
+  | { type: 'ListMachine'; requesterId: number; ask: Partial<MachineAsk> }
   | { type: 'UnlistMachine'; requesterId: number }
   | { type: 'SetMinBid'; requesterId: number; minBid: number }
   | { type: 'SetVerification'; verification: MachineVerification }
@@ -147,6 +151,30 @@ function checkPrice(name: string, value: number | null, max: number, unit: strin
   }
 }
 
+/** The ask after a listing: the given fields over the current ask (or the defaults, for a first listing). */
+function askAfter(current: MachineAsk | null, given: Partial<MachineAsk>): MachineAsk {
+  const priceGpu = given.priceGpu ?? current?.priceGpu;
+  if (priceGpu === undefined) {
+    throw new DomainError(MachineErrors.invalidAsk, 'price_gpu is required to list a machine (-g PRICE_GPU)');
+  }
+  const defined = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+  return {
+    priceDisk: 0,
+    priceInetUp: 0,
+    priceInetDown: 0,
+    minChunk: 1,
+    endDate: null,
+    creditDiscountMax: 0,
+    duration: null,
+    volSize: null,
+    volPrice: null,
+    ...current,
+    minBid: current?.minBid ?? priceGpu,
+    ...defined,
+    priceGpu,
+  };
+}
+
 function validateAsk(ask: MachineAsk): void {
   const prices: Array<[string, number | null, number, string]> = [
     ['price_gpu', ask.priceGpu, MONEY_LIMITS.gpuPricePerHour, '$/hour per GPU'],
@@ -186,9 +214,9 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
     }
     case 'ListMachine': {
       const machine = ownedMachine(state, command.requesterId);
-      validateAsk(command.ask);
-      let ask = command.ask;
-      if (ask.endDate === null && ask.duration !== null) {
+      let ask = askAfter(machine.ask, command.ask);
+      validateAsk(ask);
+      if (command.ask.endDate == null && command.ask.duration != null && ask.duration !== null) {
         const seconds = durationSeconds(ask.duration);
         if (seconds === null)
           throw new DomainError(

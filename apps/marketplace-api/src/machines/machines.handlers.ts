@@ -82,7 +82,7 @@ export class ListMachineCommand extends Command<void> {
   constructor(
     readonly requesterId: number,
     readonly machineId: number,
-    readonly ask: MachineAsk,
+    readonly ask: Partial<MachineAsk>,
     readonly metadata: EventMetadata,
   ) {
     super();

@@ -88,21 +88,21 @@ function optionalNumber(name: string, raw: unknown): number | null {
   return value;
 }
 
-function askFrom(body: CreateAsksRequest): MachineAsk {
-  const priceGpu = optionalNumber('price_gpu', body.price_gpu);
-  if (priceGpu === null) throw ApiError.badRequest('price_gpu is required (-g PRICE_GPU)');
+/** The fields the request gives; null (the CLI's "left unset") and absent both keep the current value. */
+function askFrom(body: CreateAsksRequest): Partial<MachineAsk> {
+  const given = (name: string, value: unknown) => optionalNumber(name, value) ?? undefined;
   return {
-    priceGpu,
-    priceDisk: optionalNumber('price_disk', body.price_disk) ?? 0,
-    priceInetUp: optionalNumber('price_inetu', body.price_inetu) ?? 0,
-    priceInetDown: optionalNumber('price_inetd', body.price_inetd) ?? 0,
-    minBid: optionalNumber('price_min_bid', body.price_min_bid) ?? priceGpu,
-    minChunk: optionalNumber('min_chunk', body.min_chunk) ?? 1,
-    endDate: optionalNumber('end_date', body.end_date),
-    creditDiscountMax: optionalNumber('credit_discount_max', body.credit_discount_max) ?? 0,
-    duration: body.duration === undefined || body.duration === null ? null : String(body.duration),
-    volSize: optionalNumber('vol_size', body.vol_size),
-    volPrice: optionalNumber('vol_price', body.vol_price),
+    priceGpu: given('price_gpu', body.price_gpu),
+    priceDisk: given('price_disk', body.price_disk),
+    priceInetUp: given('price_inetu', body.price_inetu),
+    priceInetDown: given('price_inetd', body.price_inetd),
+    minBid: given('price_min_bid', body.price_min_bid),
+    minChunk: given('min_chunk', body.min_chunk),
+    endDate: given('end_date', body.end_date),
+    creditDiscountMax: given('credit_discount_max', body.credit_discount_max),
+    duration: body.duration === undefined || body.duration === null ? undefined : String(body.duration),
+    volSize: given('vol_size', body.vol_size),
+    volPrice: given('vol_price', body.vol_price),
   };
 }
 
