@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { CONTEXT_SCHEMAS, type ContextName, streamTypeOf } from '@rigmarket/contracts';
 import {
@@ -16,8 +17,9 @@ import {
 import { eventSourceFromEnvironment } from '@rigmarket/messaging';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
 import { exportEvents, importAndRebuild } from './event-export';
+import { operatorOutput } from './operator-output';
 import { ALL_CONTEXTS } from './platform';
-import { rebuildAll, verify, verifyChains } from './verify';
+import { VERIFY_CHECKS, rebuildAll, verify, verifyChains } from './verify';
 
 const USAGE = `Rigmarket operator tool
 
@@ -49,6 +51,9 @@ const USAGE = `Rigmarket operator tool
                                              reason), 4 on timeout; RIGMARKET_URL (default
                                              http://127.0.0.1:8080) and RIGMARKET_API_KEY
 
+On a terminal, rebuild, verify, export and import show a progress bar, and projections, verify --chain,
+export and import end with a table; piped or redirected, they print plain lines only.
+
 Storage: DATABASE_URL (PostgreSQL), else the embedded PGlite folder RIGMARKET_DATA_DIR (default ./data;
 stop the embedded server first: PGlite allows one process at a time).
 Contexts: ${ALL_CONTEXTS.map((c) => c.context).join(', ')}`;
@@ -70,25 +75,42 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'wait-running') return waitRunning(args);
   const db = await Database.connect(Database.fromEnvironment());
+  // Progress bars and tables on a terminal; the plain lines scripts parse otherwise (operator-output.ts).
+  const out = operatorOutput(process.stdout);
   try {
     switch (command) {
       case 'projections': {
         const parked = await parkedEvents(db);
+        const rows: string[][] = [];
         for (const c of ALL_CONTEXTS) {
           const schema = CONTEXT_SCHEMAS[c.context];
           for (const p of contextProjections(c)) {
             const mine = parked.find((x) => x.schema === schema && x.subscriber === p.name);
-            process.stdout.write(
-              `${c.context}\t${p.name}\tv${p.version}\t${p.sources.map((s) => `${s.context}/${s.streamType}`).join(',')}` +
-                `\tlag ${(await projectionLag(db, schema, p))?.events ?? '-'}\tparked ${mine?.parked ?? 0}` +
-                `${mine ? `\tlast error: ${mine.lastError}` : ''}\n`,
-            );
+            rows.push([
+              c.context,
+              p.name,
+              `v${p.version}`,
+              p.sources.map((s) => `${s.context}/${s.streamType}`).join(','),
+              String((await projectionLag(db, schema, p))?.events ?? '-'),
+              String(mine?.parked ?? 0),
+              mine?.lastError ?? '',
+            ]);
           }
         }
         for (const r of parked.filter((x) => x.subscriber.startsWith('reactor:')))
-          process.stdout.write(
-            `${r.schema}\t${r.subscriber}\tparked ${r.parked}\tlast error: ${r.lastError}\n`,
+          rows.push([r.schema, r.subscriber, '', '', '', String(r.parked), r.lastError]);
+        if (process.stdout.isTTY)
+          out.table(
+            ['context', 'read model', 'version', 'sources', 'lag', 'parked', 'last error'],
+            rows.map((row) => row.map((cell, i) => (i === 3 ? cell.replaceAll(',', '\n') : cell))),
           );
+        else
+          for (const [context, name, version, sources, lag, parkedCount, lastError] of rows)
+            process.stdout.write(
+              version
+                ? `${context}\t${name}\t${version}\t${sources}\tlag ${lag}\tparked ${parkedCount}${lastError ? `\tlast error: ${lastError}` : ''}\n`
+                : `${context}\t${name}\tparked ${parkedCount}\tlast error: ${lastError}\n`,
+            );
         return 0;
       }
       case 'retry': {
@@ -130,39 +152,71 @@ async function main(argv: string[]): Promise<number> {
         const failed = await rebuildAll(
           db,
           targets,
-          (line) => process.stdout.write(`${line}\n`),
+          out.line,
           eventSourceFromEnvironment('rigmarket-cli'),
+          out.progress,
         );
         return failed ? 1 : 0;
       }
       case 'verify': {
         if (args[0] === '--chain') {
-          const chains = await verifyChains(db, ALL_CONTEXTS, (line) => process.stdout.write(`${line}\n`));
-          process.stdout.write(chains.ok ? 'verify --chain: ok\n' : 'verify --chain: BROKEN\n');
+          const chains = await verifyChains(db, ALL_CONTEXTS, out.line, out.progress);
+          out.close();
+          if (process.stdout.isTTY)
+            out.table(
+              ['context', 'events', 'head hash (publish it)', 'at global position'],
+              chains.verdicts.map(({ context, report }) => [
+                context,
+                report.events,
+                report.broken ? 'BROKEN' : report.head,
+                report.broken ? report.broken.globalPosition : (report.recordedHead?.globalPosition ?? '0'),
+              ]),
+            );
+          out.line(chains.ok ? 'verify --chain: ok' : 'verify --chain: BROKEN');
           return chains.ok ? 0 : 1;
         }
-        const report = await verify(db, ALL_CONTEXTS, (line) => process.stdout.write(`${line}\n`));
-        process.stdout.write(report.ok ? 'verify: ok\n' : 'verify: DIFFERENCES FOUND\n');
+        const report = await verify(db, ALL_CONTEXTS, out.line, VERIFY_CHECKS, out.progress);
+        out.close();
+        out.line(report.ok ? 'verify: ok' : 'verify: DIFFERENCES FOUND');
         return report.ok ? 0 : 1;
       }
       case 'export': {
         if (!args[0]) throw new Error('Give a file to write, or - for stdout');
-        const out = args[0] === '-' ? process.stdout : createWriteStream(args[0], { flags: 'wx' });
-        const summaries = await exportEvents(db, ALL_CONTEXTS, out);
-        if (out !== process.stdout) {
-          out.end();
-          await finished(out);
+        const file = args[0] === '-' ? process.stdout : createWriteStream(args[0], { flags: 'wx' });
+        // The events may go to stdout: progress and the summary go to stderr.
+        const err = operatorOutput(process.stderr);
+        const summaries = await exportEvents(db, ALL_CONTEXTS, file, err.progress);
+        err.close();
+        if (file !== process.stdout) {
+          file.end();
+          await finished(file);
         }
-        for (const s of summaries)
-          process.stderr.write(`exported ${s.context}: ${s.events} event(s), head ${s.head}\n`);
+        if (process.stderr.isTTY)
+          err.table(
+            ['context', 'events exported', 'head hash'],
+            summaries.map((s) => [s.context, s.events, s.head]),
+          );
+        else
+          for (const s of summaries)
+            process.stderr.write(`exported ${s.context}: ${s.events} event(s), head ${s.head}\n`);
         return 0;
       }
       case 'import': {
         if (!args[0]) throw new Error('Give the export file to load');
-        const ok = await importAndRebuild(db, ALL_CONTEXTS, createReadStream(args[0]), (line) =>
-          process.stdout.write(`${line}\n`),
+        // Loading advances with the bytes read (counted on the way, keeping the stream's backpressure);
+        // rebuilding and verifying with their read models.
+        out.progress.phase('import', statSync(args[0]).size);
+        const input = createReadStream(args[0]).pipe(
+          new Transform({
+            transform(chunk: Buffer, _encoding, done) {
+              out.progress.step(chunk.length);
+              done(null, chunk);
+            },
+          }),
         );
-        process.stdout.write(ok ? 'import: ok\n' : 'import: DIFFERENCES FOUND\n');
+        const ok = await importAndRebuild(db, ALL_CONTEXTS, input, out.line, out.progress);
+        out.close();
+        out.line(ok ? 'import: ok' : 'import: DIFFERENCES FOUND');
         return ok ? 0 : 1;
       }
       case 'history': {
@@ -197,6 +251,7 @@ async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } finally {
+    out.close();
     await db.close();
   }
 }

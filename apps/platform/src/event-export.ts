@@ -14,7 +14,8 @@ import {
   eventHash,
   runMigrations,
 } from '@rigmarket/event-sourcing';
-import { rebuildAll, verify, verifyChains } from './verify';
+import { VERIFY_CHECKS, rebuildAll, verify, verifyChains } from './verify';
+import { NO_PROGRESS, type Progress } from './operator-output';
 
 /**
  * `rigmarket export` / `rigmarket import` (docs/operations.md): every context's events as NDJSON, in one
@@ -63,11 +64,20 @@ export async function exportEvents(
   db: Database,
   contexts: readonly ContextDefinition[],
   out: Writable,
+  progress: Progress = NO_PROGRESS,
 ): Promise<ContextSummary[]> {
   return db.transaction(async (sql) => {
     await sql.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
     const present: ContextDefinition[] = [];
     for (const c of contexts) if (await eventsPresent(sql, CONTEXT_SCHEMAS[c.context])) present.push(c);
+    let total = 0;
+    for (const c of present) {
+      const [row] = await sql.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM ${CONTEXT_SCHEMAS[c.context]}.events`,
+      );
+      total += Number(row?.n ?? 0);
+    }
+    progress.phase('export', total);
     const header: Header = { format: EXPORT_FORMAT, contexts: present.map((c) => c.context) };
     await writeLine(out, header);
     const summaries: ContextSummary[] = [];
@@ -83,6 +93,7 @@ export async function exportEvents(
         previous = row.hash;
         events += 1;
         await writeLine(out, { context: c.context, ...row });
+        progress.step();
       }
       const head: HeadLine = { context: c.context, head: previous, events };
       await writeLine(out, head);
@@ -266,14 +277,15 @@ export async function importAndRebuild(
   contexts: readonly ContextDefinition[],
   input: Readable,
   write: (line: string) => void,
+  progress: Progress = NO_PROGRESS,
 ): Promise<boolean> {
   const summaries = await importEvents(db, contexts, input);
   for (const s of summaries) write(`imported ${s.context}: ${s.events} event(s), head ${s.head}`);
   const targets = contexts.flatMap((c) => contextProjections(c).map((p) => ({ c, p })));
-  const failed = await rebuildAll(db, targets, write);
-  const chains = await verifyChains(db, contexts, write);
+  const failed = await rebuildAll(db, targets, write, undefined, progress);
+  const chains = await verifyChains(db, contexts, write, progress);
   write(chains.ok ? 'verify --chain: ok' : 'verify --chain: BROKEN');
-  const models = await verify(db, contexts, write);
+  const models = await verify(db, contexts, write, VERIFY_CHECKS, progress);
   write(models.ok ? 'verify: ok' : 'verify: DIFFERENCES FOUND');
   return failed === 0 && chains.ok && models.ok;
 }

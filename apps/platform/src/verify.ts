@@ -12,6 +12,7 @@ import {
   verifyChain,
 } from '@rigmarket/event-sourcing';
 import { ledgerImbalances } from '@rigmarket/marketplace-api';
+import { NO_PROGRESS, type Progress } from './operator-output';
 
 /** A table whose live rows differ from the rows its projection rebuilds from the events. */
 export interface TableDifference {
@@ -131,14 +132,18 @@ export async function verify(
   contexts: readonly ContextDefinition[],
   write: (line: string) => void,
   checks: readonly VerifyCheck[] = VERIFY_CHECKS,
+  progress: Progress = NO_PROGRESS,
 ): Promise<VerifyReport & { ok: boolean }> {
   const report: VerifyReport = { differences: [], failures: [], checks: [] };
+  const present: ContextDefinition[] = [];
   for (const c of contexts) {
-    if (!(await schemaPresent(db, CONTEXT_SCHEMAS[c.context]))) {
-      write(`${c.context}: not in this database, skipped`);
-      continue;
-    }
+    if (await schemaPresent(db, CONTEXT_SCHEMAS[c.context])) present.push(c);
+    else write(`${c.context}: not in this database, skipped`);
+  }
+  progress.phase('verify', present.reduce((n, c) => n + contextProjections(c).length, 0) + checks.length);
+  for (const c of present) {
     for (const p of contextProjections(c)) {
+      progress.step();
       try {
         const found = await projectionDifferences(db, c, p);
         report.differences.push(...found);
@@ -155,6 +160,7 @@ export async function verify(
     }
   }
   for (const check of checks) {
+    progress.step();
     const problems = await check
       .run(db)
       .catch((error: unknown) => [`check failed: ${(error as Error).message}`]);
@@ -179,9 +185,12 @@ export async function rebuildAll(
   write: (line: string) => void,
   /** Where other contexts' events come from (RIGMARKET_REBUILD_SOURCE=kafka); default their stores here. */
   remote?: EventSource,
+  progress: Progress = NO_PROGRESS,
 ): Promise<number> {
   let failed = 0;
+  progress.phase('rebuild', targets.length);
   for (const { c, p } of targets) {
+    progress.step();
     const started = Date.now();
     try {
       const applied = await rebuildContextProjection(db, c.context, p, remote);
@@ -209,9 +218,12 @@ export async function verifyChains(
   db: Database,
   contexts: readonly ContextDefinition[],
   write: (line: string) => void,
+  progress: Progress = NO_PROGRESS,
 ): Promise<{ ok: boolean; verdicts: ChainVerdict[] }> {
   const verdicts: ChainVerdict[] = [];
+  progress.phase('verify --chain', contexts.length);
   for (const c of contexts) {
+    progress.step();
     const schema = CONTEXT_SCHEMAS[c.context];
     if (!(await schemaPresent(db, schema))) {
       write(`${c.context}: not in this database, skipped`);
