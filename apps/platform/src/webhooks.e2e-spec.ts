@@ -11,7 +11,13 @@ import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/id
 import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
+import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
+import {
+  type PlatformHarness,
+  eventually,
+  settledRebuildMismatches,
+  startPlatform,
+} from '@rigmarket/testing';
 import request from 'supertest';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
 import { grantCredit, verifiedUser } from './testing/users';
@@ -20,7 +26,9 @@ import { grantCredit, verifiedUser } from './testing/users';
  * Signed webhooks on the embedded platform (docs/api.md, Webhooks): a local receiver checks every Standard
  * Webhooks signature with the secret shown at creation; a failing receiver gets its retries, then its
  * endpoint is disabled (and the audit log says so); a delivery pending when the platform stops is delivered
- * after it starts again; a logged delivery is sent again on request; another account sees none of it.
+ * after it starts again; a logged delivery is sent again on request; another account sees none of it. And
+ * distributed (PostgreSQL, Kafka): events of instance-lifecycle and sync-maintenance reach identity's reactor
+ * over Kafka, and a machine's maintenance reaches the renter of an instance on it.
  */
 const ADMIN_KEY = 'admin-webhooks-key-0123456789';
 const TFA_KEY = 'ab'.repeat(32);
@@ -417,4 +425,104 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
     const runtime = app.get<ContextRuntime>(IDENTITY_RUNTIME);
     expect(await settledRebuildMismatches(runtime)).toEqual([]);
   });
+});
+
+describe('signed webhooks, distributed (PostgreSQL, Kafka)', () => {
+  let h: PlatformHarness;
+  const mailer = new RecordingMailer();
+  const receiver = new Receiver();
+  const http = () => request(h.app.getHttpServer());
+  const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    await receiver.start();
+    h = await startPlatform('distributed', [
+      IdentityModule.forRoot({
+        adminKey: ADMIN_KEY,
+        mailer,
+        tfaKey: TFA_KEY,
+        webhooks: { retryScheduleMs: [200, 400], pollMs: 100, allowPrivateTargets: true },
+      }),
+      MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
+      InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 20, bootMs: 40, stopMs: 20 } }),
+      SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
+    ]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await receiver.close();
+  });
+
+  it("delivers an instance's state changes and its machine's maintenance to the renter, signed", async () => {
+    const renterKey = await verifiedUser(h.app.getHttpServer(), mailer, 'kafka-hooked');
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey, 50);
+    const { secret } = (
+      await http()
+        .post('/api/v0/webhooks/')
+        .set(as(renterKey))
+        .send({ url: receiver.url, event_types: ['instance.state_changed', 'maintenance.scheduled'] })
+        .expect(200)
+    ).body as { secret: string };
+    const machineId = (
+      await http()
+        .post('/api/v0/machines/')
+        .set(as(ADMIN_KEY))
+        .send({ ...HOST_HARDWARE, hostname: 'rig-webhooks-kafka' })
+        .expect(201)
+    ).body.machine_id as number;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(as(ADMIN_KEY))
+      .send({ machine: machineId, ...LIST_MACHINE_ASK })
+      .expect(200);
+    const created = await eventually(
+      async () => {
+        const res = await http()
+          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+          .set(as(renterKey))
+          .send({ image: 'busybox', disk: 10, runtype: 'ssh' });
+        return res.status === 200 ? res : undefined;
+      },
+      60_000,
+      'the offer in instance-lifecycle',
+    );
+    const instanceId = created.body.new_contract as number;
+    await eventually(
+      async () =>
+        receiver
+          .messages()
+          .some((m) => m.data.instance_id === instanceId && m.data.actual_status === 'running')
+          ? true
+          : undefined,
+      60_000,
+      'the running state at the receiver',
+    );
+    const sdate = Math.floor(Date.now() / 1000) + 7200;
+    await eventually(
+      async () =>
+        (
+          await http()
+            .put(`/api/v0/machines/${machineId}/dnotify/`)
+            .set(as(ADMIN_KEY))
+            .send({ sdate, duration: 1, maintenance_category: 'power' })
+        ).status === 200
+          ? true
+          : undefined,
+      60_000,
+      'the machine in sync-maintenance',
+    );
+    const maintenance = await eventually(
+      async () => receiver.messages().find((m) => m.type === 'maintenance.scheduled'),
+      60_000,
+      'the maintenance at the receiver',
+    );
+    expect(maintenance.data).toMatchObject({
+      machine_id: machineId,
+      start_time: sdate,
+      end_time: sdate + 3600,
+      category: 'power',
+    });
+    for (const received of receiver.received) expect(verifySignature(secret, received)).toBe(true);
+  }, 180_000);
 });
