@@ -30,6 +30,7 @@ import {
   ChargeUsageHandler,
   GrantCreditHandler,
   LedgerEntriesHandler,
+  EarningsHandler,
 } from './ledger/ledger.handlers';
 import { HostEarningsReactor } from './ledger/host-earnings.reactor';
 import { CreditTransfersReactor, TransferCreditHandler } from './ledger/credit-transfers';
@@ -118,6 +119,7 @@ export class MarketplaceModule {
         ChargeUsageHandler,
         ChargeRenterHandler,
         LedgerEntriesHandler,
+        EarningsHandler,
         BillingHistoryHandler,
         SearchInvoicesHandler,
         HostEarningsReactor,

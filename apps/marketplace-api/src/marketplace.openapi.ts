@@ -382,7 +382,7 @@ export const QUERIES = {
   templateDelete: { template_id: int, hash_id: str },
   volumes: { type: str },
   volumeDelete: { id: int },
-  earnings: { machine_id: int },
+  earnings: { machine_id: int, machid: int, sday: num, eday: num },
   history: {
     select_filters: {
       type: 'string',

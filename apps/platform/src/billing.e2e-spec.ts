@@ -203,6 +203,34 @@ describe.each(BOTH_MODES)('instance billing, %s', (_label, mode) => {
       'the three earnings of the host',
     );
     expect(earned).toBe(1.375);
+
+    // What `vastai show earnings -m ID -s START -e END` sends: machid, and sday/eday in days since the epoch.
+    const all = await http()
+      .get(`/api/v0/users/me/machine-earnings?machid=${machineId}`)
+      .set(as(ADMIN_KEY))
+      .expect(200);
+    const days = (all.body.earnings as Array<{ timestamp: number }>).map((e) =>
+      Math.floor(e.timestamp / 86_400),
+    );
+    const inDays = async (sday: number, eday: number, machid = machineId) =>
+      (
+        await http()
+          .get(`/api/v0/users/me/machine-earnings?owner=me&sday=${sday}&eday=${eday}&machid=${machid}`)
+          .set(as(ADMIN_KEY))
+          .expect(200)
+      ).body as { earnings: unknown[]; machines: Record<string, number> };
+    const span = await inDays(Math.min(...days), Math.max(...days));
+    expect({ count: span.earnings.length, total: span.machines[String(machineId)] }).toEqual({
+      count: 3,
+      total: 1.375,
+    });
+    expect((await inDays(Math.min(...days) - 3, Math.min(...days) - 2)).earnings).toEqual([]);
+    expect((await inDays(Math.min(...days), Math.max(...days), machineId + 999)).machines).toEqual({});
+    const refused = await http().get('/api/v0/users/me/machine-earnings?sday=yesterday').set(as(ADMIN_KEY));
+    expect({ status: refused.status, error: refused.body.error }).toEqual({
+      status: 400,
+      error: 'bad_request',
+    });
   }, 240_000);
 
   it('releases the GPUs of an account out of credit, refuses its starts, and lets it start again after a grant', async () => {

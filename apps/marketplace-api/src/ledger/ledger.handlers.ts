@@ -238,3 +238,47 @@ export class LedgerEntriesHandler implements IQueryHandler<LedgerEntriesQuery> {
     return { entries: rows.map(toEntry), balance: balances[0] ? Number(balances[0].balance) : 0 };
   }
 }
+
+/** Which earnings a host reads: one machine or all, and a time range (either end open). */
+export interface EarningsFilter {
+  machineId: number | null;
+  from: Date | null;
+  to: Date | null;
+}
+
+export class EarningsQuery extends Query<{ entries: LedgerEntryView[]; machines: Record<string, number> }> {
+  constructor(
+    readonly userId: number,
+    readonly filter: EarningsFilter,
+  ) {
+    super();
+  }
+}
+
+/**
+ * `vastai show earnings [-m ID] [-s START] [-e END]`: the newest 1,000 earnings in the filter, and each
+ * machine's total over the whole filter (summed in the database, so totals stay right past the page).
+ */
+@QueryHandler(EarningsQuery)
+export class EarningsHandler implements IQueryHandler<EarningsQuery> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(query: EarningsQuery) {
+    const { machineId, from, to } = query.filter;
+    const where = `user_id = $1 AND kind = 'earning' AND ($2::int IS NULL OR machine_id = $2)
+      AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)`;
+    const args = [query.userId, machineId, from?.toISOString() ?? null, to?.toISOString() ?? null];
+    const rows = await this.runtime.db.query<EntryRow>(
+      `SELECT kind, amount, instance_id, machine_id, note, period_start, period_end, at FROM ${SCHEMA}.ledger_entries
+        WHERE ${where} ORDER BY at DESC, stream_id, position DESC LIMIT 1000`,
+      args,
+    );
+    const totals = await this.runtime.db.query<{ machine_id: number | null; total: string | number }>(
+      `SELECT machine_id, sum(amount) AS total FROM ${SCHEMA}.ledger_entries WHERE ${where} GROUP BY machine_id`,
+      args,
+    );
+    return {
+      entries: rows.map(toEntry),
+      machines: Object.fromEntries(totals.map((t) => [String(t.machine_id), Number(t.total)])),
+    };
+  }
+}

@@ -17,7 +17,7 @@ import {
 } from '@rigmarket/http-kit';
 import { BillingHistoryQuery, type HistoryRequest, SearchInvoicesQuery } from './billing-history';
 import { TransferCreditCommand } from './credit-transfers';
-import { GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
+import { EarningsQuery, GrantCreditCommand, LedgerEntriesQuery } from './ledger.handlers';
 import { ANSWERS, BODIES, QUERIES } from '../marketplace.openapi';
 
 /** The billing ledger: admin grants, renters' invoices and charges, hosts' earnings. */
@@ -133,18 +133,45 @@ export class LedgerController {
     return this.queries.execute(new SearchInvoicesQuery(principal.userId, filters));
   }
 
-  /** A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings). */
+  /**
+   * A host's earnings, per entry and per machine (`vastai show earnings` calls machine-earnings with `machid`,
+   * and `sday`/`eday` in days since the epoch: whole days, the end day included). Without them: all of them.
+   */
   @Get(['users/me/earnings', 'users/me/machine-earnings'])
   @RequirePermission('billing_read')
-  @ApiContract({ query: QUERIES.earnings, ok: ANSWERS.earnings })
-  async earnings(@CallOf() { caller: principal }: Call, @QueryParam('machine_id') machineId?: string) {
-    const all = (await this.queries.execute(new LedgerEntriesQuery(principal.userId, ['earning']))).entries;
-    const entries = machineId ? all.filter((e) => e.machine_id === Number(machineId)) : all;
-    const perMachine: Record<string, number> = {};
-    for (const e of entries)
-      perMachine[String(e.machine_id)] = (perMachine[String(e.machine_id)] ?? 0) + dollarsToMicros(e.amount);
-    const machines = Object.fromEntries(
-      Object.entries(perMachine).map(([id, m]) => [id, microsToDollars(m)]),
+  @ApiContract({ query: QUERIES.earnings, ok: ANSWERS.earnings, errors: { 400: ['bad_request'] } })
+  async earnings(
+    @CallOf() { caller: principal }: Call,
+    @QueryParam('machine_id') machineId?: string,
+    @QueryParam('machid') machid?: string,
+    @QueryParam('sday') sday?: string,
+    @QueryParam('eday') eday?: string,
+  ) {
+    const day = (name: string, value: string | undefined): number | null => {
+      if (value === undefined || value === '' || value === 'None') return null;
+      const days = Number(value);
+      if (!Number.isFinite(days) || days < 0 || days > 200_000) {
+        throw ApiError.badRequest(`${name} must be a day number (days since 1970-01-01)`);
+      }
+      return Math.floor(days);
+    };
+    const machine = machineId ?? machid;
+    const machineNumber =
+      machine === undefined || machine === '' || machine === 'None' ? null : Number(machine);
+    if (
+      machineNumber !== null &&
+      (!Number.isInteger(machineNumber) || machineNumber < 1 || machineNumber > 2 ** 31 - 1)
+    ) {
+      throw ApiError.badRequest('machine_id (machid) must be a machine id');
+    }
+    const from = day('sday', sday);
+    const to = day('eday', eday);
+    const { entries, machines } = await this.queries.execute(
+      new EarningsQuery(principal.userId, {
+        machineId: machineNumber,
+        from: from === null ? null : new Date(from * 86_400_000),
+        to: to === null ? null : new Date((to + 1) * 86_400_000),
+      }),
     );
     return { success: true, earnings: entries, machines };
   }

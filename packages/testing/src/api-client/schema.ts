@@ -9943,6 +9943,9 @@ export interface operations {
         parameters: {
             query?: {
                 machine_id?: number;
+                machid?: number;
+                sday?: number;
+                eday?: number;
             };
             header?: never;
             path?: never;
@@ -9966,7 +9969,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            /** @description Refused; error: bad_request; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10017,6 +10020,9 @@ export interface operations {
         parameters: {
             query?: {
                 machine_id?: number;
+                machid?: number;
+                sday?: number;
+                eday?: number;
             };
             header?: never;
             path?: never;
@@ -10040,7 +10046,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            /** @description Refused; error: bad_request; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
             400: {
                 headers: {
                     [name: string]: unknown;
