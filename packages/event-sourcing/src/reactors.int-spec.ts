@@ -108,4 +108,77 @@ describe('reactors on PostgreSQL', () => {
     ).toHaveLength(2);
     logged.mockRestore();
   });
+
+  it('hands a batch reactor its queued events together, and one by one when the batch fails', async () => {
+    const batches: number[][] = [];
+    const single: number[] = [];
+    let poisoned = 0;
+    const batching: Reactor<CreditExhausted> = {
+      name: 'batched_stop_on_exhaustion',
+      sources: [{ context: 'marketplace', streamType: 'ledger' }],
+      eventTypes: ['CreditExhausted'],
+      async react(e) {
+        if (e.data.userId === poisoned) throw new Error('poisoned');
+        single.push(e.data.userId);
+      },
+      async reactBatch(events) {
+        if (events.some((e) => e.data.userId === poisoned)) throw new Error('a poisoned event in the batch');
+        batches.push(events.map((e) => e.data.userId));
+      },
+    };
+    const logged = jest.spyOn(deadLetterLogger, 'error').mockImplementation(() => undefined);
+    const warned = jest.spyOn(deadLetterLogger, 'warn').mockImplementation(() => undefined);
+    const batchWorker = new ReactorWorker(db, 'marketplace', [batching], { pollIntervalMs: 50 });
+    const [subscription] = batchWorker.subscriptions('batch-test');
+    const deliver = (from: number) =>
+      subscription!.handleBatch!(
+        [0, 1, 2].map((n) => ({
+          envelope: envelope(`b${from + n}`, 'CreditExhausted', from + n),
+          delivery,
+        })),
+      );
+    const pending = async () =>
+      Number(
+        (
+          await db.query<{ n: string }>(
+            `SELECT count(*) AS n FROM marketplace.reactor_queue WHERE reactor = 'batched_stop_on_exhaustion' AND done_at IS NULL`,
+          )
+        )[0]!.n,
+      );
+    try {
+      // Queued by one delivery of three events, then run as one batch.
+      await deliver(100);
+      expect(await pending()).toBe(3);
+      batchWorker.start();
+      await eventually(async () => ((await pending()) === 0 ? true : undefined), 10_000, 'the batch done');
+      expect(batches.map((b) => [...b].sort())).toEqual([[100, 101, 102]]);
+      expect(single).toEqual([]);
+      // A batch with a poisoned event: the others run one by one, the poisoned one waits for its retry.
+      poisoned = 201;
+      await deliver(200);
+      // Marked done just after each run returns: wait for both, then read the three.
+      const rows = await eventually(
+        async () => {
+          const found = await db.query<{ event_id: string; done: boolean; last_error: string | null }>(
+            `SELECT event_id, done_at IS NOT NULL AS done, last_error FROM marketplace.reactor_queue
+              WHERE reactor = 'batched_stop_on_exhaustion' AND event_id LIKE 'b2%' ORDER BY event_id`,
+          );
+          return found.filter((r) => r.done).length === 2 && found[1]?.last_error ? found : undefined;
+        },
+        10_000,
+        'the good events of the failed batch run alone',
+      );
+      expect([...single].sort()).toEqual([200, 202]);
+      expect(rows).toEqual([
+        { event_id: 'b200', done: true, last_error: null },
+        { event_id: 'b201', done: false, last_error: expect.stringContaining('poisoned') },
+        { event_id: 'b202', done: true, last_error: null },
+      ]);
+      expect(batches).toHaveLength(1);
+    } finally {
+      await batchWorker.stop();
+      logged.mockRestore();
+      warned.mockRestore();
+    }
+  });
 });
