@@ -41,4 +41,13 @@ export const instanceLifecycleContext: ContextDefinition = {
     accountCreditProjection,
   ],
   folds: { instance: streamFold(instanceDecider) },
+  // Not in any event: instance keys (by hash), commands queued for hosts and their ids (an agent skips an id
+  // it ran), sealed keys and logins of rents waiting for their volume, idempotency records, agent machines.
+  carriedTables: [
+    { table: 'instance_keys', orderBy: 'key_hash' },
+    { table: 'host_commands', orderBy: 'command_id' },
+    { table: 'pending_provisions', orderBy: 'instance_id' },
+    { table: 'create_idempotency', orderBy: 'owner_id, idem_key_hash' },
+    { table: 'agent_machines', orderBy: 'machine_id' },
+  ],
 };

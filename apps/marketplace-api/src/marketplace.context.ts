@@ -50,4 +50,6 @@ export const marketplaceContext: ContextDefinition = {
     volume: streamFold(volumeDecider),
     ledger: streamFold(ledgerDecider),
   },
+  // The heartbeats' minute slots that reliability is computed from (kept outside the events).
+  carriedTables: [{ table: 'machine_liveness', orderBy: 'machine_id, slot' }],
 };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import { Database, contextProjections } from '@rigmarket/event-sourcing';
-import { createTestDatabase } from '@rigmarket/testing';
+import { createTestDatabase, eventually } from '@rigmarket/testing';
 import { runOperatorCli, runOperatorCliEmbedded } from './testing/operator-cli';
 import { startEmbeddedProcess, workload } from './testing/renter-workload';
 import { ALL_CONTEXTS } from './platform';
@@ -13,7 +13,9 @@ import { ALL_CONTEXTS } from './platform';
  * The embedded -> distributed migration (docs/operations.md): an embedded platform under the read-model
  * workload for WORKLOAD_MS, stopped; `rigmarket export` of its PGlite folder; `rigmarket import` into an
  * empty PostgreSQL deployment (and into an empty embedded one). The events, chains and every read model
- * of the targets equal the source's. A non-empty target, an edited line and a truncated file are refused.
+ * of the targets equal the source's, and so do the tables no rebuild restores (instance keys, host commands,
+ * ...) and the id sequences; the moved embedded platform serves a live instance as the source did. A
+ * non-empty target, an edited line and a truncated file are refused.
  */
 const ADMIN_KEY = 'event-export-admin-key-0123456789';
 const WORKLOAD_MS = 6_000;
@@ -43,6 +45,23 @@ describe('rigmarket export and import: embedded to distributed', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
+  /** An instance live at the move: its id, instance key and poll answer in the source. */
+  const kept: { id: number; key: string; poll: unknown } = { id: 0, key: '', poll: null };
+  /** Every carried table's rows and where the id sequences stand, per context (what no rebuild restores). */
+  async function carried(db: Database): Promise<Record<string, unknown>> {
+    const state: Record<string, unknown> = {};
+    for (const c of ALL_CONTEXTS) {
+      const schema = CONTEXT_SCHEMAS[c.context];
+      for (const { table, orderBy } of c.carriedTables ?? [])
+        state[`${schema}.${table}`] = await db.query(`SELECT * FROM ${schema}.${table} ORDER BY ${orderBy}`);
+      state[`${schema} sequences`] = await db.query(
+        `SELECT sequencename, last_value::text AS last_value FROM pg_sequences WHERE schemaname = $1 ORDER BY 1`,
+        [schema],
+      );
+    }
+    return state;
+  }
+
   const freshDatabase = async () => {
     const d = await createTestDatabase();
     databases.push(d);
@@ -54,6 +73,26 @@ describe('rigmarket export and import: embedded to distributed', () => {
     child = platform.proc;
     const { call } = platform;
     await workload(call, WORKLOAD_MS);
+    // One more instance, running, whose key and poll answer the moved deployment must still serve.
+    const offers = (await call('POST', '/bundles/', {})).body.offers as Array<{ id: number }>;
+    const rented = await call('PUT', `/asks/${offers[0]!.id}/`, {
+      image: 'busybox',
+      disk: 8,
+      label: 'moved',
+    });
+    expect(rented.status).toBe(200);
+    kept.id = rented.body.new_contract as number;
+    kept.key = rented.body.instance_api_key as string;
+    kept.poll = await eventually(
+      async () => {
+        const row = (await call('GET', `/instances/${kept.id}/`)).body.instances as {
+          actual_status?: string;
+        };
+        return row?.actual_status === 'running' ? row : undefined;
+      },
+      30_000,
+      'the kept instance running',
+    );
     await new Promise((r) => setTimeout(r, 2_000));
     expect({
       code: await platform.stop(),
@@ -91,6 +130,11 @@ describe('rigmarket export and import: embedded to distributed', () => {
       const after = await readModels(targetDb);
       expect(Object.values(after).reduce((n, rows) => n + rows.length, 0)).toBeGreaterThan(50);
       expect(after).toEqual(before);
+      // and what is not rebuilt from events: instance keys, host commands, liveness... and the id sequences
+      const carriedBefore = await carried(sourceDb);
+      expect(carriedBefore[`${CONTEXT_SCHEMAS.instance}.host_commands`]).not.toEqual([]);
+      expect(carriedBefore[`${CONTEXT_SCHEMAS.instance}.instance_keys`]).not.toEqual([]);
+      expect(await carried(targetDb)).toEqual(carriedBefore);
       // appends go on from the imported chain heads
       const [head] = await targetDb.query<{ gp: string }>(
         `SELECT global_position::text AS gp FROM ${CONTEXT_SCHEMAS.identity}.event_chain_head`,
@@ -121,17 +165,45 @@ describe('rigmarket export and import: embedded to distributed', () => {
     const sourceDb = await Database.connect({ kind: 'pglite', dataDir: source });
     try {
       const before = await readModels(sourceDb);
+      const carriedBefore = await carried(sourceDb);
       await sourceDb.close();
       const targetDb = await Database.connect({ kind: 'pglite', dataDir: embedded });
       try {
         expect(await readModels(targetDb)).toEqual(before);
+        expect(await carried(targetDb)).toEqual(carriedBefore);
       } finally {
         await targetDb.close();
       }
     } finally {
       await sourceDb.close();
     }
-  }, 120_000);
+
+    // The moved platform serves the instance as the source did: its poll answer, its instance key, its logs;
+    // and a new rent gets a new id (the id sequences moved too), not one of an imported instance.
+    const moved = await startEmbeddedProcess(embedded, ADMIN_KEY);
+    child = moved.proc;
+    try {
+      expect((await moved.call('GET', `/instances/${kept.id}/`)).body.instances).toEqual(kept.poll);
+      const byKey = await fetch(`${moved.base}/api/v0/instances/${kept.id}/`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${kept.key}`, 'Content-Type': 'application/json' },
+        // An instance key may stop and start its own instance (not label it).
+        body: JSON.stringify({ state: 'stopped' }),
+      });
+      expect(byKey.status).toBe(200);
+      const logs = await moved.call('PUT', `/instances/request_logs/${kept.id}/`, { daemon_logs: 'true' });
+      expect(logs.status).toBe(200);
+      const text = await (await fetch(String(logs.body.result_url))).text();
+      expect(text).toContain(`instance ${kept.id}`);
+      const offers = (await moved.call('POST', '/bundles/', {})).body.offers as Array<{ id: number }>;
+      const fresh = await moved.call('PUT', `/asks/${offers[0]!.id}/`, { image: 'busybox', disk: 8 });
+      expect(fresh.status).toBe(200);
+      expect(fresh.body.new_contract).toBeGreaterThan(kept.id);
+      expect(await moved.stop()).toBe(0);
+    } finally {
+      if (moved.proc.exitCode === null) moved.proc.kill('SIGKILL');
+    }
+  }, 240_000);
 
   it('refuses an edited line and a truncated file, loading nothing', async () => {
     const lines = readFileSync(exported, 'utf8').trimEnd().split('\n');

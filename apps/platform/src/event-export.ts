@@ -20,7 +20,9 @@ import { NO_PROGRESS, type Progress } from './operator-output';
 /**
  * `rigmarket export` / `rigmarket import` (docs/operations.md): every context's events as NDJSON, in one
  * file. Line 1 is the header; then, context after context, one line per event in global position order
- * (its columns and chain hash) and a closing line with the context's event count and head hash.
+ * (its columns and chain hash), one line per row of the context's carried tables (`{context, table, row}`:
+ * state beside the events that no projection rebuilds), one per id sequence (`{context, sequence, value}`),
+ * and a closing line with the context's event count and head hash.
  */
 export const EXPORT_FORMAT = 'rigmarket-events/1';
 /** A longer line is refused on import (bounded input): far above any event the platform stores. */
@@ -32,6 +34,18 @@ interface Header {
   contexts: string[];
 }
 type EventLine = { context: string } & ChainRow;
+/** A row of a carried table, as PostgreSQL's to_jsonb gives it (loaded back with jsonb_populate_record). */
+interface TableLine {
+  context: string;
+  table: string;
+  row: Record<string, unknown>;
+}
+/** Where an id sequence of the context's schema stands (its last value handed out). */
+interface SequenceLine {
+  context: string;
+  sequence: string;
+  value: string;
+}
 interface HeadLine {
   context: string;
   head: string;
@@ -95,12 +109,78 @@ export async function exportEvents(
         await writeLine(out, { context: c.context, ...row });
         progress.step();
       }
+      await writeCarried(sql, c, out);
       const head: HeadLine = { context: c.context, head: previous, events };
       await writeLine(out, head);
       summaries.push(head);
     }
     return summaries;
   });
+}
+
+/** The sequence behind `events.global_position`: the import sets it from the events themselves. */
+const EVENTS_SEQUENCE = 'events_global_position_seq';
+
+/** The context's id sequences that handed out a value, by name. */
+async function sequencesOf(sql: Sql, schema: string): Promise<Array<{ name: string; value: string }>> {
+  return sql.query<{ name: string; value: string }>(
+    `SELECT sequencename AS name, last_value::text AS value FROM pg_sequences
+      WHERE schemaname = $1 AND last_value IS NOT NULL AND sequencename <> $2 ORDER BY sequencename`,
+    [schema, EVENTS_SEQUENCE],
+  );
+}
+
+/** The rows of the context's carried tables (in their key order) and where its id sequences stand. */
+async function writeCarried(sql: Sql, c: ContextDefinition, out: Writable): Promise<void> {
+  const schema = CONTEXT_SCHEMAS[c.context];
+  for (const { table, orderBy } of c.carriedTables ?? []) {
+    const rows = await sql.query<{ row: string }>(
+      `SELECT to_jsonb(t)::text AS row FROM ${schema}.${table} t ORDER BY ${orderBy}`,
+    );
+    for (const { row } of rows) {
+      const line: TableLine = { context: c.context, table, row: JSON.parse(row) as Record<string, unknown> };
+      await writeLine(out, line);
+    }
+  }
+  for (const { name, value } of await sequencesOf(sql, schema)) {
+    const line: SequenceLine = { context: c.context, sequence: name, value };
+    await writeLine(out, line);
+  }
+}
+
+/** Loads one carried row or sequence line of `definition`'s context (names checked against the definition). */
+async function loadCarried(
+  sql: Sql,
+  definition: ContextDefinition,
+  value: Record<string, unknown>,
+  number: number,
+): Promise<void> {
+  const schema = CONTEXT_SCHEMAS[definition.context];
+  if ('table' in value) {
+    const table = (definition.carriedTables ?? []).find((t) => t.table === value.table)?.table;
+    if (!table)
+      throw new Error(`line ${number}: ${String(value.table)} is not a table ${definition.context} carries`);
+    if (!value.row || typeof value.row !== 'object' || Array.isArray(value.row))
+      throw new Error(`line ${number}: row is not a JSON object`);
+    await sql.execute(
+      `INSERT INTO ${schema}.${table} SELECT * FROM jsonb_populate_record(NULL::${schema}.${table}, $1::jsonb)`,
+      [JSON.stringify(value.row)],
+    );
+    return;
+  }
+  const known = new Set(
+    (
+      await sql.query<{ name: string }>(
+        `SELECT sequencename AS name FROM pg_sequences WHERE schemaname = $1 AND sequencename <> $2`,
+        [schema, EVENTS_SEQUENCE],
+      )
+    ).map((r) => r.name),
+  );
+  if (typeof value.sequence !== 'string' || !known.has(value.sequence))
+    throw new Error(`line ${number}: ${String(value.sequence)} is not a sequence of ${definition.context}`);
+  if (typeof value.value !== 'string' || !/^-?\d{1,19}$/.test(value.value))
+    throw new Error(`line ${number}: the value of ${value.sequence} is not an integer`);
+  await sql.query(`SELECT setval($1::regclass, $2::bigint)`, [`${schema}.${value.sequence}`, value.value]);
 }
 
 function parseLine(line: string, number: number): Record<string, unknown> {
@@ -182,8 +262,9 @@ async function refuseNonEmpty(db: Database, contexts: readonly ContextDefinition
 /**
  * Loads an export into an empty deployment, in one transaction: every event keeps its global position
  * and hash, each context's chain is recomputed line by line and must end on the head the file states
- * (a tampered, reordered or truncated file is refused, nothing loaded). Only events are loaded: the
- * outbox, reactor queue and dead letters start empty.
+ * (a tampered, reordered or truncated file is refused, nothing loaded). Events, the carried tables' rows
+ * and the id sequences are loaded (the rows are not on the chain: only the file's integrity as a whole
+ * vouches for them); the outbox, reactor queue and dead letters start empty.
  */
 export async function importEvents(
   db: Database,
@@ -194,6 +275,7 @@ export async function importEvents(
     await runMigrations(db, CONTEXT_SCHEMAS[c.context], [...coreMigrations, ...c.migrations]);
   await refuseNonEmpty(db, contexts);
   const known = new Map(contexts.map((c) => [c.context as string, CONTEXT_SCHEMAS[c.context]]));
+  const definitions = new Map(contexts.map((c) => [c.context as string, c]));
   return db.transaction(async (sql) => {
     const summaries: ContextSummary[] = [];
     let header: Header | undefined;
@@ -240,6 +322,12 @@ export async function importEvents(
         summaries.push({ context, events: open.events, head: open.previous });
         done.add(context);
         open = undefined;
+        continue;
+      }
+      if ('table' in value || 'sequence' in value) {
+        await insertRows(sql, open.schema, batch);
+        batch = [];
+        await loadCarried(sql, definitions.get(context)!, value, number);
         continue;
       }
       const event = asEvent(value, number);

@@ -44,6 +44,20 @@ export interface ContextDefinition {
    * object's state at a moment. A stream type without one is shown as events only.
    */
   folds?: Readonly<Record<string, StreamFold>>;
+  /**
+   * Tables written beside the events that no projection rebuilds (state the events do not hold: sealed keys,
+   * queued host commands, heartbeats): `rigmarket export` writes their rows and `import` loads them, in the
+   * order of `orderBy` (their primary key). Every id sequence of the schema moves with them.
+   */
+  carriedTables?: readonly CarriedTable[];
+}
+
+/** A table of a context's schema that a move carries row by row (ContextDefinition.carriedTables). */
+export interface CarriedTable {
+  /** The table's name in the context's schema. */
+  table: string;
+  /** The columns of its primary key, the order its rows are written in. */
+  orderBy: string;
 }
 
 /** An aggregate's initialState and evolve, with its types erased so that a context can list several. */

@@ -80,6 +80,8 @@ export async function workload(call: Call, durationMs: number): Promise<number[]
 /** The embedded platform as its own process (apps/platform/dist/main.js), answering its admin's calls. */
 export interface EmbeddedProcess {
   proc: ChildProcess;
+  /** Where it answers: `http://127.0.0.1:<port>`. */
+  base: string;
   /** A call as the admin; `onAnswer` (given to start) sees each answer. */
   call: Call;
   /** What it printed so far. */
@@ -133,6 +135,7 @@ export async function startEmbeddedProcess(
   });
   return {
     proc,
+    base: `http://127.0.0.1:${port}`,
     call,
     output: () => output,
     stop: () => {
