@@ -19,6 +19,7 @@ import {
   startPlatform,
 } from '@rigmarket/testing';
 import request from 'supertest';
+import type { App } from 'supertest/types';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
 import { grantCredit, verifiedUser } from './testing/users';
 
@@ -92,6 +93,39 @@ function verifySignature(secret: string, received: Received): boolean {
     const given = Buffer.from(value, 'base64');
     return given.length === expected.length && timingSafeEqual(given, expected);
   });
+}
+
+/** The admin registers and lists a machine; the renter rents one GPU of it (once instance-lifecycle knows the offer). */
+async function rentOnNewMachine(
+  server: App,
+  renterKey: string,
+  hostname: string,
+): Promise<{ machineId: number; instanceId: number }> {
+  const http = () => request(server);
+  const machineId = (
+    await http()
+      .post('/api/v0/machines/')
+      .set({ Authorization: `Bearer ${ADMIN_KEY}` })
+      .send({ ...HOST_HARDWARE, hostname })
+      .expect(201)
+  ).body.machine_id as number;
+  await http()
+    .put('/api/v0/machines/create_asks/')
+    .set({ Authorization: `Bearer ${ADMIN_KEY}` })
+    .send({ machine: machineId, ...LIST_MACHINE_ASK })
+    .expect(200);
+  const created = await eventually(
+    async () => {
+      const res = await http()
+        .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+        .set({ Authorization: `Bearer ${renterKey}` })
+        .send({ image: 'busybox', disk: 10, runtype: 'ssh' });
+      return res.status === 200 ? res : undefined;
+    },
+    60_000,
+    'the offer in instance-lifecycle',
+  );
+  return { machineId, instanceId: created.body.new_contract as number };
 }
 
 interface Endpoint {
@@ -190,31 +224,8 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
     renterKey = await verifiedUser(app.getHttpServer(), mailer, 'hooked');
     otherKey = await verifiedUser(app.getHttpServer(), mailer, 'nosy', ['/api/v0/webhooks/']);
     await grantCredit(app.getHttpServer(), ADMIN_KEY, renterKey, 50);
-    const machineId = (
-      await http()
-        .post('/api/v0/machines/')
-        .set(as(ADMIN_KEY))
-        .send({ ...HOST_HARDWARE, hostname: 'rig-webhooks' })
-        .expect(201)
-    ).body.machine_id as number;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(as(ADMIN_KEY))
-      .send({ machine: machineId, ...LIST_MACHINE_ASK })
-      .expect(200);
     signed = await createEndpoint(good.url, ['instance.state_changed', 'instance.outbid']);
-    const created = await eventually(
-      async () => {
-        const res = await http()
-          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
-          .set(as(renterKey))
-          .send({ image: 'busybox', disk: 10, runtype: 'ssh' });
-        return res.status === 200 ? res : undefined;
-      },
-      60_000,
-      'the offer in instance-lifecycle',
-    );
-    instanceId = created.body.new_contract as number;
+    ({ instanceId } = await rentOnNewMachine(app.getHttpServer(), renterKey, 'rig-webhooks'));
   }, 120_000);
 
   afterAll(async () => {
@@ -464,30 +475,11 @@ describe('signed webhooks, distributed (PostgreSQL, Kafka)', () => {
         .send({ url: receiver.url, event_types: ['instance.state_changed', 'maintenance.scheduled'] })
         .expect(200)
     ).body as { secret: string };
-    const machineId = (
-      await http()
-        .post('/api/v0/machines/')
-        .set(as(ADMIN_KEY))
-        .send({ ...HOST_HARDWARE, hostname: 'rig-webhooks-kafka' })
-        .expect(201)
-    ).body.machine_id as number;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(as(ADMIN_KEY))
-      .send({ machine: machineId, ...LIST_MACHINE_ASK })
-      .expect(200);
-    const created = await eventually(
-      async () => {
-        const res = await http()
-          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
-          .set(as(renterKey))
-          .send({ image: 'busybox', disk: 10, runtype: 'ssh' });
-        return res.status === 200 ? res : undefined;
-      },
-      60_000,
-      'the offer in instance-lifecycle',
+    const { machineId, instanceId } = await rentOnNewMachine(
+      h.app.getHttpServer(),
+      renterKey,
+      'rig-webhooks-kafka',
     );
-    const instanceId = created.body.new_contract as number;
     await eventually(
       async () =>
         receiver

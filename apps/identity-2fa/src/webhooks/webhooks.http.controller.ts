@@ -152,13 +152,13 @@ export class WebhooksController {
     return { success: true, deliveries };
   }
 
-  @Get(':id/deliveries/:delivery')
+  @Get(':id/deliveries/:deliveryId')
   @RequirePermission('user_read')
   @ApiContract({
     ok: WEBHOOK_ANSWERS.delivery,
     errors: { 404: [...ENDPOINT_ERRORS[404], 'webhook_delivery_not_found'] },
   })
-  async delivery(@Param('id') id: string, @Param('delivery') delivery: string, @CallOf() { caller }: Call) {
+  async delivery(@Param('id') id: string, @Param('deliveryId') delivery: string, @CallOf() { caller }: Call) {
     return {
       success: true,
       delivery: await this.webhooks.delivery(
@@ -169,7 +169,7 @@ export class WebhooksController {
     };
   }
 
-  @Post(':id/deliveries/:delivery/redeliver')
+  @Post(':id/deliveries/:deliveryId/redeliver')
   @HttpCode(200)
   @RequirePermission('user_write')
   @ApiContract({
@@ -179,7 +179,11 @@ export class WebhooksController {
       409: ['webhook_endpoint_disabled'],
     },
   })
-  async redeliver(@Param('id') id: string, @Param('delivery') delivery: string, @CallOf() { caller }: Call) {
+  async redeliver(
+    @Param('id') id: string,
+    @Param('deliveryId') delivery: string,
+    @CallOf() { caller }: Call,
+  ) {
     return {
       success: true,
       delivery: await this.webhooks.redeliver(

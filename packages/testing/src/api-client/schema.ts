@@ -692,7 +692,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v0/webhooks/{id}/deliveries/{delivery}": {
+    "/api/v0/webhooks/{id}/deliveries/{deliveryId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -708,7 +708,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v0/webhooks/{id}/deliveries/{delivery}/redeliver": {
+    "/api/v0/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
         parameters: {
             query?: never;
             header?: never;
@@ -6241,7 +6241,7 @@ export interface operations {
             header?: never;
             path: {
                 id: number;
-                delivery: string;
+                deliveryId: number;
             };
             cookie?: never;
         };
@@ -6322,7 +6322,7 @@ export interface operations {
             header?: never;
             path: {
                 id: number;
-                delivery: string;
+                deliveryId: number;
             };
             cookie?: never;
         };
