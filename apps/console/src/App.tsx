@@ -1,10 +1,15 @@
 import { Navigate, Route, Routes } from 'react-router';
 import { useAuth } from './auth';
 import { Layout } from './Layout';
+import { AuditPage } from './pages/Audit';
+import { BillingPage } from './pages/Billing';
 import { HostPage } from './pages/Host';
+import { KeysPage } from './pages/Keys';
 import { InstancesPage } from './pages/Instances';
 import { LoginPage } from './pages/Login';
 import { OffersPage } from './pages/Offers';
+import { TemplatesPage } from './pages/Templates';
+import { VolumesPage } from './pages/Volumes';
 
 /** Client routes; the server answers index.html for each of them (docs/console.md). */
 export function App() {
@@ -22,6 +27,11 @@ export function App() {
         <Route path="/offers" element={<OffersPage />} />
         <Route path="/instances" element={<InstancesPage />} />
         <Route path="/host" element={<HostPage />} />
+        <Route path="/templates" element={<TemplatesPage />} />
+        <Route path="/volumes" element={<VolumesPage />} />
+        <Route path="/keys" element={<KeysPage />} />
+        <Route path="/billing" element={<BillingPage />} />
+        <Route path="/audit" element={<AuditPage />} />
       </Route>
       <Route path="*" element={<Navigate to="/offers" replace />} />
     </Routes>

@@ -7,6 +7,11 @@ import { dollars } from './format';
 const SECTIONS = [
   { to: '/offers', label: 'Search offers' },
   { to: '/instances', label: 'Instances' },
+  { to: '/templates', label: 'Templates' },
+  { to: '/volumes', label: 'Volumes' },
+  { to: '/keys', label: 'Keys' },
+  { to: '/billing', label: 'Billing' },
+  { to: '/audit', label: 'Audit log' },
   { to: '/host', label: 'Host' },
 ];
 

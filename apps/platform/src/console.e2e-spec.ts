@@ -1,5 +1,5 @@
 import { totpCode } from '@rigmarket/identity-2fa';
-import { eventually, uniqueName } from '@rigmarket/testing';
+import { ed25519PublicKeyLine, eventually, uniqueName } from '@rigmarket/testing';
 import type { Locator, Page } from 'playwright-core';
 import { type ConsoleRig, mailedCode, PASSWORD, startConsoleRig } from './testing/console-browser';
 import { grantCredit } from './testing/users';
@@ -63,8 +63,6 @@ describe('the web console in a browser', () => {
       await grantCredit(rig.base, ADMIN_KEY, key, 25);
     }, 120_000);
 
-    const offerRows = (page: Page): Locator =>
-      page.getByRole('table', { name: 'Offers' }).locator('tbody').getByRole('row');
     const instanceCard = (page: Page): Locator => page.getByRole('article', { name: /^Instance \d+$/ });
 
     it('is served at / and on its client routes, never in place of the API, its docs or its health', async () => {
@@ -329,6 +327,94 @@ describe('the web console in a browser', () => {
       await context.close();
     }, 120_000);
   });
+
+  describe('the account pages', () => {
+    it('API keys with the permission editor, SSH keys, a template rented from, billing and the audit log', async () => {
+      const context = await rig.context();
+      const page = await context.newPage();
+      await page.goto('/keys');
+      await page.getByRole('tab', { name: 'API key' }).click();
+      await page.getByRole('textbox', { name: 'API key' }).fill(ADMIN_KEY);
+      await page.getByRole('button', { name: 'Use this key' }).click();
+      await page.waitForURL('**/offers');
+      await page.getByRole('link', { name: 'Keys' }).click();
+      await page.waitForURL('**/keys');
+
+      // A key that may only read instances: the editor's checkboxes make its scope.
+      const form = page.getByRole('form', { name: 'New API key' });
+      await form.getByRole('textbox', { name: 'Key name' }).fill('ci-reader');
+      await form.getByRole('checkbox', { name: /Account: read/ }).uncheck();
+      expect(await form.getByRole('checkbox', { name: /Instances: read/ }).isChecked()).toBe(true);
+      await form.getByRole('button', { name: 'Create key' }).click();
+      const value = (await page.getByLabel('New key value').innerText()).trim();
+      const keys = page.getByRole('table', { name: 'API keys' });
+      await expectText(keys, /ci-reader\s+instance_read\b/);
+      const asReader = (method: string, path: string, body?: unknown) =>
+        fetch(`${rig.base}${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${value}`, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      expect((await asReader('GET', '/api/v0/instances/')).status).toBe(200);
+      expect((await asReader('GET', '/api/v0/users/current/')).status).toBe(403);
+      expect((await asReader('PUT', '/api/v0/asks/1001/', { image: 'busybox' })).status).toBe(403);
+      await rig.shot(page, 'account-01-keys');
+      await keys.getByRole('button', { name: 'Delete API key ci-reader' }).click();
+      await keys.getByText('ci-reader').waitFor({ state: 'detached' });
+      expect((await asReader('GET', '/api/v0/instances/')).status).toBe(401);
+
+      // An SSH key.
+      const ssh = ed25519PublicKeyLine('console@test');
+      await page.getByRole('textbox', { name: 'Public key' }).fill(ssh);
+      await page.getByRole('button', { name: 'Add SSH key' }).click();
+      await expectText(page.getByRole('list', { name: 'Your SSH keys' }), /ssh-ed25519 /);
+
+      // A template, then a rental from it.
+      await page.getByRole('link', { name: 'Templates' }).click();
+      await page.getByRole('textbox', { name: 'Template name' }).fill('console-template');
+      await page.getByRole('textbox', { name: 'Template image' }).fill('alpine');
+      await page.getByRole('textbox', { name: 'Template on-start script' }).fill('echo from the template');
+      await page.getByRole('button', { name: 'Create template' }).click();
+      await expectText(page.getByRole('table', { name: 'Templates' }), /console-template\s+alpine/);
+      await page.getByRole('link', { name: 'Search offers' }).click();
+      await offerRows(page).first().waitFor();
+      await offerRows(page)
+        .first()
+        .getByRole('button', { name: /^Rent offer/ })
+        .click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByRole('combobox', { name: 'Template' }).click();
+      await page.getByRole('option', { name: 'console-template (alpine)' }).click();
+      expect(await dialog.getByRole('textbox', { name: 'Image' }).inputValue()).toBe('');
+      await dialog.getByRole('button', { name: /^Rent for \$/ }).click();
+      await page.waitForURL('**/instances');
+      const card = page.getByRole('article', { name: /^Instance \d+$/ }).filter({ hasText: 'alpine' });
+      await card.getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+
+      // Billing: the balance, the charges of that instance as billing runs, the demo credit among invoices.
+      await page.getByRole('link', { name: 'Billing' }).click();
+      await expectText(page.getByLabel('Account balance'), /^\$\d+\.\d\d$/);
+      await eventually(
+        async () =>
+          (await page.getByRole('table', { name: 'Charges' }).locator('tbody tr').count()) > 0
+            ? true
+            : undefined,
+        30_000,
+        'a charge in the billing page',
+      );
+      await page.getByRole('tab', { name: 'Invoices' }).click();
+      await page.getByRole('table', { name: 'Invoices' }).locator('tbody tr').first().waitFor();
+      await rig.shot(page, 'account-02-billing');
+
+      // The audit log has the key's creation and deletion.
+      await page.getByRole('link', { name: 'Audit log' }).click();
+      const audit = page.getByRole('table', { name: 'Audit log' });
+      await expectText(audit, /ApiKeyCreated/);
+      await expectText(audit, /ApiKeyDeleted/);
+      await rig.shot(page, 'account-03-audit');
+      await context.close();
+    }, 120_000);
+  });
 });
 
 /**
@@ -349,6 +435,10 @@ async function expectText(locator: Locator, pattern: RegExp): Promise<void> {
     20_000,
     `${pattern} in the page`,
   );
+}
+
+function offerRows(page: Page): Locator {
+  return page.getByRole('table', { name: 'Offers' }).locator('tbody').getByRole('row');
 }
 
 async function expectCount(locator: Locator, count: number): Promise<void> {
