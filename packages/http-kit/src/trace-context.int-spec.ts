@@ -1,4 +1,7 @@
-import { trace } from '@opentelemetry/api';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type DomainEvent, topicFor } from '@rigmarket/contracts';
 import {
@@ -151,5 +154,16 @@ describe('trace context across the outbox and Kafka', () => {
     expect(message.headers.traceparent).toContain(publish.spanContext().spanId);
     expect(consume.parentSpanContext?.spanId).toBe(publish.spanContext().spanId);
     expect(await db.query(`SELECT stream_id FROM identity.seen`)).toEqual([{ stream_id: 'api_key-7' }]);
+  });
+
+  it('keeps a key sent in the query string out of the HTTP span (an app process, compiled)', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(__dirname, '../test-fixtures/traced-server.js'),
+      '/api/v0/instances/?api_key=s3cret-key-value&owner=me',
+    ]);
+    const spans = JSON.parse(stdout) as Array<{ kind: number; attributes: Record<string, unknown> }>;
+    const server = spans.find((s) => s.kind === SpanKind.SERVER);
+    expect(JSON.stringify(server?.attributes)).toContain('owner=me');
+    expect(stdout).not.toContain('s3cret');
   });
 });

@@ -22,6 +22,22 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   );
 }
 
+/**
+ * Query parameters whose values never reach a span (older clients send the API key as `?api_key=`): the
+ * instrumentation's own list (signed URLs) and ours, as redactUrl masks them in the logs.
+ */
+export const REDACTED_QUERY_PARAMS = [
+  'api_key',
+  'key',
+  'secret',
+  'token',
+  'password',
+  'sig',
+  'Signature',
+  'AWSAccessKeyId',
+  'X-Goog-Signature',
+];
+
 let running: NodeSDK | undefined;
 
 /**
@@ -53,6 +69,8 @@ export async function startTracing(options: {
             span.updateName(`${(request as IncomingMessage).method ?? 'HTTP'} ${route}`);
           }
         },
+        redactedQueryParams: REDACTED_QUERY_PARAMS,
+        redactedQueryParamsServer: REDACTED_QUERY_PARAMS,
         // Probes and scrapes are not traced.
         ignoreIncomingRequestHook: (request) => /^\/(metrics|healthz|readyz)\b/.test(request.url ?? ''),
       }),
