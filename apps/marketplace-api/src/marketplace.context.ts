@@ -8,6 +8,7 @@ import { instanceChargedUntilProjection } from './read-models/instance-charged-u
 import { ledgerProjection } from './read-models/ledger/projection';
 import { machinesProjection } from './read-models/machines/projection';
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
+import { volumeInstancesProjection } from './read-models/volume-instances/projection';
 import { templateUsageProjection } from './read-models/template-usage/projection';
 import { templatesProjection } from './read-models/templates/projection';
 import { volumeOffersProjection } from './read-models/volume-offers/projection';
@@ -43,6 +44,7 @@ export const marketplaceContext: ContextDefinition = {
     billingPeriodsProjection,
     maintenanceWindowsProjection,
     templateUsageProjection,
+    volumeInstancesProjection,
   ],
   folds: {
     machine: streamFold(machineDecider),

@@ -119,6 +119,7 @@ export const VOLUME = namedSchema(
     {
       id: int,
       name: nullable(str),
+      label: nullable(str),
       size: num,
       disk_space: num,
       machine_id: int,

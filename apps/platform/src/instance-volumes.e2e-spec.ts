@@ -218,13 +218,24 @@ describe.each(BOTH_MODES)('volumes created while renting, and cancel_unavail, %s
     expect(spec?.config.volume).toEqual({ volumeId, mountPath: '/data' });
     expect(spec?.instanceApiKey).toBe(created.body.instance_api_key);
     // the volume is the renter's, like one made with `create volume`, and takes its space from the offer
-    expect(await myVolumes()).toEqual([
+    // `vastai show volumes` reads the name as `label`, and which instances the volume is mounted in
+    const listed = await eventually(
+      async () => {
+        const rows = await myVolumes();
+        return (rows[0]?.instances as number[] | undefined)?.length ? rows : undefined;
+      },
+      30_000,
+      'the volume lists its instance',
+    );
+    expect(listed).toEqual([
       expect.objectContaining({
         id: volumeId,
         name: 'scratch',
+        label: 'scratch',
         size: 30,
         machine_id: machineId,
         storage_cost: 0.2,
+        instances: [id],
       }),
     ]);
     expect(await myVolumes(otherKey)).toEqual([]);

@@ -17,6 +17,7 @@ import { machinesWithAllocations } from './0015-machines-with-allocations';
 import { billingRateMicros } from './0016-billing-rate-micros';
 import { instanceChargedUntil } from './0017-instance-charged-until';
 import { accountsAndTransfers } from './0018-accounts-and-transfers';
+import { volumeInstances } from './0019-volume-instances';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -38,4 +39,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   billingRateMicros,
   instanceChargedUntil,
   accountsAndTransfers,
+  volumeInstances,
 ];

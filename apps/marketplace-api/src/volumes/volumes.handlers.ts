@@ -189,6 +189,8 @@ export class DeleteVolumeHandler implements ICommandHandler<DeleteVolumeCommand>
 export interface VolumeView {
   id: number;
   name: string | null;
+  /** The name again, under the field the CLI's table reads. */
+  label: string | null;
   size: number;
   disk_space: number;
   machine_id: number;
@@ -214,6 +216,7 @@ interface VolumeRow {
   reliability: number | null;
   verification: string | null;
   hardware: object | string | null;
+  instances: number[] | null;
 }
 
 export class ListVolumesQuery extends Query<VolumeView[]> {
@@ -232,7 +235,9 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
     // Only local volumes exist so far; network volumes are not offered.
     if (query.type === 'network_volume') return [];
     const rows = await this.runtime.db.query<VolumeRow>(
-      `SELECT v.volume_id, v.name, v.size_gb, v.machine_id, v.start_date, v.price_disk, m.owner_id, m.reliability, m.verification, m.hardware
+      `SELECT v.volume_id, v.name, v.size_gb, v.machine_id, v.start_date, v.price_disk, m.owner_id, m.reliability, m.verification, m.hardware,
+              (SELECT array_agg(vi.instance_id ORDER BY vi.instance_id) FROM ${SCHEMA}.volume_instances vi
+                WHERE vi.volume_id = v.volume_id) AS instances
          FROM ${SCHEMA}.volumes v LEFT JOIN ${SCHEMA}.machines m ON m.machine_id = v.machine_id
         WHERE v.owner_id = $1 AND v.deleted_at IS NULL ORDER BY v.volume_id`,
       [query.ownerId],
@@ -244,6 +249,7 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
       return {
         id: Number(r.volume_id),
         name: r.name,
+        label: r.name,
         size: Number(r.size_gb),
         disk_space: Number(r.size_gb),
         machine_id: Number(r.machine_id),
@@ -255,7 +261,7 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
         reliability2: r.reliability === null ? null : Number(r.reliability),
         verification: r.verification,
         geolocation: h?.geolocation ?? null,
-        instances: [],
+        instances: (r.instances ?? []).map(Number),
       };
     });
   }

@@ -1819,6 +1819,7 @@ export interface components {
         Volume: {
             id: number;
             name?: string | null;
+            label?: string | null;
             size: number;
             disk_space?: number;
             machine_id: number;
