@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
+import { BillingMeter } from '@rigmarket/marketplace-api';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
@@ -61,6 +62,7 @@ describe('GET /metrics (embedded platform)', () => {
     });
     await http().put(`/api/v0/asks/${offer}/`).set(as).send({ image: 'busybox', disk: 10 }).expect(200);
     await http().get('/api/v0/instances/424242/').set(as); // an unknown id: still the route's pattern
+    await app.get(BillingMeter).runOnce(); // a billing run, by hand (its interval is off here)
 
     const res = await http().get('/metrics').expect(200);
     expect(res.headers['content-type']).toContain('text/plain');
@@ -101,6 +103,7 @@ describe('GET /metrics (embedded platform)', () => {
     ).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'rigmarket_outbox_published_total', { context: 'marketplace' })).toBeGreaterThan(0);
     expect(text).toMatch(/^rigmarket_agent_connections 0$/m);
+    expect(sample(text, 'rigmarket_job_runs_total', { job: 'BillingMeter', outcome: 'ok' })).toBe(1);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
   });
 });
