@@ -34,7 +34,7 @@ const CASES = {
   rebuild: { run: require('./cases/rebuild'), modes },
   platform: { run: require('./cases/platform'), modes: ['embedded'] },
   boot: { run: require('./cases/boot'), modes },
-  soak: { run: require('./cases/soak'), modes: ['embedded'] },
+  soak: { run: require('./cases/soak'), modes },
 };
 
 async function main() {
@@ -46,6 +46,8 @@ async function main() {
   for (const [name, spec] of Object.entries(CASES)) {
     if (only.length > 0 && !only.includes(name)) continue;
     for (const mode of spec.modes) {
+      // --distributed: only the PostgreSQL runs (--embedded: only the embedded ones).
+      if (args.includes('--distributed') && mode !== 'distributed') continue;
       const t0 = Date.now();
       const result = await spec.run(mode, { short, sizes: sizesArg });
       const list = Array.isArray(result) ? result : result.rows;

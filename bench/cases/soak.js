@@ -2,7 +2,8 @@
 // sampled throughout. The embedded platform runs in this process (PGlite on disk, in-process transport, the
 // relay settings of `npm start`) so that the billing meter can be timed run by run: its own timer is off and
 // this case calls `runOnce` on the same schedule (what PeriodicJob does), noting a tick that finds the
-// previous run still going ("behind").
+// previous run still going ("behind"), and times each run until the hosts have earned every charge. With
+// DATABASE_URL it runs again over a new PostgreSQL database (the same single process and in-process transport).
 //
 // Sizes: `npm run bench` bills 1,000 instances every 60 s for 3 minutes; `--soak-minutes N` runs N minutes,
 // `--soak-full` the goal's 30 minutes, `--soak-instances N` fewer instances (a machine too loaded for 1,000);
@@ -14,7 +15,7 @@ const { Database } = require('@rigmarket/event-sourcing');
 const { InProcessTransport } = require('@rigmarket/messaging');
 const { BillingMeter } = require('@rigmarket/marketplace-api');
 const { createEmbeddedApp } = require('@rigmarket/platform');
-const { stats } = require('../lib');
+const { freshDatabase, stats } = require('../lib');
 const { KEY, sleep, freePort, usage, api, until, listMachine } = require('../platform-api');
 
 const SAMPLE_EVERY_MS = 100;
@@ -89,12 +90,15 @@ function sampleHealth(base) {
 }
 
 module.exports = async function soak(mode, { short }) {
+  const label = mode === 'embedded' ? mode : 'PostgreSQL, one process';
   const size = soakSize(short);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-soak-'));
   const previousQuota = process.env.RIGMARKET_QUOTA_INSTANCES;
   // One renter (the admin) holds every instance; the default quota (500) is per account.
   process.env.RIGMARKET_QUOTA_INSTANCES = String(size.instances + 100);
-  const db = await Database.connect({ kind: 'pglite', dataDir });
+  // Distributed: the same single process over a new PostgreSQL database (the in-process transport: no Kafka).
+  const fresh = mode === 'embedded' ? undefined : await freshDatabase(mode);
+  const db = fresh ? fresh.db : await Database.connect({ kind: 'pglite', dataDir });
   const transport = new InProcessTransport();
   const app = await createEmbeddedApp({
     db,
@@ -208,19 +212,19 @@ module.exports = async function soak(mode, { short }) {
     const errors = runs.filter((r) => r.error).length;
     const late = runs.filter((r) => r.earnedMs > size.intervalMs).length;
     const maxEarned = Math.max(...runs.map((r) => r.earnedMs ?? 0));
-    const label = `${size.instances.toLocaleString('en-US')} running instances billed every ${size.intervalMs / 1000} s for ${(size.durationMs / 60_000).toFixed(size.durationMs < 60_000 ? 2 : 0)} min`;
+    const what = `${size.instances.toLocaleString('en-US')} running instances billed every ${size.intervalMs / 1000} s for ${(size.durationMs / 60_000).toFixed(size.durationMs < 60_000 ? 2 : 0)} min`;
     return [
       {
-        case: `soak: /healthz while ${label}`,
-        mode,
+        case: `soak: /healthz while ${what}`,
+        mode: label,
         p50: latency.p50,
         p99: latency.p99,
         ceiling: `${latency.n} samples (every ${SAMPLE_EVERY_MS} ms, from when due), ${failed} failed; worst p99 of one interval ${Math.max(...windows).toFixed(1)} ms, max ${Math.max(...sampler.samples.map((s) => s.ms)).toFixed(0)} ms; RSS ${Math.min(...rssMb).toFixed(0)}-${Math.max(...rssMb).toFixed(0)} MB`,
         goal: 'p99 < 50 ms in every interval',
       },
       {
-        case: `soak: billing runs while ${label}`,
-        mode,
+        case: `soak: billing runs while ${what}`,
+        mode: label,
         p50: runStats.p50,
         p99: maxRun,
         perSec: runs.reduce((sum, r) => sum + r.charged, 0) / runs.reduce((sum, r) => sum + r.ms / 1000, 0),
@@ -232,6 +236,7 @@ module.exports = async function soak(mode, { short }) {
     await app.close();
     await transport.close();
     await db.close();
+    await fresh?.drop();
     if (previousQuota === undefined) delete process.env.RIGMARKET_QUOTA_INSTANCES;
     else process.env.RIGMARKET_QUOTA_INSTANCES = previousQuota;
     fs.rmSync(dataDir, { recursive: true, force: true });
