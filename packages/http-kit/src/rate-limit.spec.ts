@@ -66,4 +66,19 @@ describe('rate limits', () => {
     expect(clientAddress(req('127.0.0.1', '203.0.113.9, 198.51.100.7'), ['127.0.0.1'])).toBe('198.51.100.7');
     expect(clientAddress(req('192.0.2.1', '203.0.113.9'), ['127.0.0.1'])).toBe('192.0.2.1');
   });
+
+  it('trusts a proxy inside a CIDR range (edge pods whose addresses change), IPv4 peers of dual-stack sockets too', () => {
+    const req = (peer: string, xff: string) =>
+      ({ socket: { remoteAddress: peer }, headers: { 'x-forwarded-for': xff } }) as never;
+    const pods = ['10.0.0.0/8', 'fd00::/8', '192.0.2.7'];
+    expect(clientAddress(req('10.42.3.17', '203.0.113.9'), pods)).toBe('203.0.113.9');
+    expect(clientAddress(req('::ffff:10.42.3.17', '203.0.113.9'), pods)).toBe('203.0.113.9');
+    expect(clientAddress(req('fd12::5', '203.0.113.9'), pods)).toBe('203.0.113.9');
+    expect(clientAddress(req('::ffff:192.0.2.7', '203.0.113.9'), pods)).toBe('203.0.113.9');
+    // outside every range: the peer itself, whatever it claims to forward for
+    expect(clientAddress(req('11.0.0.1', '203.0.113.9'), pods)).toBe('11.0.0.1');
+    expect(clientAddress(req('fe80::1', '203.0.113.9'), pods)).toBe('fe80::1');
+    // a malformed range trusts nobody
+    expect(clientAddress(req('10.1.1.1', '203.0.113.9'), ['10.0.0.0/99', '10.0.0.0/x'])).toBe('10.1.1.1');
+  });
 });

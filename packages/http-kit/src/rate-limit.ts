@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
@@ -23,7 +24,10 @@ export interface RateLimitConfig {
   perKey: RateLimitRule;
   /** Login, registration, e-mail verification, 2FA and key creation, per address (RIGMARKET_RATE_LIMIT_STRICT). */
   strict: RateLimitRule;
-  /** Peers whose X-Forwarded-For names the client (RIGMARKET_TRUSTED_PROXIES; the nginx edge). */
+  /**
+   * Peers whose X-Forwarded-For names the client (RIGMARKET_TRUSTED_PROXIES; the nginx edge): addresses or
+   * CIDR ranges (`10.0.0.0/8`; edge pods whose addresses change).
+   */
   trustedProxies: string[];
   /**
    * Shared counters: every process of every app counts in one PostgreSQL table (RIGMARKET_RATE_LIMIT_STORE=
@@ -77,11 +81,48 @@ export function isStrictRoute(method: string, path: string): boolean {
   );
 }
 
+/** An IPv4 peer of a dual-stack socket (`::ffff:10.1.2.3`) as the IPv4 address it is. */
+function unmapped(address: string): string {
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return v4 ? v4[1]! : address;
+}
+
+const proxyMatchers = new WeakMap<readonly string[], (peer: string) => boolean>();
+
+/** Whether `peer` is one of `trustedProxies`: an exact address, or inside one of its `address/bits` ranges. */
+function isTrustedProxy(trustedProxies: readonly string[], peer: string): boolean {
+  let matches = proxyMatchers.get(trustedProxies);
+  if (!matches) {
+    const exact = new Set<string>();
+    const ranges = new BlockList();
+    for (const entry of trustedProxies) {
+      const [address = '', bits] = entry.split('/');
+      const family = isIP(address);
+      if (bits === undefined || family === 0) {
+        exact.add(entry);
+        continue;
+      }
+      const prefix = Number(bits);
+      if (Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128)) {
+        ranges.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
+      }
+    }
+    matches = (candidate) => {
+      if (exact.has(candidate)) return true;
+      const address = unmapped(candidate);
+      const family = isIP(address);
+      return exact.has(address) || (family !== 0 && ranges.check(address, family === 4 ? 'ipv4' : 'ipv6'));
+    };
+    proxyMatchers.set(trustedProxies, matches);
+  }
+  return matches(peer);
+}
+
 /** The client: the socket's peer, or, behind a trusted proxy, the last address that proxy added. */
 export function clientAddress(request: Request, trustedProxies: readonly string[]): string {
   const peer = request.socket.remoteAddress ?? 'unknown';
   const forwarded = request.headers['x-forwarded-for'];
-  if (typeof forwarded === 'string' && trustedProxies.includes(peer)) {
+  if (typeof forwarded === 'string' && isTrustedProxy(trustedProxies, peer)) {
     const hops = forwarded
       .split(',')
       .map((h) => h.trim())
