@@ -52,6 +52,11 @@ NODE_ENV=test NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-war
 step "benchmark suite, short mode (bench/run.js --short)"
 node bench/run.js --short >/dev/null || status=1
 
+# Container images, docker compose and the Helm chart (docs/deployment.md): helm lint/template with checks on
+# the manifests, the images built on the local Docker Engine, the whole compose started and probed.
+step "deployment: Helm chart, images, docker compose (scripts/deploy-check.sh)"
+bash scripts/deploy-check.sh || status=1
+
 # One plain closing line any CI reader understands.
 if [ -f "$results" ]; then
   node -e '
