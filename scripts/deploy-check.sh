@@ -164,6 +164,7 @@ check_compose() {
   done
   [ "$ok" = 4 ] || die "$T" "only $ok of 4 apps answered through the edge with the admin key (logs: $WORK/compose.log)"
   curl -fsS -m 10 -o /dev/null "$edge/api/v0/openapi.json" || die "$T" "edge does not serve /api/v0/openapi.json"
+  curl -fsS -m 10 "$edge/" | grep -qi '<!doctype html' || die "$T" "edge does not serve the web console at /"
   say "$T" "compose: all services healthy, the four apps answer through the edge ($((SECONDS - t0)) s)"
 }
 

@@ -3,7 +3,7 @@
 #   rigmarket/debian:bookworm   Debian 12 minbase made by mmdebstrap from Debian's packages, `docker import`ed
 #   rigmarket/deps:<hash>        + Node (this machine's binary) + production node_modules (package-lock.json)
 #   rigmarket/<app>:<tag>        identity-2fa, marketplace-api, instance-lifecycle, sync-maintenance
-#   rigmarket/edge:<tag>         the nginx edge;  rigmarket/postgres:<tag>, rigmarket/kafka:<tag> (compose)
+#   rigmarket/edge:<tag>         the nginx edge and the web console;  rigmarket/postgres:<tag>, rigmarket/kafka:<tag> (compose)
 # Usage: bash scripts/images.sh [apps] [edge] [postgres] [kafka]   (no argument: all of them)
 # Needs a build (npx turbo run build) and, for kafka, the jars infra/kafka/start.sh fetched. Idempotent and
 # cached: the base is made once per recipe, the deps image once per lockfile and Node version, and Docker's
@@ -104,6 +104,8 @@ build_apps() {
   cp package.json "$CTX/app-ctx/app/"
   cp docs/openapi.json "$CTX/app-ctx/app/docs/"
   for d in packages/* apps/*; do
+    # the web console's files are the edge's to serve (build_edge), not the apps'
+    [ "$d" != apps/console ] || continue
     [ -d "$d/dist" ] || die "$T" "$d/dist missing: build first (npx turbo run build)"
     mkdir -p "$CTX/app-ctx/app/$d"
     cp "$d/package.json" "$CTX/app-ctx/app/$d/"
@@ -117,10 +119,13 @@ build_apps() {
 }
 
 build_edge() {
+  [ -f apps/console/dist/index.html ] || die "$T" "apps/console/dist missing: build first (npx turbo run build)"
   rm -rf "$CTX/edge-ctx"
-  mkdir -p "$CTX/edge-ctx/edge/docs"
+  mkdir -p "$CTX/edge-ctx/edge/docs" "$CTX/edge-ctx/edge/apps/console"
   cp infra/nginx/nginx.conf.template deploy/docker/edge-entrypoint.sh "$CTX/edge-ctx/edge/"
   cp docs/openapi.json "$CTX/edge-ctx/edge/docs/"
+  # the web console (docs/console.md), served by the edge at /
+  cp -R apps/console/dist "$CTX/edge-ctx/edge/apps/console/dist"
   build "rigmarket/edge:$TAG" deploy/docker/edge.Dockerfile "$CTX/edge-ctx" --build-arg "DEBIAN_IMAGE=$DEBIAN_IMAGE"
 }
 
