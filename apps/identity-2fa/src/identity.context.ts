@@ -59,4 +59,12 @@ export const identityContext: ContextDefinition = {
     tfa: streamFold(tfaDecider),
     webhook: streamFold(webhookDecider),
   },
+  // Not in any event: webhook deliveries (pending ones too) and their attempts, each endpoint's run of
+  // failures, the accounts marked low on credit (the delivery worker's own state).
+  carriedTables: [
+    { table: 'webhook_deliveries', orderBy: 'delivery_id' },
+    { table: 'webhook_attempts', orderBy: 'delivery_id, attempt' },
+    { table: 'webhook_endpoint_health', orderBy: 'endpoint_id' },
+    { table: 'webhook_credit_low', orderBy: 'user_id' },
+  ],
 };
