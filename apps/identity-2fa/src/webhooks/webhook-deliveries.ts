@@ -148,3 +148,21 @@ export async function requeueWebhookDelivery(
   );
   return changed > 0;
 }
+
+/**
+ * The log's retention: finished deliveries older than `retentionDays`, and every delivery of an endpoint
+ * deleted that long ago (its pending ones would never be sent). Answers how many were deleted.
+ */
+export async function sweepWebhookLog(db: Sql, retentionDays: number): Promise<number> {
+  const days = String(retentionDays);
+  const finished = await db.execute(
+    `DELETE FROM ${SCHEMA}.webhook_deliveries WHERE status <> 'pending' AND finished_at < now() - ($1 || ' days')::interval`,
+    [days],
+  );
+  const orphaned = await db.execute(
+    `DELETE FROM ${SCHEMA}.webhook_deliveries d USING ${SCHEMA}.webhook_endpoints e
+      WHERE e.endpoint_id = d.endpoint_id AND e.deleted_at < now() - ($1 || ' days')::interval`,
+    [days],
+  );
+  return finished + orphaned;
+}

@@ -10,6 +10,7 @@ import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { SCHEMA } from '../schema';
 import type { SecretBox } from '../tfa/tfa.crypto';
 import { TFA_SECRET_BOX } from '../tfa/tfa.io';
+import { sweepWebhookLog } from './webhook-deliveries';
 import { type AttemptResult, postWebhook, signedHeaders } from './webhook-sender';
 import { WEBHOOK_SETTINGS, type WebhookSettings, retryDelayMs } from './webhook-settings';
 import { webhookDecider, webhookStreamId } from './webhook.decider';
@@ -107,10 +108,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.creditLowWatched = Boolean(watched?.watched);
     if (Date.now() - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = Date.now();
-    const removed = await this.runtime.db.execute(
-      `DELETE FROM ${SCHEMA}.webhook_deliveries WHERE status <> 'pending' AND finished_at < now() - ($1 || ' days')::interval`,
-      [String(this.settings.retentionDays)],
-    );
+    const removed = await sweepWebhookLog(this.runtime.db, this.settings.retentionDays);
     if (removed > 0) this.logger.log(`deleted ${removed} webhook deliveries past their retention`);
   }
 

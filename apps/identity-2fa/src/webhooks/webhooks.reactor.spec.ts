@@ -9,6 +9,7 @@ import {
 } from '@rigmarket/event-sourcing';
 import { identityContext } from '../identity.context';
 import type { WebhookDispatcher } from './webhook-dispatcher';
+import { sweepWebhookLog } from './webhook-deliveries';
 import { webhookSettingsFromEnv } from './webhook-settings';
 import { WebhooksReactor } from './webhooks.reactor';
 
@@ -216,5 +217,27 @@ describe('webhooks reactor', () => {
       { endpoint: 2, type: 'credit.low', data: { balance: 1, threshold: 5, at: 'x' } },
       { endpoint: 2, type: 'credit.exhausted', data: { balance: -0.000005, at: 'x' } },
     ]);
+  });
+
+  it('keeps the log for its retention: old finished deliveries and those of endpoints deleted long ago go', async () => {
+    await endpoint(6, 8, ['credit.low']);
+    await db.execute(
+      `UPDATE identity.webhook_endpoints SET deleted_at = now() - interval '40 days' WHERE endpoint_id = 6`,
+    );
+    const add = (id: number, endpointId: number, status: string, finishedDaysAgo: number | null) =>
+      db.execute(
+        `INSERT INTO identity.webhook_deliveries (delivery_id, endpoint_id, message_id, event_type, payload, status, attempts_left, next_attempt_at, finished_at)
+         VALUES ($1, $2, $3, 'credit.low', '{}', $4, 1, now(), now() - ($5 || ' days')::interval)`,
+        [id, endpointId, `msg_${id}`, status, finishedDaysAgo === null ? null : String(finishedDaysAgo)],
+      );
+    await add(101, 2, 'delivered', 31);
+    await add(102, 2, 'failed', 29);
+    await add(103, 2, 'pending', null);
+    await add(104, 6, 'pending', null);
+    expect(await sweepWebhookLog(db, 30)).toBe(2);
+    const left = await db.query<{ delivery_id: string }>(
+      `SELECT delivery_id::text FROM identity.webhook_deliveries ORDER BY delivery_id`,
+    );
+    expect(left.map((r) => Number(r.delivery_id))).toEqual([102, 103]);
   });
 });
