@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import { Database, contextProjections } from '@rigmarket/event-sourcing';
+import { HostAgent } from '@rigmarket/host-agent';
 import { createTestDatabase, eventually } from '@rigmarket/testing';
+import { LIST_MACHINE_ASK } from './testing/fixtures';
 import { runOperatorCli, runOperatorCliEmbedded } from './testing/operator-cli';
 import { startEmbeddedProcess, workload } from './testing/renter-workload';
 import { ALL_CONTEXTS } from './platform';
@@ -14,7 +16,8 @@ import { ALL_CONTEXTS } from './platform';
  * workload for WORKLOAD_MS, stopped; `rigmarket export` of its PGlite folder; `rigmarket import` into an
  * empty PostgreSQL deployment (and into an empty embedded one). The events, chains and every read model
  * of the targets equal the source's, and so do the tables no rebuild restores (instance keys, host commands,
- * ...) and the id sequences; the moved embedded platform serves a live instance as the source did. A
+ * ...) and the id sequences; the moved embedded platform serves a live instance as the source did, and a
+ * host agent that stayed up reconnects to it and takes its next command. A
  * non-empty target, an edited line and a truncated file are refused.
  */
 const ADMIN_KEY = 'event-export-admin-key-0123456789';
@@ -40,6 +43,7 @@ describe('rigmarket export and import: embedded to distributed', () => {
   let child: ChildProcess | undefined;
 
   afterAll(async () => {
+    await agent?.stop();
     if (child && child.exitCode === null) child.kill('SIGKILL');
     for (const d of databases) await d.drop();
     rmSync(work, { recursive: true, force: true });
@@ -47,6 +51,11 @@ describe('rigmarket export and import: embedded to distributed', () => {
 
   /** An instance live at the move: its id, instance key and poll answer in the source. */
   const kept: { id: number; key: string; poll: unknown } = { id: 0, key: '', poll: null };
+  /** A host agent (simulated driver) serving a machine of the source, which reconnects to the moved platform. */
+  let agent: HostAgent | undefined;
+  const agentLog: string[] = [];
+  let agentInstance = 0;
+  let sourcePort = 0;
   /** Every carried table's rows and where the id sequences stand, per context (what no rebuild restores). */
   async function carried(db: Database): Promise<Record<string, unknown>> {
     const state: Record<string, unknown> = {};
@@ -92,6 +101,38 @@ describe('rigmarket export and import: embedded to distributed', () => {
       },
       30_000,
       'the kept instance running',
+    );
+    // A host agent's machine with a running instance: the agent stays up while the platform moves.
+    sourcePort = Number(new URL(platform.base).port);
+    agent = await HostAgent.start({
+      apiUrl: platform.base,
+      apiKey: ADMIN_KEY,
+      stateDir: join(work, 'agent'),
+      driver: 'simulated',
+      simulateGpus: '1:RTX 4090',
+      heartbeatIntervalMs: 5_000,
+      log: (line) => agentLog.push(line),
+    });
+    const agentMachine = agent.machineId;
+    expect(
+      (await call('PUT', '/machines/create_asks/', { machine: agentMachine, ...LIST_MACHINE_ASK })).status,
+    ).toBe(200);
+    agentInstance = await eventually(
+      async () => {
+        const res = await call('PUT', `/asks/${agentMachine * 1000 + 1}/`, { image: 'busybox', disk: 8 });
+        return res.status === 200 ? (res.body.new_contract as number) : undefined;
+      },
+      30_000,
+      "the agent's machine rentable",
+    );
+    await eventually(
+      async () =>
+        ((await call('GET', `/instances/${agentInstance}/`)).body.instances as { actual_status?: string })
+          ?.actual_status === 'running'
+          ? true
+          : undefined,
+      30_000,
+      "the agent's instance running",
     );
     await new Promise((r) => setTimeout(r, 2_000));
     expect({
@@ -180,7 +221,8 @@ describe('rigmarket export and import: embedded to distributed', () => {
 
     // The moved platform serves the instance as the source did: its poll answer, its instance key, its logs;
     // and a new rent gets a new id (the id sequences moved too), not one of an imported instance.
-    const moved = await startEmbeddedProcess(embedded, ADMIN_KEY);
+    // On the source's address, so that the agent reconnects by itself.
+    const moved = await startEmbeddedProcess(embedded, ADMIN_KEY, undefined, sourcePort);
     child = moved.proc;
     try {
       expect((await moved.call('GET', `/instances/${kept.id}/`)).body.instances).toEqual(kept.poll);
@@ -198,7 +240,30 @@ describe('rigmarket export and import: embedded to distributed', () => {
       const offers = (await moved.call('POST', '/bundles/', {})).body.offers as Array<{ id: number }>;
       const fresh = await moved.call('PUT', `/asks/${offers[0]!.id}/`, { image: 'busybox', disk: 8 });
       expect(fresh.status).toBe(200);
-      expect(fresh.body.new_contract).toBeGreaterThan(kept.id);
+      expect(fresh.body.new_contract).toBeGreaterThan(agentInstance);
+
+      // The agent reconnected; its instance still runs, and a new command reaches it: its id goes on from
+      // the source's (the agent skips an id it already ran), so the instance stops.
+      await eventually(
+        async () => (agent?.channelConnected ? true : undefined),
+        45_000,
+        'the agent back',
+      ).catch((error: Error) =>
+        Promise.reject(new Error(`${error.message}\n${agentLog.slice(-20).join('\n')}`)),
+      );
+      const agentRow = async () =>
+        (await moved.call('GET', `/instances/${agentInstance}/`)).body.instances as { actual_status: string };
+      expect((await agentRow()).actual_status).toBe('running');
+      expect((await moved.call('PUT', `/instances/${agentInstance}/`, { state: 'stopped' })).status).toBe(
+        200,
+      );
+      await eventually(
+        async () => ((await agentRow()).actual_status === 'stopped' ? true : undefined),
+        30_000,
+        'the agent stopped the instance',
+      ).catch((error: Error) =>
+        Promise.reject(new Error(`${error.message}\n${agentLog.slice(-20).join('\n')}`)),
+      );
       expect(await moved.stop()).toBe(0);
     } finally {
       if (moved.proc.exitCode === null) moved.proc.kill('SIGKILL');

@@ -97,8 +97,10 @@ export async function startEmbeddedProcess(
   dataDir: string,
   adminKey: string,
   onAnswer?: (method: string, path: string, status: number) => void,
+  /** The port to listen on (default a free one): a platform moved to another store can keep its address. */
+  port?: number,
 ): Promise<EmbeddedProcess> {
-  const port = await freePort();
+  port ??= await freePort();
   let output = '';
   const proc = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
     env: {
