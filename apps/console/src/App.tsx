@@ -8,6 +8,8 @@ import { KeysPage } from './pages/Keys';
 import { InstancesPage } from './pages/Instances';
 import { LoginPage } from './pages/Login';
 import { OffersPage } from './pages/Offers';
+import { SecurityPage } from './pages/Security';
+import { SignupPage } from './pages/Signup';
 import { TemplatesPage } from './pages/Templates';
 import { VolumesPage } from './pages/Volumes';
 
@@ -18,6 +20,7 @@ export function App() {
     return (
       <Routes>
         <Route path="/login" element={<LoginPage />} />
+        <Route path="/signup" element={<SignupPage />} />
         <Route path="*" element={<Navigate to="/login" replace />} />
       </Routes>
     );
@@ -32,6 +35,7 @@ export function App() {
         <Route path="/keys" element={<KeysPage />} />
         <Route path="/billing" element={<BillingPage />} />
         <Route path="/audit" element={<AuditPage />} />
+        <Route path="/security" element={<SecurityPage />} />
       </Route>
       <Route path="*" element={<Navigate to="/offers" replace />} />
     </Routes>

@@ -12,6 +12,7 @@ const SECTIONS = [
   { to: '/keys', label: 'Keys' },
   { to: '/billing', label: 'Billing' },
   { to: '/audit', label: 'Audit log' },
+  { to: '/security', label: 'Security (2FA)' },
   { to: '/host', label: 'Host' },
 ];
 

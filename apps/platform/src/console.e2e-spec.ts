@@ -415,6 +415,65 @@ describe('the web console in a browser', () => {
       await context.close();
     }, 120_000);
   });
+
+  describe('sign-up and 2FA settings', () => {
+    it('signs up, verifies the e-mail, turns on an authenticator app from its QR code, logs in with a backup code', async () => {
+      const context = await rig.context();
+      const page = await context.newPage();
+      const email = `${uniqueName('signup')}@example.com`;
+      await page.goto('/login');
+      await page.getByRole('link', { name: 'New here? Create an account' }).click();
+      await page.waitForURL('**/signup');
+      await page.getByRole('textbox', { name: 'E-mail' }).fill(email);
+      await page.getByRole('textbox', { name: 'Password', exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign up' }).click();
+      await page.getByRole('form', { name: 'Verify your e-mail' }).waitFor();
+      const verification = await eventually(async () => mailedCode(rig.mailer, email), 10_000, 'the mail');
+      await page.getByRole('textbox', { name: 'Verification code' }).fill(verification);
+      await page.getByRole('button', { name: 'Verify and log in' }).click();
+      await page.waitForURL('**/offers');
+
+      // 2FA settings: off; add an authenticator app (authorized by a mailed code, set up from the QR code).
+      await page.getByRole('link', { name: 'Security (2FA)' }).click();
+      await expectText(page.getByLabel('2FA status'), /^off$/i);
+      await page.getByRole('button', { name: 'Add an authenticator app' }).click();
+      const mailsBefore = rig.mailer.sent.length;
+      await page.getByRole('button', { name: 'Send me a code' }).click();
+      await eventually(
+        async () => (rig.mailer.sent.length > mailsBefore ? true : undefined),
+        10_000,
+        'the code',
+      );
+      await page.getByRole('textbox', { name: 'Code from the e-mail' }).fill(mailedCode(rig.mailer, email));
+      await page.getByRole('button', { name: 'Continue' }).click();
+      const qr = page.getByRole('img', { name: 'QR code of the authenticator secret' });
+      await qr.waitFor();
+      expect(await qr.getAttribute('src')).toMatch(/^data:image\/png;base64,/);
+      const secret = (await page.getByLabel('Authenticator secret').innerText()).trim();
+      await page.getByRole('textbox', { name: 'Code from the app' }).fill(totpCode(secret, new Date()));
+      await rig.shot(page, 'security-01-qr');
+      await page.getByRole('button', { name: 'Turn it on' }).click();
+      const codes = page.getByRole('list', { name: 'Backup codes' }).getByRole('listitem');
+      await expectCount(codes, 10);
+      const backup = (await codes.first().innerText()).trim();
+      await expectText(page.getByLabel('2FA status'), /^on$/i);
+      await rig.shot(page, 'security-02-on');
+
+      // The next login asks for the second factor; a backup code works once.
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.waitForURL('**/login');
+      await page.getByRole('textbox', { name: 'Username or e-mail' }).fill(email);
+      await page.getByRole('textbox', { name: 'Password', exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('radio', { name: 'Backup code' }).check();
+      await page.getByRole('textbox', { name: 'Backup code' }).fill(backup);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.waitForURL('**/offers');
+      await page.getByRole('link', { name: 'Security (2FA)' }).click();
+      await expectText(page.getByLabel('Backup codes left'), /^9$/);
+      await context.close();
+    }, 120_000);
+  });
 });
 
 /**

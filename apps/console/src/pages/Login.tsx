@@ -14,7 +14,7 @@ import {
   Title,
 } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { api, errorText, ok } from '../api/client';
 import { useAuth } from '../auth';
 
@@ -202,6 +202,11 @@ export function LoginPage() {
               </form>
             </Tabs.Panel>
           </Tabs>
+        )}
+        {!tfaSecret && (
+          <Anchor component={Link} to="/signup" display="block" ta="center" mt="md">
+            New here? Create an account
+          </Anchor>
         )}
       </Paper>
     </Container>
