@@ -428,6 +428,12 @@ describe.each(BOTH_MODES)('identity over HTTP, %s', (_label, mode) => {
     it('rebuilds every identity projection from the event store to the same rows', async () => {
       // Gives the 2FA projection an event (a challenge) to rebuild from.
       await http().post('/api/v0/tfa/email/').set(as(ADMIN_KEY)).send({}).expect(200);
+      // ...and the webhook endpoints projection one (an endpoint registered).
+      await http()
+        .post('/api/v0/webhooks/')
+        .set(as(ADMIN_KEY))
+        .send({ url: 'https://hooks.example.com/rigmarket', event_types: ['credit.low'] })
+        .expect(200);
       // identity's own read models; the ledger-fed user_credit is rebuilt in the marketplace suite
       for (const projection of h.runtime.definition.inlineProjections) {
         const tables = projection.tables;
