@@ -116,6 +116,10 @@ build_apps() {
     build "rigmarket/$d:$TAG" deploy/docker/app.Dockerfile "$CTX/app-ctx" --target "$d" \
       --build-arg "DEPS_IMAGE=$deps_image"
   done
+  # superseded deps images (another lockfile) and the app images they left untagged take ~220 MB each
+  docker images --format '{{.Repository}}:{{.Tag}}' rigmarket/deps | grep -vxF "$deps_image" |
+    xargs -r docker rmi >/dev/null 2>&1 || true
+  docker image prune -f --filter label=io.rigmarket.deps=1 >/dev/null 2>&1 || true
 }
 
 build_edge() {
