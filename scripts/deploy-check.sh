@@ -165,6 +165,17 @@ check_compose() {
   [ "$ok" = 4 ] || die "$T" "only $ok of 4 apps answered through the edge with the admin key (logs: $WORK/compose.log)"
   curl -fsS -m 10 -o /dev/null "$edge/api/v0/openapi.json" || die "$T" "edge does not serve /api/v0/openapi.json"
   curl -fsS -m 10 "$edge/" | grep -qi '<!doctype html' || die "$T" "edge does not serve the web console at /"
+  # the apps trust the edge's X-Forwarded-For (RIGMARKET_TRUSTED_PROXIES): a key made through it is audited
+  # with this host's address on the compose network, not the edge's
+  local gateway audit
+  gateway=$(docker network inspect --format '{{ (index .IPAM.Config 0).Gateway }}' "${PROJECT}_rigmarket")
+  [ -n "$gateway" ] || gateway=${SUBNET%.*}.1
+  curl -fsS -m 10 -X POST -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+    -d '{"name":"deploy-check","permissions":{"api":{"user_read":{}}}}' "$edge/api/v0/auth/apikeys/" >/dev/null ||
+    die "$T" "could not create an API key through the edge"
+  audit=$(curl -fsS -m 10 -H "Authorization: Bearer $admin" "$edge/api/v0/audit_logs/")
+  grep -qF "\"ip_address\":\"$gateway\"" <<<"$audit" ||
+    die "$T" "the audit log does not name the client ($gateway) behind the edge: $(grep -o '"ip_address":"[^"]*"' <<<"$audit" | sort -u | tr '\n' ' ')"
   say "$T" "compose: all services healthy, the four apps answer through the edge ($((SECONDS - t0)) s)"
 }
 
