@@ -31,6 +31,7 @@ describe('webhooks reactor', () => {
     streamId: string,
     type: E['type'],
     data: E['data'],
+    occurredAt = '2026-05-01T12:00:00.000Z',
   ): EnvelopeOf<E> => {
     const streamPosition = (position.get(streamId) ?? 0) + 1;
     position.set(streamId, streamPosition);
@@ -42,7 +43,7 @@ describe('webhooks reactor', () => {
       streamType: streamId.split('-')[0]!,
       streamPosition,
       globalPosition: '1',
-      occurredAt: '2026-05-01T12:00:00.000Z',
+      occurredAt,
       context,
       data,
       metadata: { correlationId: 'spec', causationId: 'spec' },
@@ -148,12 +149,13 @@ describe('webhooks reactor', () => {
     expect(woken).toBeGreaterThan(0);
   });
 
-  it('waits for an instance whose owner is not known yet', async () => {
+  it('waits for an instance whose owner is not known yet, and gives up on an old event', async () => {
+    const data = { instanceId: 99, jobId: 1, bytesCopied: 5, at: 'x' };
     await expect(
-      reactor.react(
-        envelope('sync', 'sync-99', 'SyncCompleted', { instanceId: 99, jobId: 1, bytesCopied: 5, at: 'x' }),
-      ),
+      reactor.react(envelope('sync', 'sync-99', 'SyncCompleted', data, new Date().toISOString())),
     ).rejects.toThrow(/owner of instance 99/);
+    await reactor.react(envelope('sync', 'sync-99', 'SyncCompleted', data));
+    expect(await deliveries()).toEqual([]);
   });
 
   it("sends a machine's maintenance to its owner and the renters of its live instances", async () => {

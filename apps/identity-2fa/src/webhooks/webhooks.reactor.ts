@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type {
   AccountCharged,
   CreditExhausted,
@@ -39,6 +39,9 @@ interface Message {
 
 const dollars = (micros: number) => micros / 1_000_000;
 
+/** How long after an event the reactor waits for its instance's owner to be projected (retrying). */
+const OWNER_WAIT_MS = 90_000;
+
 /**
  * Platform events -> webhook deliveries. For each event it works out the webhook message (type, data) and
  * the accounts it concerns, and records one pending delivery per enabled endpoint of those accounts that
@@ -49,6 +52,7 @@ const dollars = (micros: number) => micros / 1_000_000;
 @Injectable()
 export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap {
   readonly name = 'webhooks';
+  private readonly logger = new Logger('webhooks');
   readonly sources = [
     { context: 'instance', streamType: 'instance' },
     { context: 'marketplace', streamType: 'ledger' },
@@ -113,7 +117,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
         const d = event.data;
         return {
           type: 'instance.state_changed',
-          userIds: [await this.ownerOf(sql, d.instanceId)],
+          userIds: await this.ownerOf(sql, d.instanceId, event),
           data: {
             instance_id: d.instanceId,
             actual_status: d.actualStatus,
@@ -126,7 +130,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
         const d = event.data;
         return {
           type: 'instance.outbid',
-          userIds: [await this.ownerOf(sql, d.instanceId)],
+          userIds: await this.ownerOf(sql, d.instanceId, event),
           data: {
             instance_id: d.instanceId,
             machine_id: d.machineId,
@@ -150,14 +154,14 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
       case 'SyncFailed': {
         const d = event.data;
         const common = { instance_id: d.instanceId, job_id: d.jobId, at: d.at };
-        const owner = await this.ownerOf(sql, d.instanceId);
+        const owner = await this.ownerOf(sql, d.instanceId, event);
         return event.type === 'SyncCompleted'
           ? {
               type: 'sync.completed',
-              userIds: [owner],
+              userIds: owner,
               data: { ...common, bytes_copied: event.data.bytesCopied },
             }
-          : { type: 'sync.failed', userIds: [owner], data: { ...common, reason: event.data.reason } };
+          : { type: 'sync.failed', userIds: owner, data: { ...common, reason: event.data.reason } };
       }
       case 'MaintenanceScheduled': {
         const d = event.data;
@@ -182,14 +186,23 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
     }
   }
 
-  /** The renter; an instance not projected yet fails the item, which the worker retries shortly. */
-  private async ownerOf(sql: Sql, instanceId: number): Promise<number> {
+  /**
+   * The renter, as a list of at most one account. An instance not projected yet fails the item, which the
+   * worker retries shortly; past OWNER_WAIT_MS after the event the owner is taken as unknowable (a store
+   * upgraded without rebuilding webhook_instance_owners) and nobody is sent it, rather than parking the item
+   * (which would mark the app not ready).
+   */
+  private async ownerOf(sql: Sql, instanceId: number, event: EnvelopeOf<Source>): Promise<number[]> {
     const [row] = await sql.query<{ owner_id: number }>(
       `SELECT owner_id FROM ${WEBHOOK_INSTANCE_OWNERS_TABLE} WHERE instance_id = $1`,
       [instanceId],
     );
-    if (!row) throw new Error(`the owner of instance ${instanceId} is not known yet`);
-    return Number(row.owner_id);
+    if (row) return [Number(row.owner_id)];
+    if (Date.now() - Date.parse(event.occurredAt) > OWNER_WAIT_MS) {
+      this.logger.warn(`no webhook for ${event.type} of instance ${instanceId}: its owner is not known`);
+      return [];
+    }
+    throw new Error(`the owner of instance ${instanceId} is not known yet`);
   }
 
   /**
