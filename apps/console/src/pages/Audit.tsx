@@ -1,6 +1,7 @@
-import { Alert, Code, Stack, Table, Title } from '@mantine/core';
+import { Code, Stack, Table, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { api, errorText, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok } from '../api/client';
 import { when } from '../format';
 
 /** The account's audit log (docs/audit.md): the newest 100 actions, who made them (key), from where, with what. */
@@ -15,11 +16,7 @@ export function AuditPage() {
       <Title order={1} size="h2">
         Audit log
       </Title>
-      {log.error && (
-        <Alert color="red" role="alert">
-          {errorText(log.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={log.error} />
       <Table.ScrollContainer minWidth={720}>
         <Table aria-label="Audit log">
           <Table.Thead>

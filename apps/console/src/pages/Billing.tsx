@@ -1,7 +1,8 @@
-import { Alert, Group, Paper, Stack, Table, Tabs, Text, Title } from '@mantine/core';
+import { Group, Paper, Stack, Table, Tabs, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, errorText, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok } from '../api/client';
 import { useCurrentUser } from '../auth';
 import { amount, dollars, when } from '../format';
 
@@ -35,11 +36,7 @@ export function BillingPage() {
           <Tabs.Tab value="invoices">Invoices</Tabs.Tab>
         </Tabs.List>
       </Tabs>
-      {page.error && (
-        <Alert color="red" role="alert">
-          {errorText(page.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={page.error} />
       {page.data && (
         <Text size="sm" role="status">
           {page.data.count} of {page.data.total} {view}

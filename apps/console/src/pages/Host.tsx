@@ -1,5 +1,4 @@
 import {
-  Alert,
   Badge,
   Button,
   Card,
@@ -16,7 +15,8 @@ import {
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useMemo, useState } from 'react';
-import { api, errorText, ok, type Schemas } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok, type Schemas } from '../api/client';
 import { amount, gigabytes, percent, perHour, when } from '../format';
 
 type Machine = Schemas['Machine'];
@@ -83,11 +83,7 @@ export function HostPage() {
           Earned in all: <strong aria-label="Total earnings">{amount(total)}</strong>
         </Text>
       </Group>
-      {error && (
-        <Alert color="red" role="alert" title="Something failed">
-          {errorText(error)}
-        </Alert>
-      )}
+      <ErrorAlert error={error} title="Something failed" />
       {machines.data && machines.data.machines.length === 0 && (
         <Text>
           No machines yet. Run the host agent on a GPU host with your API key (README, Running a GPU host).
@@ -200,11 +196,7 @@ function MachineCard(props: {
       <Text size="sm">
         Earned: <strong aria-label="Earned">{amount(earned)}</strong>
       </Text>
-      {act.error && (
-        <Alert color="red" role="alert" mt="xs">
-          {errorText(act.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={act.error} mt="xs" />
       <Text size="sm" fw={500} mt="sm">
         Offers now
       </Text>
@@ -302,11 +294,7 @@ function ListForm({ machine, onDone }: { machine: Machine; onDone: () => void })
   return (
     <form onSubmit={submit}>
       <Stack>
-        {list.error && (
-          <Alert color="red" role="alert">
-            {errorText(list.error)}
-          </Alert>
-        )}
+        <ErrorAlert error={list.error} />
         <NumberInput
           label="Price per GPU per hour, $"
           min={0}
@@ -378,11 +366,7 @@ function MaintenanceForm({ machine, onDone }: { machine: Machine; onDone: () => 
   return (
     <form onSubmit={submit}>
       <Stack>
-        {schedule.error && (
-          <Alert color="red" role="alert">
-            {errorText(schedule.error)}
-          </Alert>
-        )}
+        <ErrorAlert error={schedule.error} />
         <TextInput
           type="datetime-local"
           label="Starts"

@@ -1,20 +1,9 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Group,
-  Modal,
-  SimpleGrid,
-  Stack,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useMemo, useState } from 'react';
 import { Link } from 'react-router';
-import { api, errorText, type Instance, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, type Instance, ok } from '../api/client';
 import { amount, perHour, when } from '../format';
 import { LogsDrawer } from './LogsDrawer';
 
@@ -80,11 +69,7 @@ export function InstancesPage() {
           Rent another
         </Button>
       </Group>
-      {(instances.error ?? act.error) && (
-        <Alert color="red" role="alert" title="Something failed">
-          {errorText(instances.error ?? act.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={instances.error ?? act.error} title="Something failed" />
       {instances.data && list.length === 0 && <Text>No instances yet. Rent one from the offers.</Text>}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {list.map((i) => {
@@ -210,11 +195,7 @@ function LabelForm({ instance, onDone }: { instance: Instance; onDone: () => voi
   return (
     <form onSubmit={submit}>
       <Stack>
-        {save.error && (
-          <Alert color="red" role="alert">
-            {errorText(save.error)}
-          </Alert>
-        )}
+        <ErrorAlert error={save.error} />
         <TextInput
           label="Label"
           data-autofocus

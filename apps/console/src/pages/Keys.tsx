@@ -17,7 +17,8 @@ import {
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { api, errorText, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok } from '../api/client';
 import { when } from '../format';
 
 /** The permission categories of a scoped key (docs/api.md), in the order the editor shows them. */
@@ -97,11 +98,7 @@ function ApiKeys() {
       <Title order={2} size="h4" mb="sm">
         API keys
       </Title>
-      {(keys.error ?? remove.error) && (
-        <Alert color="red" role="alert" mb="sm">
-          {errorText(keys.error ?? remove.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={keys.error ?? remove.error} mb="sm" />
       <Table.ScrollContainer minWidth={560}>
         <Table aria-label="API keys">
           <Table.Thead>
@@ -144,11 +141,7 @@ function ApiKeys() {
           <Title order={3} size="h5">
             New API key
           </Title>
-          {create.error && (
-            <Alert color="red" role="alert">
-              {errorText(create.error)}
-            </Alert>
-          )}
+          <ErrorAlert error={create.error} />
           {created && (
             <Alert color="green" title="Your new key (shown only now)" role="status">
               <Group wrap="nowrap">
@@ -225,11 +218,7 @@ function SshKeys() {
       <Title order={2} size="h4" mb="sm">
         SSH keys
       </Title>
-      {(keys.error ?? add.error ?? remove.error) && (
-        <Alert color="red" role="alert" mb="sm">
-          {errorText(keys.error ?? add.error ?? remove.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={keys.error ?? add.error ?? remove.error} mb="sm" />
       <Stack gap="xs" role="list" aria-label="Your SSH keys">
         {(keys.data?.ssh_keys ?? []).map((k) => (
           <Group key={k.id} justify="space-between" wrap="nowrap" role="listitem">

@@ -1,5 +1,4 @@
 import {
-  Alert,
   Anchor,
   Button,
   Container,
@@ -15,8 +14,9 @@ import {
 } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, errorText, ok } from '../api/client';
+import { api, ok } from '../api/client';
 import { useAuth } from '../auth';
+import { ErrorAlert, useAttempt } from '../ui';
 
 type TfaMethod = 'totp' | 'sms' | 'email' | 'backup';
 
@@ -24,8 +24,7 @@ type TfaMethod = 'totp' | 'sms' | 'email' | 'backup';
 export function LoginPage() {
   const { signIn } = useAuth();
   const navigate = useNavigate();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAttempt();
   const [apiKey, setApiKey] = useState('');
   const [login, setLogin] = useState('');
   const [password, setPassword] = useState('');
@@ -35,18 +34,6 @@ export function LoginPage() {
   const [challengeSecret, setChallengeSecret] = useState<string | null>(null);
   const [code, setCode] = useState('');
   const [notice, setNotice] = useState<string | null>(null);
-
-  async function attempt(work: () => Promise<void>) {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  }
 
   const done = () => navigate('/offers', { replace: true });
 
@@ -108,11 +95,7 @@ export function LoginPage() {
         Rigmarket console
       </Title>
       <Paper withBorder shadow="sm" p="lg" radius="md">
-        {error && (
-          <Alert color="red" mb="md" role="alert" title="Login failed">
-            {error}
-          </Alert>
-        )}
+        <ErrorAlert error={error} mb="md" title="Login failed" />
         {tfaSecret ? (
           <form onSubmit={secondFactor} aria-label="Second factor">
             <Stack>

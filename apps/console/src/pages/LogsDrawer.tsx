@@ -1,7 +1,8 @@
-import { Alert, Code, Drawer, Group, ScrollArea, Stack, Switch, Text } from '@mantine/core';
+import { Code, Drawer, Group, ScrollArea, Stack, Switch, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
-import { api, errorText, type Instance, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, type Instance, ok } from '../api/client';
 
 const FOLLOW_MS = 2_000;
 const TAIL_LINES = '1000';
@@ -57,11 +58,7 @@ export function LogsDrawer({ instance, onClose }: { instance: Instance | null; o
                 : ''}
           </Text>
         </Group>
-        {logs.error && (
-          <Alert color="red" role="alert">
-            {errorText(logs.error)}
-          </Alert>
-        )}
+        <ErrorAlert error={logs.error} />
         <ScrollArea h="70vh" viewportRef={viewport} type="auto">
           <Code block aria-label="Log lines" tabIndex={0}>
             {logs.data || (logs.isLoading ? 'Reading…' : 'No log lines yet.')}

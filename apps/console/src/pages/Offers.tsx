@@ -1,5 +1,4 @@
 import {
-  Alert,
   Badge,
   Button,
   Checkbox,
@@ -17,7 +16,8 @@ import {
 } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, errorText, ok, type Offer } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok, type Offer } from '../api/client';
 import { gigabytes, percent, perHour } from '../format';
 import { RentModal } from './RentModal';
 
@@ -177,11 +177,7 @@ export function OffersPage() {
           </Group>
         </form>
       </Paper>
-      {offers.error && (
-        <Alert color="red" role="alert" title="Search failed">
-          {errorText(offers.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={offers.error} title="Search failed" />
       {offers.data && (
         <Text size="sm" role="status">
           {offers.data.offers.length} offers

@@ -1,6 +1,5 @@
 import {
   ActionIcon,
-  Alert,
   Button,
   Group,
   Modal,
@@ -14,7 +13,8 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { api, errorText, type InstanceCreation, ok, type Offer } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, type InstanceCreation, ok, type Offer } from '../api/client';
 import { perHour } from '../format';
 
 type Runtype = NonNullable<InstanceCreation['runtype']>;
@@ -97,11 +97,7 @@ export function RentModal({ offer, onClose }: { offer: Offer | null; onClose: ()
               Price: <strong>{perHour(offer.dph_total)}</strong> while running; storage is billed while
               stopped.
             </Text>
-            {rent.error && (
-              <Alert color="red" role="alert" title="The rental failed">
-                {errorText(rent.error)}
-              </Alert>
-            )}
+            <ErrorAlert error={rent.error} title="The rental failed" />
             <Select
               label="Template"
               placeholder="None: set the image below"

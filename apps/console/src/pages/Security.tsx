@@ -16,6 +16,7 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import QRCode from 'qrcode';
 import { type FormEvent, useEffect, useState } from 'react';
+import { ErrorAlert, useAttempt } from '../ui';
 import { api, errorText, ok } from '../api/client';
 import { when } from '../format';
 
@@ -35,11 +36,7 @@ export function SecurityPage() {
       <Title order={1} size="h2">
         Security
       </Title>
-      {status.error && (
-        <Alert color="red" role="alert">
-          {errorText(status.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={status.error} />
       <Paper withBorder p="md" component="section" aria-label="Two-factor authentication">
         <Group justify="space-between" mb="sm">
           <Title order={2} size="h4">
@@ -127,8 +124,7 @@ function AddAuthenticator({ onDone }: { onDone: (backupCodes: string[] | undefin
   const [qr, setQr] = useState<string | null>(null);
   const [code, setCode] = useState('');
   const [label, setLabel] = useState('Authenticator app');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAttempt();
 
   useEffect(() => {
     if (!setup) return;
@@ -138,18 +134,6 @@ function AddAuthenticator({ onDone }: { onDone: (backupCodes: string[] | undefin
       live = false;
     };
   }, [setup]);
-
-  async function attempt(work: () => Promise<void>) {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  }
 
   const start = () =>
     void attempt(async () => {
@@ -187,11 +171,7 @@ function AddAuthenticator({ onDone }: { onDone: (backupCodes: string[] | undefin
 
   return (
     <Stack>
-      {error && (
-        <Alert color="red" role="alert">
-          {error}
-        </Alert>
-      )}
+      <ErrorAlert error={error} />
       {!authSecret && !authorized && (
         <Group>
           <Text size="sm">First we send a code to your e-mail to confirm it is you.</Text>

@@ -1,5 +1,4 @@
 import {
-  Alert,
   Anchor,
   Button,
   Container,
@@ -12,8 +11,9 @@ import {
 } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, errorText, ok } from '../api/client';
+import { api, ok } from '../api/client';
 import { useAuth } from '../auth';
+import { ErrorAlert, useAttempt } from '../ui';
 
 /**
  * Sign-up: e-mail, optional username, password (8+); the platform mails a verification code, which the
@@ -27,20 +27,7 @@ export function SignupPage() {
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const [registered, setRegistered] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function attempt(work: () => Promise<void>) {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, attempt } = useAttempt();
 
   const register = (e: FormEvent) => {
     e.preventDefault();
@@ -70,11 +57,7 @@ export function SignupPage() {
         Create a Rigmarket account
       </Title>
       <Paper withBorder shadow="sm" p="lg" radius="md">
-        {error && (
-          <Alert color="red" mb="md" role="alert" title="That did not work">
-            {error}
-          </Alert>
-        )}
+        <ErrorAlert error={error} mb="md" title="That did not work" />
         {registered ? (
           <form onSubmit={verify} aria-label="Verify your e-mail">
             <Stack>

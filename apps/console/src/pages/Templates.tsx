@@ -1,5 +1,4 @@
 import {
-  Alert,
   Button,
   Group,
   NumberInput,
@@ -14,7 +13,8 @@ import {
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { api, errorText, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok } from '../api/client';
 
 const RUNTYPES = [
   { value: 'ssh', label: 'SSH' },
@@ -73,11 +73,7 @@ export function TemplatesPage() {
       <Title order={1} size="h2">
         Templates
       </Title>
-      {(templates.error ?? remove.error) && (
-        <Alert color="red" role="alert">
-          {errorText(templates.error ?? remove.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={templates.error ?? remove.error} />
       <Table.ScrollContainer minWidth={560}>
         <Table aria-label="Templates">
           <Table.Thead>
@@ -121,11 +117,7 @@ export function TemplatesPage() {
           <Title order={2} size="h4">
             New template
           </Title>
-          {create.error && (
-            <Alert color="red" role="alert">
-              {errorText(create.error)}
-            </Alert>
-          )}
+          <ErrorAlert error={create.error} />
           <Group grow align="flex-start">
             <TextInput
               label="Template name"

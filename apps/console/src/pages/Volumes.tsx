@@ -1,6 +1,7 @@
-import { Alert, Button, Stack, Table, Text, Title } from '@mantine/core';
+import { Button, Stack, Table, Text, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, errorText, ok } from '../api/client';
+import { ErrorAlert } from '../ui';
+import { api, ok } from '../api/client';
 import { when } from '../format';
 
 /** The caller's volumes (created with an instance that asked for one): size, machine, status, instances; delete. */
@@ -21,11 +22,7 @@ export function VolumesPage() {
       <Title order={1} size="h2">
         Volumes
       </Title>
-      {(volumes.error ?? remove.error) && (
-        <Alert color="red" role="alert">
-          {errorText(volumes.error ?? remove.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={volumes.error ?? remove.error} />
       {volumes.data && list.length === 0 && <Text>No volumes. Rent with a volume to create one.</Text>}
       {list.length > 0 && (
         <Table.ScrollContainer minWidth={560}>
