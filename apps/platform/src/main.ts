@@ -59,7 +59,8 @@ async function main(): Promise<void> {
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   process.stdout.write(
     `Rigmarket (embedded) listening on ${url}/api/v0/ with data in ${dataDir}\n` +
-      `API reference: ${url}/docs (OpenAPI document: ${url}/api/v0/openapi.json)\n`,
+      `API reference: ${url}/docs (OpenAPI document: ${url}/api/v0/openapi.json)\n` +
+      `Web console: ${url}/ (log in with an API key, or sign up)\n`,
   );
   if (generatedKey)
     process.stdout.write(`\nRigmarket admin API key (shown once, keep it safe): ${generatedKey}\n\n`);

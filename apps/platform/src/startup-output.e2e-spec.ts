@@ -83,13 +83,14 @@ describe('what npm start prints', () => {
     };
   }
 
-  it('to a pipe: the URL, the API reference, the admin key and the demo hint, then JSON lines; no route list', async () => {
+  it('to a pipe: the URL, the API reference, the console, the admin key and the demo hint, then JSON lines; no route list', async () => {
     const { port, lines } = await run({}, false, /Demo: simulated hosts listed/);
     const url = `http://127.0.0.1:${port}`;
     const banner = lines.filter((line) => !line.startsWith('{'));
     expect(banner).toEqual([
       expect.stringContaining(`listening on ${url}/api/v0/`),
       `API reference: ${url}/docs (OpenAPI document: ${url}/api/v0/openapi.json)`,
+      `Web console: ${url}/ (log in with an API key, or sign up)`,
       expect.stringMatching(/^Rigmarket admin API key \(shown once, keep it safe\): [0-9a-f]{64}$/),
       expect.stringMatching(new RegExp(`^Demo: simulated hosts listed as machines .*VAST_URL=${url} vastai`)),
     ]);
