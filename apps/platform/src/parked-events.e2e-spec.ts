@@ -91,6 +91,10 @@ describe.each([
     const ready = await http().get('/readyz').expect(503);
     expect(ready.body).toMatchObject({ success: false, error: 'service_unavailable' });
     expect(ready.body.msg).toContain('sync_maintenance/auth_api_keys has 1 parked event(s)');
+    // and in the metrics an operator alerts on (docs/operations.md, Metrics)
+    expect((await http().get('/metrics').expect(200)).text).toMatch(
+      /^rigmarket_parked_events\{context="sync",subscriber="auth_api_keys"\} 1$/m,
+    );
 
     const listed = await cli('projections');
     expect(listed.code).toBe(0);
