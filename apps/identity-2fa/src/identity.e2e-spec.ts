@@ -434,6 +434,8 @@ describe.each(BOTH_MODES)('identity over HTTP, %s', (_label, mode) => {
         .set(as(ADMIN_KEY))
         .send({ url: 'https://hooks.example.com/rigmarket', event_types: ['credit.low'] })
         .expect(200);
+      // ...and the teams projection one (a team created).
+      await http().post('/api/v0/team/').set(as(ADMIN_KEY)).send({ team_name: 'ops' }).expect(201);
       // identity's own read models; the ledger-fed user_credit is rebuilt in the marketplace suite
       for (const projection of h.runtime.definition.inlineProjections) {
         const tables = projection.tables;

@@ -43,7 +43,8 @@ export function routesOf(app: INestApplication): Route[] {
         const verb = Reflect.getMetadata('method', handler) as RequestMethod | undefined;
         const paths = Reflect.getMetadata('path', handler) as unknown;
         if (verb === undefined || paths === undefined || !VERBS[verb]) continue;
-        const isPublic = Reflect.getMetadata('rigmarket:public', handler) === true;
+        // `true`, or 'identifies' for a public route that still names a caller who sends a key.
+        const isPublic = Boolean(Reflect.getMetadata('rigmarket:public', handler));
         for (const prefix of prefixes)
           for (const path of asList(paths))
             routes.push({
