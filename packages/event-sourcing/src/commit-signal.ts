@@ -5,9 +5,16 @@
  */
 export class CommitSignal {
   private waiters = new Set<() => void>();
+  private commits = 0;
+
+  /** How many commits were signalled so far: a reader notes it before it reads, and passes it to `wait`. */
+  get count(): number {
+    return this.commits;
+  }
 
   /** Wakes every reader waiting now. */
   notify(): void {
+    this.commits += 1;
     const waiting = this.waiters;
     this.waiters = new Set();
     for (const wake of waiting) wake();
@@ -15,10 +22,12 @@ export class CommitSignal {
 
   /**
    * Resolves at the next commit, after `timeoutMs`, or when `abort` fires, whichever comes first (true when a
-   * commit woke it).
+   * commit woke it). With `seen` (the `count` noted before the reader's last read), a commit signalled since
+   * then resolves it at once: a commit during the read is not slept through.
    */
-  wait(timeoutMs: number, abort?: AbortSignal): Promise<boolean> {
+  wait(timeoutMs: number, abort?: AbortSignal, seen?: number): Promise<boolean> {
     if (abort?.aborted) return Promise.resolve(false);
+    if (seen !== undefined && seen !== this.commits) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (committed: boolean) => {
         clearTimeout(timer);

@@ -25,6 +25,36 @@ export interface FeedPage {
   full: boolean;
 }
 
+type PageRow = FeedRow & { owner_id: number | null };
+
+/** Queries in flight per runtime, by position and commit count (one per wake-up, whatever the streams). */
+const inFlight = new WeakMap<ContextRuntime, Map<string, Promise<PageRow[]>>>();
+
+/**
+ * The context's events after `after` with their instance's renter. Every stream that asks for the same page
+ * while the same commits are signalled shares one query: one begun after the last signalled commit sees it.
+ */
+function sharedPage(runtime: ContextRuntime, after: string, scan: number): Promise<PageRow[]> {
+  const pages = inFlight.get(runtime) ?? new Map<string, Promise<PageRow[]>>();
+  inFlight.set(runtime, pages);
+  const key = `${after}:${scan}:${runtime.commits.count}`;
+  const running = pages.get(key);
+  if (running) return running;
+  const page = runtime.db
+    .query<PageRow>(
+      `SELECT e.global_position::text AS global_position, e.stream_id, e.type, e.data, e.occurred_at, i.owner_id
+         FROM (SELECT global_position, stream_id, stream_type, type, data, occurred_at FROM ${SCHEMA}.events
+                WHERE global_position > $1::bigint ORDER BY global_position LIMIT $2) e
+         LEFT JOIN ${SCHEMA}.instances i
+           ON i.instance_id = CASE WHEN e.stream_type = 'instance' THEN substr(e.stream_id, 10)::bigint END
+        ORDER BY e.global_position`,
+      [after, scan],
+    )
+    .finally(() => pages.delete(key));
+  pages.set(key, page);
+  return page;
+}
+
 /**
  * Reads one account's instance changes from the context's event store by global position.
  *
@@ -52,18 +82,11 @@ export class InstanceEventsFeed {
 
   /**
    * The caller's instance changes after `after`: at most `scan` events of the context are looked at (so a
-   * page costs the same whatever others do), of which the caller's instance events are kept.
+   * page costs the same whatever others do), of which the caller's instance events are kept. Streams that
+   * read the same page after the same commit share one query (`sharedPage`).
    */
   async read(after: string, scan = 1000): Promise<FeedPage> {
-    const rows = await this.runtime.db.query<FeedRow & { owner_id: number | null }>(
-      `SELECT e.global_position::text AS global_position, e.stream_id, e.type, e.data, e.occurred_at, i.owner_id
-         FROM (SELECT global_position, stream_id, stream_type, type, data, occurred_at FROM ${SCHEMA}.events
-                WHERE global_position > $1::bigint ORDER BY global_position LIMIT $2) e
-         LEFT JOIN ${SCHEMA}.instances i
-           ON i.instance_id = CASE WHEN e.stream_type = 'instance' THEN substr(e.stream_id, 10)::bigint END
-        ORDER BY e.global_position`,
-      [after, scan],
-    );
+    const rows = await sharedPage(this.runtime, after, scan);
     const changes: FeedPage['changes'] = [];
     for (const row of rows) {
       if (row.owner_id === null || Number(row.owner_id) !== this.ownerId) continue;

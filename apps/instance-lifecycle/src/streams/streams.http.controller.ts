@@ -112,6 +112,7 @@ export class InstanceStreamsController {
   private async followEvents(stream: SseStream, feed: InstanceEventsFeed, from: string): Promise<void> {
     let cursor = from;
     while (!stream.closed.aborted) {
+      const seen = this.runtime.commits.count;
       try {
         const page = await feed.read(cursor);
         for (const { position, change } of page.changes)
@@ -122,7 +123,7 @@ export class InstanceStreamsController {
         if (stream.closed.aborted) return;
         this.logger.warn(`instance events stream: ${String(error)}; retrying`);
       }
-      await this.runtime.commits.wait(IDLE_POLL_MS, stream.closed);
+      await this.runtime.commits.wait(IDLE_POLL_MS, stream.closed, seen);
     }
   }
 
