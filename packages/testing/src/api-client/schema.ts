@@ -2147,7 +2147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused; error: missing_key, invalid_key; No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            /** @description Refused; error: missing_key, invalid_key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2156,7 +2156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused; error: forbidden; The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            /** @description Refused; error: forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
