@@ -14,7 +14,8 @@ const base = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }] },
   moduleNameMapper,
-  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+  // .infra/ holds copies of the packages (the deployment check's image context): never modules.
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/', '<rootDir>/.infra/'],
   setupFiles: ['reflect-metadata', '<rootDir>/jest.env.js'],
 };
 module.exports = {

@@ -143,6 +143,8 @@ const DOCS_INIT = `window.ui = SwaggerUIBundle({
   dom_id: '#swagger-ui',
   deepLinking: true,
   persistAuthorization: true,
+  // Collapsed by tag: over a hundred operations; a tag opens on a click or a link such as /docs#/Offers.
+  docExpansion: 'none',
 });
 `;
 
