@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
 import { DomainError } from '@rigmarket/contracts';
+import { sameHash } from '../tfa/verification.decider';
 import type { TeamEvent } from './team.events';
 
 interface Member {
@@ -108,12 +108,6 @@ export function evolve(state: TeamState, event: TeamEvent): TeamState {
     case 'TeamDestroyed':
       return { ...state, status: 'destroyed', members: {}, invitations: {} };
   }
-}
-
-function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 function activeTeam(state: TeamState) {
