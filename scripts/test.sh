@@ -26,6 +26,9 @@ bash scripts/schemathesis.sh
 step "installing Debian's Chromium for the browser tests (scripts/chromium.sh)"
 bash scripts/chromium.sh
 
+step "installing Debian's rclone for the cloud-copy tests (scripts/rclone.sh)"
+bash scripts/rclone.sh
+
 step "building (turbo)"
 npx turbo run build --output-logs=errors-only
 

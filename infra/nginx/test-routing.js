@@ -91,6 +91,8 @@ const CASES = [
   ['GET', '/api/v0/instances/events/', 'instance'],
   ['GET', '/api/v0/instances/12/logs/stream/?tail=5', 'instance'],
   ['GET', '/api/v0/agent', 'instance'],
+  ['GET', '/api/v0/users/cloud_integrations/', 'instance'],
+  ['DELETE', '/api/v0/users/cloud_integrations/101/', 'instance'],
   ['POST', '/api/v0/agent/poll', 'instance', '{"machine_id":1}'],
   ['GET', '/logs/0123abcd.log', 'instance'],
   // marketplace-api

@@ -2,6 +2,7 @@ import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { instanceLifecycleMigrations } from './migrations';
 import { accountCreditProjection } from './read-models/account-credit/projection';
+import { cloudConnectionsProjection } from './read-models/cloud-connections/projection';
 import { envVarsProjection } from './read-models/env-vars/projection';
 import { instanceSyncsProjection } from './read-models/instance-syncs/projection';
 import { instancesProjection } from './read-models/instances/projection';
@@ -29,7 +30,13 @@ export const instanceLifecycleContext: ContextDefinition = {
   migrations: instanceLifecycleMigrations,
   // auth_api_keys: this context's instance keys inline (usable the moment the instance exists), identity's
   // key events subscribed.
-  inlineProjections: [instancesProjection, openProvisioningsProjection, authKeys, envVarsProjection],
+  inlineProjections: [
+    instancesProjection,
+    openProvisioningsProjection,
+    authKeys,
+    envVarsProjection,
+    cloudConnectionsProjection,
+  ],
   subscribedProjections: [
     authKeys,
     marketMachinesProjection,

@@ -22,6 +22,7 @@ import {
 import { instanceLifecycleContext } from './instance-lifecycle.context';
 import { EnvVarBox } from './env-vars/env-var-box';
 import { EnvVarsController } from './env-vars/env-vars.http.controller';
+import { CloudConnectionsController } from './cloud-connections/cloud-connections.http.controller';
 import {
   ENV_VAR_BOX,
   HOST_DRIVER,
@@ -93,6 +94,7 @@ export class InstanceLifecycleModule {
         InstancesV1Controller,
         InstanceSshKeysController,
         EnvVarsController,
+        CloudConnectionsController,
       ],
       providers: [
         {

@@ -98,6 +98,17 @@ export const BODIES = {
     [],
   ),
   envVar: objectOf({ key: str, value: str }, ['key']),
+  cloudConnection: objectOf(
+    {
+      name: str,
+      cloud_type: { type: 'string', enum: ['s3'] },
+      endpoint: str,
+      region: str,
+      access_key_id: str,
+      secret_access_key: str,
+    },
+    ['name', 'endpoint', 'access_key_id', 'secret_access_key'],
+  ),
 } as const;
 
 export const ANSWERS = {
@@ -136,6 +147,19 @@ export const ANSWERS = {
   any: anyValue,
   envVars: succeeded({ secrets: { type: 'object', additionalProperties: str } }),
   envVarChanged: succeeded({ msg: str }),
+  cloudConnections: arrayOf(
+    objectOf({
+      id: int,
+      name: str,
+      cloud_type: str,
+      endpoint: str,
+      region: str,
+      access_key_id: { type: 'string', description: 'masked: the last 4 characters only' },
+      secret_access_key: { type: 'string', description: 'always masked' },
+      created_at: num,
+    }),
+  ),
+  cloudConnectionAdded: succeeded({ id: int, msg: str }),
 } as const;
 
 /** Refusals of the commands on one instance. */

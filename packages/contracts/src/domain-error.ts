@@ -85,6 +85,8 @@ export const DomainErrorCodes = [
   'too_many_ssh_keys',
   'env_var_exists',
   'env_var_not_found',
+  'cloud_connection_exists',
+  'no_such_cloud_connection',
   // copies and maintenance
   'sync_in_progress',
   'sync_not_active',

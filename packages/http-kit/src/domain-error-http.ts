@@ -77,6 +77,8 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   },
   env_var_exists: { status: 409, msg: 'This environment variable already exists' },
   env_var_not_found: { status: 404, msg: 'No such environment variable' },
+  cloud_connection_exists: { status: 409, msg: 'A cloud connection of this name already exists' },
+  no_such_cloud_connection: { status: 404, msg: 'No such cloud connection' },
   sync_in_progress: { status: 409, msg: 'A copy is already running' },
   sync_not_active: { status: 409, msg: 'The copy job is no longer active' },
   maintenance_overlaps: { status: 409, msg: 'The window overlaps another maintenance window' },

@@ -15,6 +15,7 @@ import { pendingProvisionLogin } from './0013-pending-provision-login';
 import { maintenanceAndSyncNotices } from './0014-maintenance-and-sync-notices';
 import { openProvisionings } from './0015-open-provisionings';
 import { envVars } from './0016-env-vars';
+import { cloudConnections } from './0017-cloud-connections';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -34,4 +35,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   maintenanceAndSyncNotices,
   openProvisionings,
   envVars,
+  cloudConnections,
 ];
