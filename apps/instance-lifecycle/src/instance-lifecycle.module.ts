@@ -43,6 +43,7 @@ import { DirectoryLogStore, type LogStore } from './logs/log-store';
 import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
+import { ExecuteHandler } from './logs/execute.handlers';
 import { AsksController } from './instances/create-instance/asks.http.controller';
 import { InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
 import { InstanceHistoryController } from './instances/queries/instance-history.http.controller';
@@ -108,6 +109,7 @@ export class InstanceLifecycleModule {
           useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore(),
         },
         RequestLogsHandler,
+        ExecuteHandler,
         { provide: SseConnections, useFactory: () => new SseConnections(sseOptionsFromEnvironment()) },
         HostReporter,
         SimulatedHostDriver,

@@ -109,6 +109,7 @@ export const BODIES = {
     },
     ['name', 'endpoint', 'access_key_id', 'secret_access_key'],
   ),
+  execute: objectOf({ command: str }, ['command']),
 } as const;
 
 export const ANSWERS = {
@@ -144,6 +145,7 @@ export const ANSWERS = {
   sshKeyAttached: succeeded({ msg: str, key: objectOf({ id: int, instance_id: int, ssh_key: str }) }),
   logs: succeeded({ result_url: str, msg: str }),
   logText: { type: 'string' },
+  execute: succeeded({ result_url: str, writeable_path: str, msg: str }),
   any: anyValue,
   envVars: succeeded({ secrets: { type: 'object', additionalProperties: str } }),
   envVarChanged: succeeded({ msg: str }),

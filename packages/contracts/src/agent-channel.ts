@@ -1,3 +1,4 @@
+import { EXEC_MAX_OUTPUT_BYTES } from './instance-exec';
 import type { InstanceActualStatus, InstanceConfig, InstanceIntendedStatus } from './instance';
 
 /**
@@ -68,6 +69,8 @@ export type LifecycleToAgent =
   /** The instance's authorized keys changed (attach/detach ssh): the whole list, written over the file. */
   | { type: 'ssh_keys'; commandId?: number; instanceId: number; authorizedKeys: string[] }
   | { type: 'logs'; requestId: string; instanceId: number; daemon: boolean }
+  /** Run argv (parseExecCommand's) in the instance's container without a shell, bounded (instance-exec.ts); answered by `exec`. */
+  | { type: 'exec'; requestId: string; instanceId: number; argv: string[] }
   /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), answer copy_ready. */
   | { type: 'copy_receive'; jobId: number; instanceId: number; path: string }
   /** To the source's agent: stream a tar of `path` as binary copy frames, at most bytesPerSecond, within the window. */
@@ -85,6 +88,8 @@ export type AgentToLifecycle =
   | { type: 'heartbeat'; machineId: number }
   | { type: 'report'; instanceId: number; report: AgentHostReport }
   | { type: 'logs'; requestId: string; lines: string[]; error?: string }
+  /** The output of an exec (stdout and stderr as they came, at most EXEC_MAX_OUTPUT_BYTES), or why it could not run. */
+  | { type: 'exec'; requestId: string; output: string; error?: string }
   /** Destination: the container is there and the directory exists; data may come. */
   | { type: 'copy_ready'; jobId: number }
   /** Source: the path exists; the tar's size when it is a file (null for a directory). */
@@ -174,6 +179,15 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
             requestId: value.requestId,
             lines: value.lines.map(String),
             ...(typeof value.error === 'string' ? { error: value.error } : {}),
+          }
+        : null;
+    case 'exec':
+      return typeof value.requestId === 'string' && typeof value.output === 'string'
+        ? {
+            type: 'exec',
+            requestId: value.requestId,
+            output: value.output.slice(0, EXEC_MAX_OUTPUT_BYTES),
+            ...(typeof value.error === 'string' ? { error: value.error.slice(0, 500) } : {}),
           }
         : null;
     case 'copy_ready':

@@ -17,3 +17,4 @@ export * from './event-schemas';
 export * from './sealing';
 export * from './ssh-public-key';
 export * from './redaction';
+export * from './instance-exec';

@@ -176,6 +176,18 @@ export class ChannelClient {
             this.send({ type: 'logs', requestId: message.requestId, lines: [], error: String(error) }),
         );
         return;
+      case 'exec':
+        void driver.exec(message.instanceId, message.argv).then(
+          (output) => this.send({ type: 'exec', requestId: message.requestId, output }),
+          (error: unknown) =>
+            this.send({
+              type: 'exec',
+              requestId: message.requestId,
+              output: '',
+              error: error instanceof Error ? error.message : String(error),
+            }),
+        );
+        return;
       case 'copy_receive':
       case 'copy_send':
       case 'copy_ack':

@@ -29,6 +29,8 @@ export interface AgentDriver {
   forgetAllBut(liveInstanceIds: number[]): Promise<void>;
   /** The container's output, or the agent's own lines about this instance (daemon). */
   logs(instanceId: number, daemon: boolean): Promise<string[]>;
+  /** `vastai execute`: argv run in the instance's running container (container-exec.ts), its bounded output. */
+  exec(instanceId: number, argv: string[]): Promise<string>;
   /**
    * Copies (copy_direct between instances): a tar of `path` in the instance's container, and its size when
    * it is a file. Rejects with a message for the renter when the container or the path is missing.

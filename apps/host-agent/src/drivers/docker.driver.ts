@@ -4,6 +4,7 @@ import { type AgentHostReport, type AgentProvisionSpec, authorizedKeysSummary } 
 import type Docker from 'dockerode';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
 import { writeAuthorizedKeys } from './authorized-keys';
+import { execInContainer } from './container-exec';
 import {
   GPUS_LABEL,
   INSTANCE_LABEL,
@@ -335,6 +336,14 @@ export class DockerDriver implements AgentDriver {
     return demuxDockerLog(Buffer.from(raw))
       .split('\n')
       .filter((line, i, all) => line.length > 0 || i < all.length - 1);
+  }
+
+  async exec(instanceId: number, argv: string[]): Promise<string> {
+    const container = await this.container(instanceId);
+    const running = await container?.inspect().then((i) => Boolean(i.State?.Running));
+    if (!container || !running) throw new Error(`instance ${instanceId} is not running`);
+    this.log.line(instanceId, `execute: ${argv.join(' ')}`);
+    return execInContainer(container, argv);
   }
 
   /** GET /containers/{name}/archive of the source path (rsync's trailing-slash rule), after its stat. */

@@ -83,6 +83,12 @@ export class SimulatedAgentDriver implements AgentDriver {
         : [];
   }
 
+  async exec(instanceId: number): Promise<string> {
+    throw new Error(
+      `instance ${instanceId} runs on a simulated host: there is no container to run commands in`,
+    );
+  }
+
   async readArchive(instanceId: number): Promise<never> {
     throw new Error(
       `Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy from`,

@@ -238,6 +238,9 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       case 'logs':
         this.sessions.logsArrived(message.requestId, message.lines, message.error);
         return;
+      case 'exec':
+        this.sessions.execArrived(message.requestId, message.output, message.error);
+        return;
       case 'copy_ready':
       case 'copy_source':
       case 'copy_sent':

@@ -37,9 +37,15 @@ export interface AgentSession {
 export class AgentSessions {
   private readonly sessions = new Map<number, AgentSession>();
   private readonly everServed = new Set<number>();
-  private readonly pendingLogs = new Map<
+  /** Requests (logs, exec) waiting for their agent's answer, by requestId. */
+  private readonly pending = new Map<
     string,
-    { resolve(lines: string[]): void; reject(error: Error): void; timer: NodeJS.Timeout }
+    {
+      resolve(value: string[] | string): void;
+      reject(error: Error): void;
+      timer: NodeJS.Timeout;
+      what: string;
+    }
   >();
 
   constructor() {
@@ -86,23 +92,61 @@ export class AgentSessions {
   }
 
   requestLogs(machineId: number, instanceId: number, daemon: boolean, timeoutMs: number): Promise<string[]> {
+    return this.ask<string[]>(
+      machineId,
+      (requestId) => ({ type: 'logs', requestId, instanceId, daemon }),
+      'the logs',
+      timeoutMs,
+    );
+  }
+
+  /** `vastai execute`: the agent runs argv in the instance's container and answers its output. */
+  requestExec(machineId: number, instanceId: number, argv: string[], timeoutMs: number): Promise<string> {
+    return this.ask<string>(
+      machineId,
+      (requestId) => ({ type: 'exec', requestId, instanceId, argv }),
+      'the command output',
+      timeoutMs,
+    );
+  }
+
+  logsArrived(requestId: string, lines: string[], error?: string): void {
+    this.answered(requestId, lines, error);
+  }
+
+  execArrived(requestId: string, output: string, error?: string): void {
+    this.answered(requestId, output, error);
+  }
+
+  /** Sends a request the agent answers with the same requestId; 503 when it is not connected, 504 after timeoutMs. */
+  private ask<T extends string[] | string>(
+    machineId: number,
+    message: (requestId: string) => LifecycleToAgent,
+    what: string,
+    timeoutMs: number,
+  ): Promise<T> {
     const requestId = randomUUID();
-    return new Promise<string[]>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.pendingLogs.delete(requestId);
+        this.pending.delete(requestId);
         reject(
           new ApiError(
             504,
             'host_timeout',
-            `The host agent of machine ${machineId} did not send the logs in time; retry`,
+            `The host agent of machine ${machineId} did not send ${what} in time; retry`,
           ),
         );
       }, timeoutMs);
       timer.unref();
-      this.pendingLogs.set(requestId, { resolve, reject, timer });
-      if (!this.send(machineId, { type: 'logs', requestId, instanceId, daemon })) {
+      this.pending.set(requestId, {
+        resolve: (value) => resolve(value as T),
+        reject,
+        timer,
+        what,
+      });
+      if (!this.send(machineId, message(requestId))) {
         clearTimeout(timer);
-        this.pendingLogs.delete(requestId);
+        this.pending.delete(requestId);
         reject(
           new ApiError(
             503,
@@ -114,21 +158,23 @@ export class AgentSessions {
     });
   }
 
-  logsArrived(requestId: string, lines: string[], error?: string): void {
-    const pending = this.pendingLogs.get(requestId);
+  private answered(requestId: string, value: string[] | string, error?: string): void {
+    const pending = this.pending.get(requestId);
     if (!pending) return;
-    this.pendingLogs.delete(requestId);
+    this.pending.delete(requestId);
     clearTimeout(pending.timer);
     if (error)
-      pending.reject(new ApiError(502, 'host_error', `The host agent could not read the logs: ${error}`));
-    else pending.resolve(lines);
+      pending.reject(
+        new ApiError(502, 'host_error', `The host agent could not send ${pending.what}: ${error}`),
+      );
+    else pending.resolve(value);
   }
 
   closeAll(): void {
     for (const session of this.sessions.values()) session.close(1001, 'instance-lifecycle is shutting down');
     this.sessions.clear();
-    for (const pending of this.pendingLogs.values()) clearTimeout(pending.timer);
-    this.pendingLogs.clear();
+    for (const pending of this.pending.values()) clearTimeout(pending.timer);
+    this.pending.clear();
     liveSessions.delete(this);
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ApiError, type LifecycleToAgent } from '@rigmarket/contracts';
+import { ApiError, EXEC_TIMEOUT_MS, type LifecycleToAgent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import type { HostCommandKind } from '../host/host-commands';
 import type { HostDriver, ProvisionSpec } from '../host/host-driver';
@@ -132,6 +132,13 @@ export class RoutingHostDriver implements HostDriver {
         `The host agent of machine ${machineId} is not connected; retry later`,
       );
     return this.sessions.requestLogs(machineId, instanceId, daemon, this.options.logsTimeoutMs);
+  }
+
+  async execute(instanceId: number, argv: string[]): Promise<string> {
+    const machineId = await this.machine(instanceId);
+    if (machineId === null || !(await this.agentServed(machineId))) return this.simulated.execute(instanceId);
+    // The agent stops waiting for the command after EXEC_TIMEOUT_MS; its answer needs a moment more.
+    return this.sessions.requestExec(machineId, instanceId, argv, EXEC_TIMEOUT_MS + 5_000);
   }
 
   private route(

@@ -35,4 +35,6 @@ export interface HostDriver {
   unavailableReason(machineId: number): Promise<string | null>;
   /** The container's output (or, with daemon, the host daemon's lines about this instance), oldest first. */
   logs(instanceId: number, daemon: boolean): Promise<string[]>;
+  /** `vastai execute`: argv (parseExecCommand's) run in the instance's container; its bounded output. */
+  execute(instanceId: number, argv: string[]): Promise<string>;
 }

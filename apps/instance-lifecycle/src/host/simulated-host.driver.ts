@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { authorizedKeysSummary } from '@rigmarket/contracts';
+import { ApiError, authorizedKeysSummary } from '@rigmarket/contracts';
 import { SIMULATED_HOST_TIMINGS } from '../instance-lifecycle.tokens';
 import { containerPorts } from '../instances/create-instance/runtype';
 import type { HostReport } from '../instances/instance.decider';
@@ -138,6 +138,14 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
   async logs(instanceId: number, daemon: boolean): Promise<string[]> {
     const out = this.output.get(instanceId);
     return [...((daemon ? out?.daemon : out?.container) ?? [])];
+  }
+
+  async execute(instanceId: number): Promise<string> {
+    throw new ApiError(
+      409,
+      'no_container',
+      `Instance ${instanceId} runs on a simulated host, which has no container to run commands in`,
+    );
   }
 
   private daemon(instanceId: number, line: string): void {

@@ -6,3 +6,8 @@ export class RequestLogsDto {
   @Allow() filter?: unknown;
   @Allow() daemon_logs?: unknown;
 }
+
+/** `vastai execute ID 'ls -l'` sends {"command":"ls -l"} (checked by parseExecCommand). */
+export class ExecuteDto {
+  @Allow() command?: unknown;
+}

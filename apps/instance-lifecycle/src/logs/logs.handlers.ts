@@ -26,14 +26,23 @@ export async function checkLogsAccess(
   instanceId: number,
   requesterId: number,
 ): Promise<void> {
+  const owner = await liveInstanceOwner(runtime, instanceId);
+  if (owner === null) throw new ApiError(404, 'invalid_id', 'invalid instance id');
+  if (owner !== requesterId)
+    throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
+}
+
+/** The renter of a live (not destroyed) instance, or null. */
+export async function liveInstanceOwner(runtime: ContextRuntime, instanceId: number): Promise<number | null> {
   const rows = await runtime.db.query<{ owner_id: number }>(
     `SELECT owner_id FROM ${SCHEMA}.instances WHERE instance_id = $1 AND NOT destroyed`,
     [instanceId],
   );
-  if (!rows[0]) throw new ApiError(404, 'invalid_id', 'invalid instance id');
-  if (Number(rows[0].owner_id) !== requesterId)
-    throw new ApiError(403, 'not_authorized', 'not authorized to view logs for this instance');
+  return rows[0] ? Number(rows[0].owner_id) : null;
 }
+
+/** A fresh result_url file name: 128 random bits, the only key to what it holds (LogStore's retention applies). */
+export const resultFileName = (): string => `${randomBytes(16).toString('hex')}.log`;
 
 /** Collects the instance's (or its daemon's) logs from the host, applies tail/filter and uploads them. */
 @CommandHandler(RequestLogsCommand)
@@ -53,7 +62,7 @@ export class RequestLogsHandler implements ICommandHandler<RequestLogsCommand> {
   }: RequestLogsCommand): Promise<{ file: string }> {
     await checkLogsAccess(this.runtime, instanceId, requesterId);
     const lines = await selectLines(await this.host.logs(instanceId, daemon), tail, filter);
-    const file = `${randomBytes(16).toString('hex')}.log`;
+    const file = resultFileName();
     await this.store.put(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');
     return { file };
   }

@@ -13,7 +13,8 @@ import type { Request } from 'express';
 import { LOG_STORE } from '../instance-lifecycle.tokens';
 import type { LogStore } from './log-store';
 import { RequestLogsCommand } from './logs.handlers';
-import { RequestLogsDto } from './logs.dto';
+import { ExecuteDto, RequestLogsDto } from './logs.dto';
+import { ExecuteCommand } from './execute.handlers';
 import { ANSWERS, BODIES } from '../instance-lifecycle.openapi';
 
 function optionalTail(raw: unknown): number | null {
@@ -24,7 +25,7 @@ function optionalTail(raw: unknown): number | null {
 }
 
 /** The public base of result_url: RIGMARKET_LOG_URL, else this server as the caller reached it. */
-function logBase(request: Request): string {
+export function logBase(request: Request): string {
   const configured = process.env.RIGMARKET_LOG_URL;
   if (configured) return configured.replace(/\/+$/, '');
   return `${request.protocol}://${request.get('host') ?? 'localhost'}/logs`;
@@ -64,6 +65,37 @@ export class LogsController {
       success: true,
       result_url: `${logBase(request)}/${file}`,
       msg: 'Logs are being uploaded; fetch result_url',
+    };
+  }
+
+  /** PUT /api/v0/instances/command/{id}/ (`vastai execute`): the output is served at result_url like logs. */
+  @Put('api/v0/instances/command/:id')
+  @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.execute,
+    ok: ANSWERS.execute,
+    errors: {
+      400: ['invalid_id', 'invalid_command'],
+      404: ['no_such_instance'],
+      409: ['no_container'],
+      503: ['host_unreachable'],
+    },
+  })
+  async execute(
+    @Param('id') idRaw: string,
+    @Body() body: ExecuteDto,
+    @Req() request: Request,
+    @CallOf() { caller: principal }: Call,
+  ) {
+    const id = Number(idRaw);
+    if (!Number.isInteger(id) || id < 1) throw new ApiError(400, 'invalid_id', 'invalid instance id');
+    const { file } = await this.commands.execute(new ExecuteCommand(principal.userId, id, body.command));
+    return {
+      success: true,
+      result_url: `${logBase(request)}/${file}`,
+      // The CLI removes this string from the output; Rigmarket's output names container paths as they are.
+      writeable_path: '',
+      msg: 'Command run; fetch result_url for its output',
     };
   }
 

@@ -1,0 +1,188 @@
+import { randomInt } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { Database } from '@rigmarket/event-sourcing';
+import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { RecordingMailer } from '@rigmarket/identity-2fa';
+import { InProcessTransport } from '@rigmarket/messaging';
+import { eventually } from '@rigmarket/testing';
+import request from 'supertest';
+import { createEmbeddedApp } from './platform';
+import { shIn } from './testing/instance-containers';
+import { removeMachineContainers } from './testing/machine-containers';
+import { grantCredit, verifiedUser } from './testing/users';
+import { VASTAI_CLI, VASTAI_PYTHON, runVenv, vastaiEnv } from './testing/vastai-runner';
+
+/**
+ * `vastai execute` and `vastai update instance` through the real CLI against the embedded platform, whose
+ * instances run as real containers of a host agent with the Docker driver (local image, no registry).
+ */
+const ADMIN_KEY = 'cli-exec-admin-key-0123456789';
+const IMAGE = 'rigmarket/busybox:latest';
+
+describe('the vastai CLI executing commands in and updating a Docker-backed instance', () => {
+  const docker = dockerFromEnvironment();
+  const mailer = new RecordingMailer();
+  let app: INestApplication;
+  let db: Database;
+  let agent: HostAgent | undefined;
+  let stateDir: string;
+  let home: string;
+  let baseUrl: string;
+  let machineId: number | undefined;
+  let instanceId: number;
+  let otherKey: string;
+  const http = () => request(app.getHttpServer());
+  const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
+  const vastai = (...args: string[]) => runVenv(VASTAI_CLI, args, vastaiEnv(baseUrl, ADMIN_KEY, home));
+  const vastaiAs = (key: string, ...args: string[]) =>
+    runVenv(VASTAI_CLI, args, vastaiEnv(baseUrl, key, home));
+  /** The CLI's own SDK call (VastAI.execute): what the command printed, as the result_url served it. */
+  const sdkExecute = (command: string) =>
+    runVenv(
+      VASTAI_PYTHON,
+      [
+        '-c',
+        'import os, sys\nfrom vastai import VastAI\nsys.stdout.write(VastAI(api_key=os.environ["VAST_API_KEY"], server_url=os.environ["VAST_URL"]).execute(int(sys.argv[1]), sys.argv[2]))',
+        String(instanceId),
+        command,
+      ],
+      vastaiEnv(baseUrl, ADMIN_KEY, home),
+    );
+  const inContainer = (script: string) =>
+    shIn(docker, docker.getContainer(containerName(instanceId)), script);
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    app = await createEmbeddedApp({
+      db,
+      transport: new InProcessTransport(),
+      identity: { adminKey: ADMIN_KEY, mailer },
+      marketplace: { billingIntervalMs: 0 },
+    });
+    await app.listen(0, '127.0.0.1');
+    // Ids of their own: container names (rigmarket-instance-<id>) of concurrent runs never meet.
+    await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
+    await db.query(
+      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
+    );
+    baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+    home = await mkdtemp(join(tmpdir(), 'vast-home-exec-'));
+    stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-exec-'));
+    await eventually(
+      async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined),
+      60_000,
+      'the admin key',
+    );
+    agent = await HostAgent.start({
+      apiUrl: baseUrl,
+      apiKey: ADMIN_KEY,
+      stateDir,
+      driver: 'docker',
+      simulateGpus: '1',
+      publicAddress: '127.0.0.1',
+      docker,
+      log: () => undefined,
+    });
+    machineId = agent.machineId;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(admin)
+      .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
+      .expect(200);
+    await grantCredit(app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
+    otherKey = await verifiedUser(app.getHttpServer(), mailer, 'other');
+    instanceId = await eventually(
+      async () => {
+        const res = await http()
+          .put(`/api/v0/asks/${machineId! * 1000 + 1}/`)
+          .set(admin)
+          .send({
+            image: IMAGE,
+            runtype: 'ssh',
+            env: { GREETING: 'hello' },
+            onstart:
+              'mkdir -p /data/keep && echo some-bytes > /data/junk.txt && echo kept > /data/keep/a.txt',
+          });
+        return res.status === 200 ? (res.body.new_contract as number) : undefined;
+      },
+      60_000,
+      'an instance',
+    );
+    await eventually(
+      async () => {
+        const row = (await http().get(`/api/v0/instances/${instanceId}/`).set(admin)).body.instances as {
+          actual_status: string | null;
+        } | null;
+        return row?.actual_status === 'running' ? true : undefined;
+      },
+      60_000,
+      'the instance running',
+    );
+    await eventually(
+      async () =>
+        (await inContainer('cat /data/junk.txt 2>/dev/null')).includes('some-bytes') ? true : undefined,
+      30_000,
+      'the onstart files',
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    if (machineId !== undefined) await removeMachineContainers(docker, machineId);
+    await app?.close();
+    await db?.close();
+    for (const dir of [stateDir, home]) if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("vastai execute: ls / lists the container's root, du sizes a directory, rm removes a file", async () => {
+    // The CLI sends the command and fetches result_url (no Authorization) until it answers 200.
+    const cli = await vastai('execute', String(instanceId), 'ls /');
+    const listing = await sdkExecute('ls /');
+    for (const entry of ['bin', 'data', 'etc', 'proc', 'root'])
+      expect(listing.stdout.split('\n')).toContain(entry);
+    // vastai 1.9.1's own bug: its API layer already returns the fetched text, which the command then reads
+    // as a dict (`'str' object has no attribute 'get'`); the listing was fetched, the CLI fails printing it.
+    expect(cli.out).toContain("'str' object has no attribute 'get'");
+
+    const du = await sdkExecute('du -s /data');
+    expect(du.stdout).toMatch(/^\d+\s+\/data\n$/);
+
+    await sdkExecute('rm /data/junk.txt');
+    expect(await inContainer('ls /data')).not.toContain('junk.txt');
+    expect((await sdkExecute('ls /data')).stdout).toBe('keep\n');
+    // A failing command's error output comes back with its exit status.
+    expect((await sdkExecute('ls /nowhere')).stdout).toMatch(
+      /No such file or directory\n\[exit status 1\]\n$/,
+    );
+  }, 60_000);
+
+  it("vastai execute: refuses shell syntax and other programs, and another renter's instance", async () => {
+    const chained = await vastai('execute', String(instanceId), 'ls; rm -rf /');
+    expect(chained.out).toContain('Failed with error 400');
+    expect(chained.out).toContain('"ls;" is not a plain option or path');
+    const cat = await vastai('execute', String(instanceId), 'cat /etc/passwd');
+    expect(cat.out).toContain('Failed with error 400: only ls, rm and du can be executed, not "cat"');
+    for (const command of [
+      'ls $(id)',
+      'ls `id`',
+      'du /data > /x',
+      'ls | sh',
+      'rm -rf /data && ls',
+      "ls '/'",
+    ]) {
+      const refused = await vastai('execute', String(instanceId), command);
+      expect(refused.out).toContain('Failed with error 400');
+    }
+    // nothing of it ran: the kept file is still there
+    expect(await inContainer('cat /data/keep/a.txt')).toContain('kept');
+
+    const other = await vastaiAs(otherKey, 'execute', String(instanceId), 'ls /');
+    expect(other.out).toContain(`Failed with error 404: No such instance: ${instanceId}`);
+    const missing = await vastai('execute', '987654321', 'ls /');
+    expect(missing.out).toContain('Failed with error 404');
+  }, 60_000);
+});
