@@ -95,6 +95,10 @@ const CASES = [
   ['GET', '/api/v0/agent', 'instance'],
   ['GET', '/api/v0/users/cloud_integrations/', 'instance'],
   ['DELETE', '/api/v0/users/cloud_integrations/101/', 'instance'],
+  ['GET', '/api/v0/metrics/gpu/current/?verified=all&hosting_type=all&num_gpus=all', 'instance'],
+  ['GET', '/api/v0/metrics/gpu/history/?gpu_name=RTX+4090&start=1&end=2&step=60', 'instance'],
+  ['GET', '/api/v0/metrics/gpu/locations/', 'instance'],
+  ['GET', '/api/v0/metricsx', 404],
   ['POST', '/api/v0/agent/poll', 'instance', '{"machine_id":1}'],
   ['GET', '/logs/0123abcd.log', 'instance'],
   // marketplace-api

@@ -6,6 +6,7 @@ import { type AgentDriver, DaemonLog } from './drivers/agent-driver';
 import { DockerDriver } from './drivers/docker.driver';
 import { SimulatedAgentDriver } from './drivers/simulated.driver';
 import { defaultPublicAddress, detectMachine, detectNvidiaGpus } from './hardware/detect';
+import { GpuSampler } from './hardware/gpu-sampler';
 import { type GpuInventory, parseSimulatedGpus } from './hardware/nvidia-smi';
 import { MarketplaceClient, loadAgentState, saveAgentState } from './marketplace-client';
 
@@ -25,6 +26,8 @@ export interface HostAgentOptions {
   publicAddress?: string;
   /** Marketplace heartbeat (reliability) interval. */
   heartbeatIntervalMs?: number;
+  /** How often the GPUs are sampled (nvidia-smi) and the sample sent over the channel; 0: never. Default 15 s. */
+  metricsIntervalMs?: number;
   inetUpMbps?: number;
   inetDownMbps?: number;
   /** Docker Engine client; default: DOCKER_HOST or /var/run/docker.sock. */
@@ -55,6 +58,7 @@ export function dockerFromEnvironment(): Docker {
  */
 export class HostAgent {
   private heartbeat: NodeJS.Timeout | undefined;
+  private sampler: GpuSampler | undefined;
 
   private constructor(
     readonly machineId: number,
@@ -122,6 +126,15 @@ export class HostAgent {
     await beat();
     agent.heartbeat = setInterval(() => void beat(), options.heartbeatIntervalMs ?? 60_000);
     await channel.open();
+    const metricsIntervalMs = options.metricsIntervalMs ?? 15_000;
+    if (metricsIntervalMs > 0) {
+      agent.sampler = new GpuSampler({
+        intervalMs: metricsIntervalMs,
+        onSample: (samples) => channel.gpuMetrics(samples),
+        log,
+      });
+      agent.sampler.start();
+    }
     return agent;
   }
 
@@ -131,6 +144,7 @@ export class HostAgent {
 
   async stop(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
+    this.sampler?.stop();
     await this.channel.close();
     await this.driver.close();
   }

@@ -25,7 +25,11 @@ describe('agent command line', () => {
       simulateGpus: '2:RTX_4090',
       stateDir: '/tmp/a',
       heartbeatIntervalMs: 60_000,
+      metricsIntervalMs: 15_000,
     });
+    const base = ['--api-url', 'http://x', '--api-key', 'k'];
+    expect(parseAgentArguments([...base, '--metrics-interval', '0'], {}).metricsIntervalMs).toBe(0);
+    expect(parseAgentArguments([...base, '--metrics-interval', '2000'], {}).metricsIntervalMs).toBe(2000);
   });
 
   it('defaults to the Docker driver and refuses another', () => {

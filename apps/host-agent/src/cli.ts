@@ -39,6 +39,12 @@ export function parseAgentArguments(
     )
     .option('--public-address <ip>', 'public address reported as ssh_host (default: first non-internal IPv4)')
     .option('--heartbeat-interval <ms>', 'marketplace heartbeat interval in ms', positiveInt, 60_000)
+    .option(
+      '--metrics-interval <ms>',
+      'how often GPU utilisation, memory, temperature and power are sampled (nvidia-smi) and reported; 0: never',
+      (value: string) => (value === '0' ? 0 : positiveInt(value)),
+      15_000,
+    )
     .option('--inet-up <mbps>', 'upload bandwidth to report', positiveInt, 100)
     .option('--inet-down <mbps>', 'download bandwidth to report', positiveInt, 100)
     .exitOverride()
@@ -53,6 +59,7 @@ export function parseAgentArguments(
     stateDir: string;
     publicAddress?: string;
     heartbeatInterval: number;
+    metricsInterval: number;
     inetUp: number;
     inetDown: number;
   }>();
@@ -65,6 +72,7 @@ export function parseAgentArguments(
     stateDir: o.stateDir,
     publicAddress: o.publicAddress,
     heartbeatIntervalMs: o.heartbeatInterval,
+    metricsIntervalMs: o.metricsInterval,
     inetUpMbps: o.inetUp,
     inetDownMbps: o.inetDown,
   };

@@ -7,6 +7,7 @@ export { instanceLifecycleContext } from './instance-lifecycle.context';
 export type { HostDriver, ProvisionSpec } from './host/host-driver';
 export { SimulatedHostDriver, type SimulatedHostTimings } from './host/simulated-host.driver';
 export { type AgentChannelOptions } from './agent/agent-channel.options';
+export { type GpuMetricsOptions } from './gpu-metrics/gpu-metrics.store';
 export { AgentSessions } from './agent/agent-sessions';
 export { DirectoryLogStore, type LogStore } from './logs/log-store';
 export { Provisioning } from './instances/create-instance/provisioning';

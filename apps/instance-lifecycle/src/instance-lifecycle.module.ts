@@ -23,6 +23,13 @@ import { instanceLifecycleContext } from './instance-lifecycle.context';
 import { EnvVarBox } from './env-vars/env-var-box';
 import { EnvVarsController } from './env-vars/env-vars.http.controller';
 import { CloudConnectionsController } from './cloud-connections/cloud-connections.http.controller';
+import { GpuMetricsController } from './gpu-metrics/gpu-metrics.http.controller';
+import {
+  DEFAULT_GPU_METRICS,
+  GPU_METRICS_OPTIONS,
+  type GpuMetricsOptions,
+  GpuMetricsStore,
+} from './gpu-metrics/gpu-metrics.store';
 import {
   ENV_VAR_BOX,
   HOST_DRIVER,
@@ -74,6 +81,8 @@ export interface InstanceLifecycleOptions {
   registryKey?: string;
   /** When an interrupted rent is given up and how often they are looked for (defaults: provisioning-recovery.ts). */
   provisioningRecovery?: Partial<ProvisioningRecoveryOptions>;
+  /** Resolution and retention of the host agents' GPU samples (defaults: gpu-metrics.store.ts). */
+  gpuMetrics?: Partial<GpuMetricsOptions>;
 }
 
 @Module({})
@@ -96,6 +105,7 @@ export class InstanceLifecycleModule {
         InstanceSshKeysController,
         EnvVarsController,
         CloudConnectionsController,
+        GpuMetricsController,
       ],
       providers: [
         {
@@ -128,6 +138,8 @@ export class InstanceLifecycleModule {
           provide: ENV_VAR_BOX,
           useFactory: () => EnvVarBox.fromConfig(options.sealKey ?? process.env.RIGMARKET_INSTANCE_SEAL_KEY),
         },
+        { provide: GPU_METRICS_OPTIONS, useValue: { ...DEFAULT_GPU_METRICS, ...options.gpuMetrics } },
+        GpuMetricsStore,
         AgentSessions,
         AgentCopyRelay,
         AgentCopyReactor,

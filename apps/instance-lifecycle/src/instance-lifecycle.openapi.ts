@@ -112,7 +112,66 @@ export const BODIES = {
   execute: objectOf({ command: str }, ['command']),
 } as const;
 
+const GPU_FILTERS = {
+  verified: { type: 'string', enum: ['yes', 'no', 'all'] },
+  hosting_type: { type: 'string', enum: ['secure_cloud', 'community', 'all'] },
+  num_gpus: { type: 'string', enum: ['1', '2', '4', '8', 'other', 'all'] },
+} as const;
+
+export const QUERIES = {
+  gpuMetrics: GPU_FILTERS,
+  gpuMetricsHistory: {
+    ...GPU_FILTERS,
+    gpu_name: { type: 'string', description: 'a GPU model, a comma-separated list, or "all"' },
+    start: { type: 'string', description: 'unix seconds (default: end - 1 day)' },
+    end: { type: 'string', description: 'unix seconds (default: now)' },
+    step: { type: 'string', description: 'seconds between points (raised to the kept resolution)' },
+  },
+} as const;
+
+const NUMBER_OR_NULL = nullable(num);
+const GPU_METRICS_ROW = objectOf(
+  {
+    gpu_name: str,
+    total: int,
+    available: int,
+    unavailable: int,
+    usage: { ...NUMBER_OR_NULL, description: 'mean GPU utilisation (percent) of the latest samples' },
+    rented_verified: int,
+    avail_verified: int,
+    rented_unverified: int,
+    avail_unverified: int,
+    price_p10: NUMBER_OR_NULL,
+    price_median: NUMBER_OR_NULL,
+    price_p90: NUMBER_OR_NULL,
+    sampled_gpus: int,
+    memory_used: NUMBER_OR_NULL,
+    memory_total: NUMBER_OR_NULL,
+    temperature: NUMBER_OR_NULL,
+    power: NUMBER_OR_NULL,
+    devices: arrayOf(anyObject),
+  },
+  ['gpu_name', 'total', 'available', 'usage', 'sampled_gpus', 'devices'],
+);
+
 export const ANSWERS = {
+  gpuMetricsCurrent: succeeded({ gpus: arrayOf(GPU_METRICS_ROW), needs_machine: bool }, ['gpus']),
+  gpuMetricsHistory: succeeded(
+    {
+      gpus: {
+        type: 'object',
+        additionalProperties: objectOf({
+          supply_demand: anyObject,
+          pricing: anyObject,
+          telemetry: anyObject,
+          stats: anyObject,
+        }),
+      },
+      needs_machine: bool,
+    },
+    ['gpus'],
+  ),
+  gpuLocations: succeeded({ locations: arrayOf(anyObject), needs_machine: bool }, ['locations']),
   created: succeeded({ new_contract: int, instance_api_key: str }),
   launched: succeeded({ new_contract: int, instance_api_key: str, ask_id: int }),
   bulkCreated: objectOf({

@@ -54,11 +54,12 @@ export function createEmbeddedApp(
     identity?: IdentityModuleOptions;
     sync?: SyncMaintenanceOptions;
     marketplace?: MarketplaceOptions;
+    instances?: InstanceLifecycleOptions;
   },
 ): Promise<INestApplication> {
   return createPlatformApp({
     site: serveConsole,
     ...options,
-    modules: allContextModules(options.identity, options.sync, options.marketplace),
+    modules: allContextModules(options.identity, options.sync, options.marketplace, options.instances),
   });
 }

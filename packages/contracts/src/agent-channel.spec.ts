@@ -1,6 +1,35 @@
 import { decodeCopyData, encodeCopyData, parseAgentMessage } from './agent-channel';
 
 describe('agent channel messages from an agent', () => {
+  it('reads GPU samples, keeping only bounded numbers and at most 16 GPUs', () => {
+    const gpu = (index: number) => ({
+      index,
+      name: 'RTX 4090',
+      utilization: 87,
+      memoryUsedMb: 20112,
+      memoryTotalMb: 24564,
+      temperatureC: 71,
+      powerW: 402.5,
+    });
+    const parsed = parseAgentMessage(
+      JSON.stringify({
+        type: 'gpu_metrics',
+        machineId: 7,
+        gpus: [
+          { ...gpu(0), utilization: 400, powerW: 'lots', temperatureC: null },
+          { index: -1, name: 'x' },
+          ...Array.from({ length: 20 }, (_, i) => gpu(i + 1)),
+        ],
+      }),
+    );
+    expect(parsed).toMatchObject({ type: 'gpu_metrics', machineId: 7 });
+    const gpus = parsed?.type === 'gpu_metrics' ? parsed.gpus : [];
+    expect(gpus).toHaveLength(15);
+    expect(gpus[0]).toEqual({ ...gpu(0), utilization: null, powerW: null, temperatureC: null });
+    expect(gpus[1]).toEqual(gpu(1));
+    expect(parseAgentMessage('{"type":"gpu_metrics","machineId":7,"gpus":{}}')).toBeNull();
+  });
+
   it('reads hello, heartbeat, report and logs', () => {
     expect(parseAgentMessage('{"type":"hello","version":1,"machineId":7,"driver":"docker"}')).toEqual({
       type: 'hello',

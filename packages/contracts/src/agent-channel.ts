@@ -40,6 +40,24 @@ export interface AgentHostReport {
   statusMsg?: string | null;
 }
 
+/** One GPU as nvidia-smi saw it; null where the GPU does not say ("[N/A]", "[Not Supported]"). */
+export interface AgentGpuSample {
+  index: number;
+  name: string;
+  /** utilization.gpu, percent 0..100. */
+  utilization: number | null;
+  /** memory.used and memory.total, MiB. */
+  memoryUsedMb: number | null;
+  memoryTotalMb: number | null;
+  /** temperature.gpu, degrees Celsius. */
+  temperatureC: number | null;
+  /** power.draw, watts. */
+  powerW: number | null;
+}
+
+/** A machine reports at most this many GPUs per sample (more are dropped). */
+export const MAX_SAMPLED_GPUS = 16;
+
 /** instance-lifecycle -> agent. */
 export type LifecycleToAgent =
   /** liveInstanceIds: the machine's instances not destroyed; the host removes containers of any other. */
@@ -86,6 +104,8 @@ export type LifecycleToAgent =
 export type AgentToLifecycle =
   | { type: 'hello'; version: number; machineId: number; driver: string }
   | { type: 'heartbeat'; machineId: number }
+  /** One sample of every GPU of the machine (nvidia-smi), every few seconds; kept as bounded telemetry. */
+  | { type: 'gpu_metrics'; machineId: number; gpus: AgentGpuSample[] }
   | { type: 'report'; instanceId: number; report: AgentHostReport }
   | { type: 'logs'; requestId: string; lines: string[]; error?: string }
   /** The output of an exec (stdout and stderr as they came, at most EXEC_MAX_OUTPUT_BYTES), or why it could not run. */
@@ -130,6 +150,26 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 const isCount = (value: unknown): value is number => isInt(value) && value >= 0;
 
+/** A finite number within [min, max], else null (a sample never carries anything else). */
+const bounded = (value: unknown, min: number, max: number): number | null =>
+  typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max ? value : null;
+
+function parseGpuSample(value: unknown): AgentGpuSample | null {
+  if (!isRecord(value) || !isCount(value.index) || value.index > 255 || typeof value.name !== 'string')
+    return null;
+  const name = value.name.trim().slice(0, 64);
+  if (!name) return null;
+  return {
+    index: value.index,
+    name,
+    utilization: bounded(value.utilization, 0, 100),
+    memoryUsedMb: bounded(value.memoryUsedMb, 0, 10_000_000),
+    memoryTotalMb: bounded(value.memoryTotalMb, 0, 10_000_000),
+    temperatureC: bounded(value.temperatureC, -50, 200),
+    powerW: bounded(value.powerW, 0, 100_000),
+  };
+}
+
 const REPORTABLE: readonly string[] = ['loading', 'running', 'stopped', 'exited', 'unknown', 'offline'];
 
 /** Parses one frame from an agent; null when it is not a well-formed message (the channel drops it). */
@@ -148,6 +188,14 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
         : null;
     case 'heartbeat':
       return isInt(value.machineId) ? { type: 'heartbeat', machineId: value.machineId } : null;
+    case 'gpu_metrics': {
+      if (!isInt(value.machineId) || !Array.isArray(value.gpus)) return null;
+      const gpus = value.gpus
+        .slice(0, MAX_SAMPLED_GPUS)
+        .map(parseGpuSample)
+        .filter((gpu): gpu is AgentGpuSample => gpu !== null);
+      return { type: 'gpu_metrics', machineId: value.machineId, gpus };
+    }
     case 'report': {
       const r = value.report;
       if (

@@ -1,5 +1,6 @@
 import {
   AGENT_CHANNEL_VERSION,
+  type AgentGpuSample,
   type AgentHostReport,
   type AgentToLifecycle,
   type LifecycleToAgent,
@@ -60,6 +61,11 @@ export class ChannelClient {
 
   report(instanceId: number, report: AgentHostReport): void {
     this.send({ type: 'report', instanceId, report });
+  }
+
+  /** A GPU sample; dropped while the channel is down (telemetry is not worth queueing). */
+  gpuMetrics(gpus: AgentGpuSample[]): void {
+    this.send({ type: 'gpu_metrics', machineId: this.options.machineId, gpus });
   }
 
   async close(): Promise<void> {

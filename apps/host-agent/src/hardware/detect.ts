@@ -35,8 +35,9 @@ export interface MachineRegistration {
 /** The real GPUs, or null when nvidia-smi is absent or finds none. */
 export async function detectNvidiaGpus(): Promise<GpuInventory | null> {
   try {
-    const { stdout } = await run('nvidia-smi', NVIDIA_SMI_QUERY, { timeout: 15_000 });
-    const banner = await run('nvidia-smi', [], { timeout: 15_000 }).then(
+    // env given explicitly: nvidia-smi is looked up on this process's PATH as it is now
+    const { stdout } = await run('nvidia-smi', NVIDIA_SMI_QUERY, { timeout: 15_000, env: process.env });
+    const banner = await run('nvidia-smi', [], { timeout: 15_000, env: process.env }).then(
       (r) => r.stdout,
       () => '',
     );

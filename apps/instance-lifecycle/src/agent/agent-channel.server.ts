@@ -16,6 +16,7 @@ import {
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedKey } from '@rigmarket/http-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { GpuMetricsStore } from '../gpu-metrics/gpu-metrics.store';
 import { HostReporter } from '../host/host-reporter';
 import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
 import { findMachine } from '../read-models/market-machines/queries';
@@ -61,6 +62,7 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     private readonly sessions: AgentSessions,
     private readonly reporter: HostReporter,
     private readonly copies: AgentCopyRelay,
+    private readonly gpuMetrics: GpuMetricsStore,
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
     @Inject(AGENT_CHANNEL_OPTIONS) private readonly options: AgentChannelOptions,
@@ -234,6 +236,10 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       case 'heartbeat':
         session.lastHeartbeatAt = Date.now();
         session.silent = false;
+        return;
+      case 'gpu_metrics':
+        // a sample is about the session's own machine, whatever machineId it names
+        await this.gpuMetrics.record(session.machineId, message.gpus);
         return;
       case 'logs':
         this.sessions.logsArrived(message.requestId, message.lines, message.error);

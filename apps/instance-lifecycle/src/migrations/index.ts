@@ -16,6 +16,7 @@ import { maintenanceAndSyncNotices } from './0014-maintenance-and-sync-notices';
 import { openProvisionings } from './0015-open-provisionings';
 import { envVars } from './0016-env-vars';
 import { cloudConnections } from './0017-cloud-connections';
+import { gpuMetrics } from './0018-gpu-metrics';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -36,4 +37,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   openProvisionings,
   envVars,
   cloudConnections,
+  gpuMetrics,
 ];
