@@ -147,8 +147,11 @@ export class LedgerController {
     @QueryParam('sday') sday?: string,
     @QueryParam('eday') eday?: string,
   ) {
+    // The CLI sends an unset filter as `None` (older releases) or `null` (1.9: `machid=null` without -m).
+    const unset = (value: string | undefined) =>
+      value === undefined || value === '' || value === 'None' || value === 'null';
     const day = (name: string, value: string | undefined): number | null => {
-      if (value === undefined || value === '' || value === 'None') return null;
+      if (unset(value)) return null;
       const days = Number(value);
       if (!Number.isFinite(days) || days < 0 || days > 200_000) {
         throw ApiError.badRequest(`${name} must be a day number (days since 1970-01-01)`);
@@ -156,8 +159,7 @@ export class LedgerController {
       return Math.floor(days);
     };
     const machine = machineId ?? machid;
-    const machineNumber =
-      machine === undefined || machine === '' || machine === 'None' ? null : Number(machine);
+    const machineNumber = unset(machine) ? null : Number(machine);
     if (
       machineNumber !== null &&
       (!Number.isInteger(machineNumber) || machineNumber < 1 || machineNumber > 2 ** 31 - 1)
