@@ -98,7 +98,34 @@ export type LifecycleToAgent =
   /** To the destination's agent: the source's tar ended after `bytes`; finish the extract and answer copy_done. */
   | { type: 'copy_end'; jobId: number; bytes: number }
   /** To both: stop the transfer (canceled, or the other side failed or went away). */
-  | { type: 'copy_abort'; jobId: number; reason: string };
+  | { type: 'copy_abort'; jobId: number; reason: string }
+  /**
+   * To the instance's agent: a cloud copy (`vastai cloud copy`) between `path` in the instance's container and
+   * `remotePath` (bucket/prefix) of an S3-compatible cloud, run with rclone on the host. The agent answers
+   * copy_source (started), copy_ack (bytes so far), then copy_done or copy_failed; copy_abort stops it.
+   */
+  | ({ type: 'cloud_copy'; jobId: number; instanceId: number } & CloudCopyOrder);
+
+/** What the agent needs for a cloud copy. The credentials travel only down the channel, never in an event. */
+export interface CloudCopyOrder {
+  direction: 'to_cloud' | 'from_cloud';
+  /** In the container: the source (to_cloud; a trailing '/' copies a directory's contents) or the destination directory. */
+  path: string;
+  /** bucket[/prefix] on the cloud: the destination (to_cloud) or the source (from_cloud). */
+  remotePath: string;
+  cloud: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string };
+  /** rclone flags the renter asked for, from CLOUD_COPY_FLAGS only. */
+  flags: string[];
+}
+
+/** The rclone flags `vastai cloud copy` may send (its --dry-run, --size-only, ... options); others are dropped. */
+export const CLOUD_COPY_FLAGS: readonly string[] = [
+  '--dry-run',
+  '--size-only',
+  '--ignore-existing',
+  '--update',
+  '--delete-excluded',
+];
 
 /** agent -> instance-lifecycle. `hello` comes first; nothing else is accepted before the welcome. */
 export type AgentToLifecycle =

@@ -9,6 +9,7 @@ import {
 import WebSocket from 'ws';
 import type { AgentDriver } from '../drivers/agent-driver';
 import { AgentCopies } from './agent-copies';
+import { CloudCopies } from './cloud-copies';
 
 export interface ChannelClientOptions {
   channelUrl: string;
@@ -39,13 +40,16 @@ export class ChannelClient {
   private readonly queues = new Map<number, Promise<void>>();
   private onWelcome: (() => void) | undefined;
   private readonly copies: AgentCopies;
+  private readonly cloudCopies: CloudCopies;
 
   constructor(private readonly options: ChannelClientOptions) {
-    this.copies = new AgentCopies(options.driver, {
-      send: (message) => this.send(message),
-      sendBinary: (frame) => this.sendBinary(frame),
+    const channel = {
+      send: (message: AgentToLifecycle) => this.send(message),
+      sendBinary: (frame: Buffer) => this.sendBinary(frame),
       log: options.log,
-    });
+    };
+    this.copies = new AgentCopies(options.driver, channel);
+    this.cloudCopies = new CloudCopies(options.driver, channel);
   }
 
   /** Connects; resolves at the first welcome. */
@@ -122,6 +126,7 @@ export class ChannelClient {
     socket.on('close', () => {
       this.welcomed = false;
       this.copies.abortAll('the agent channel closed');
+      this.cloudCopies.abortAll('the agent channel closed');
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.closed) return;
       this.options.log(`agent channel closed; reconnecting in ${this.backoffMs} ms`);
@@ -198,8 +203,13 @@ export class ChannelClient {
       case 'copy_send':
       case 'copy_ack':
       case 'copy_end':
-      case 'copy_abort':
         this.copies.handle(message);
+        return;
+      case 'copy_abort':
+        if (!this.cloudCopies.abort(message.jobId, message.reason)) this.copies.handle(message);
+        return;
+      case 'cloud_copy':
+        this.cloudCopies.handle(message);
         return;
       default:
         return;

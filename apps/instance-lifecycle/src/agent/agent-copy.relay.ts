@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { AgentToLifecycle, EventMetadata, LifecycleToAgent } from '@rigmarket/contracts';
+import type { AgentToLifecycle, CloudCopyOrder, EventMetadata, LifecycleToAgent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
@@ -8,14 +8,17 @@ import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel
 import { isAgentMachine } from './agent-machines';
 import { type AgentSession, AgentSessions } from './agent-sessions';
 
-/** A copy_direct job the agents are asked to carry out (from its SyncRequested). */
+/** A copy_direct or cloud copy job the agents are asked to carry out (from its SyncRequested). */
 export interface AgentCopyJob {
   jobId: number;
-  /** The destination. */
+  /** The destination (the instance of a cloud copy). */
   instanceId: number;
+  /** The source (a cloud copy's own instance: one agent runs it). */
   srcInstanceId: number;
   srcPath: string;
   dstPath: string;
+  /** A cloud copy: what its agent runs, or why it cannot run (no such connection of the owner). */
+  cloud?: { order: CloudCopyOrder } | { refused: string };
 }
 
 type CopyReport = Extract<AgentToLifecycle, { type: `copy_${string}` }>;
@@ -77,6 +80,7 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     if (await this.syncOver(job)) return;
     const fail = (reason: string) =>
       this.record(job, metadata, { type: 'FailAgentCopy', reason }).then(() => undefined);
+    if (job.cloud && 'refused' in job.cloud) return fail(job.cloud.refused);
     const srcMachineId = await this.machineOf(job.srcInstanceId);
     const dstMachineId = await this.machineOf(job.instanceId);
     if (srcMachineId === null) return fail(`Source instance ${job.srcInstanceId} no longer exists`);
@@ -106,6 +110,19 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
       lastProgressAt: Date.now(),
       recording: Promise.resolve(),
     });
+    if (job.cloud && 'order' in job.cloud) {
+      // The order carries the connection's credentials: never logged.
+      this.logger.log(
+        `cloud copy job ${jobId}: instance ${job.instanceId} (machine ${dstMachineId}), ${job.cloud.order.direction}`,
+      );
+      this.sessions.send(dstMachineId, {
+        type: 'cloud_copy',
+        jobId,
+        instanceId: job.instanceId,
+        ...job.cloud.order,
+      });
+      return;
+    }
     this.logger.log(
       `copy job ${jobId}: instance ${job.srcInstanceId} (machine ${srcMachineId}) -> instance ${job.instanceId} (machine ${dstMachineId})`,
     );
@@ -165,11 +182,13 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
       case 'copy_ack': {
         if (!fromDestination) return;
         transfer.acked = Math.max(transfer.acked, message.bytes);
-        this.sessions.send(transfer.srcMachineId, {
-          type: 'copy_ack',
-          jobId: job.jobId,
-          bytes: transfer.acked,
-        });
+        // A cloud copy's acknowledgements are only its progress (one agent, no window to slide).
+        if (!job.cloud)
+          this.sessions.send(transfer.srcMachineId, {
+            type: 'copy_ack',
+            jobId: job.jobId,
+            bytes: transfer.acked,
+          });
         const now = Date.now();
         if (now - transfer.lastProgressAt >= this.options.copyProgressIntervalMs) {
           transfer.lastProgressAt = now;
@@ -185,7 +204,8 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
         this.end(transfer);
         this.enqueue(transfer, {
           type: 'CompleteAgentCopy',
-          bytesCopied: transfer.totalBytes ?? message.bytes,
+          // rclone's own count for a cloud copy; the tar's, capped at the file's size, between instances
+          bytesCopied: job.cloud ? message.bytes : (transfer.totalBytes ?? message.bytes),
         });
         return;
       case 'copy_failed':
@@ -197,7 +217,9 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
         });
         this.enqueue(transfer, {
           type: 'FailAgentCopy',
-          reason: `Copy from instance ${job.srcInstanceId} failed: ${message.reason}`,
+          reason: job.cloud
+            ? `Cloud copy failed: ${message.reason}`
+            : `Copy from instance ${job.srcInstanceId} failed: ${message.reason}`,
         });
         return;
     }

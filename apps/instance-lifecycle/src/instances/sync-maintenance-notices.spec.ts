@@ -41,5 +41,15 @@ describe('the status bar line of a remote sync', () => {
         status: 'requested',
       }),
     ).toBe('Cloud copy (Cloud To Instance): queued');
+    expect(
+      syncStatusMsg({
+        ...copy,
+        kind: 'rclone',
+        srcInstanceId: null,
+        transfer: 'Instance To Cloud',
+        status: 'completed',
+        bytesCopied: 2_000_000,
+      }),
+    ).toBe('Cloud Copy Operation Finished: Cloud copy (Instance To Cloud), 2.0 MB copied');
   });
 });

@@ -38,7 +38,10 @@ export function syncStatusMsg(sync: SyncNotice): string {
       return `${what}: ${mb(sync.bytesCopied)} of ${mb(sync.totalBytes)} (${percent}%)`;
     }
     case 'completed':
-      return `${what}: complete, ${mb(sync.bytesCopied)} copied`;
+      // The CLI tells the renter to look for 'Cloud Copy Operation Finished' in the status bar.
+      return sync.kind === 'rclone'
+        ? `Cloud Copy Operation Finished: ${what}, ${mb(sync.bytesCopied)} copied`
+        : `${what}: complete, ${mb(sync.bytesCopied)} copied`;
     case 'failed':
       return `${what} failed: ${sync.reason ?? 'unknown reason'}`;
     case 'canceled':

@@ -31,8 +31,8 @@ export class StartSyncCommand extends Command<{ jobId: number }> {
 /**
  * Checks the caller owns every instance involved, decides once who carries the job out, records it, then
  * hands it to the workflow, or leaves it to the host agents: a copy between instances of which one runs on
- * a host-agent machine is carried out by the agents (instance-lifecycle reacts to the SyncRequested), so
- * the two mechanisms never both run one job.
+ * a host-agent machine, or a cloud copy of an instance on one, is carried out by the agents
+ * (instance-lifecycle reacts to the SyncRequested), so the two mechanisms never both run one job.
  */
 @CommandHandler(StartSyncCommand)
 export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
@@ -44,12 +44,15 @@ export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
   async execute({ userId, request, metadata }: StartSyncCommand): Promise<{ jobId: number }> {
     await ownedInstance(this.runtime, request.instanceId, userId);
     if (request.srcInstanceId !== null) await ownedInstance(this.runtime, request.srcInstanceId, userId);
+    // A cloud copy goes to the agents when its instance is on an agent machine (rclone runs there).
+    const involved =
+      request.kind === 'rclone'
+        ? [request.instanceId]
+        : request.srcInstanceId !== null
+          ? [request.srcInstanceId, request.instanceId]
+          : [];
     const executor: SyncExecutor =
-      request.kind === 'copy_direct' &&
-      request.srcInstanceId !== null &&
-      (await onAgentMachine(this.runtime.db, [request.srcInstanceId, request.instanceId]))
-        ? 'agents'
-        : 'platform';
+      involved.length > 0 && (await onAgentMachine(this.runtime.db, involved)) ? 'agents' : 'platform';
     const jobId = await this.runtime.nextId('sync_job_ids');
     const result = await runSyncCommand(
       this.runtime,

@@ -31,11 +31,14 @@ export interface CopyExecutor {
   run(job: CopyJob, reporter: CopyReporter, signal: AbortSignal): Promise<{ bytesCopied: number }>;
 }
 
-/** No cloud connection can be reached from this platform (no cloud integrations exist yet). */
+/**
+ * Cloud copies run with rclone on the host agent of the instance's machine (instance-lifecycle relays them,
+ * with the connection's credentials); one on a machine without a host agent reaches no cloud.
+ */
 export function cloudCopyUnavailable(job: CopyJob): CopyFailure {
   const rclone = job.rclone;
   return new CopyFailure(
-    `Cloud copy (${rclone?.transfer ?? 'unknown direction'}, connection ${rclone?.connection ?? '?'}) cannot run: this platform has no cloud connections configured; the request is recorded as job ${job.jobId}`,
+    `Cloud copy (${rclone?.transfer ?? 'unknown direction'}, connection ${rclone?.connection ?? '?'}) cannot run: instance ${job.instanceId} is not on a host-agent machine, and cloud copies run with rclone on the instance's host agent (no cloud connections are reachable from the platform itself); the request is recorded as job ${job.jobId}`,
   );
 }
 
