@@ -39,7 +39,8 @@ pid_alive() {
 # apt_install TAG PKG...: install Debian packages. Runs `apt-get update` first (only called when an
 # install is actually needed). Services that the packages' postinst would start (the Debian "main"
 # PostgreSQL cluster on 5432, the system nginx on port 80) are NOT started: a temporary
-# /usr/sbin/policy-rc.d answers 101 during the install, unless that file already exists.
+# /usr/sbin/policy-rc.d answers 101 during the install, unless that file already exists. It waits up to
+# 5 minutes for another apt-get (another checkout's install) to release the dpkg lock.
 apt_install() {
   local tag=$1; shift
   is_root || die "$tag" "packages missing ($*) and not running as root: install them with: sudo apt-get install -y $*"
@@ -52,8 +53,8 @@ apt_install() {
     made_policy=1
   fi
   {
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "$@"
   } >"${TMPDIR:-/tmp}/rigmarket-apt.log" 2>&1 || rc=$?
   if [ "$made_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
   if [ "$rc" -ne 0 ]; then

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Real services for the test suite and distributed mode, on loopback, data under .infra/ (gitignored).
 #   scripts/infra.sh up          PostgreSQL (127.0.0.1:55432) + Kafka (127.0.0.1:19092) + Docker Engine
-#                                (standard socket, machine-wide; test image rigmarket/busybox); writes .infra/env
-#   scripts/infra.sh down        stop Kafka, PostgreSQL, the edge and a dockerd we started (data is kept)
+#                                (standard socket, machine-wide; test image rigmarket/busybox) + a Docker
+#                                registry (127.0.0.1:5000, htpasswd auth); writes .infra/env
+#   scripts/infra.sh down        stop Kafka, PostgreSQL, the edge, the registry and a dockerd we started (data is kept)
 #   scripts/infra.sh status      what runs (exit 0 only when PostgreSQL, Kafka and Docker all answer)
 #   scripts/infra.sh env         print the export lines (eval "$(scripts/infra.sh env)")
 #   scripts/infra.sh nginx-up    the nginx edge on 127.0.0.1:8080 (distributed mode)
 #   scripts/infra.sh nginx-down
+#   scripts/infra.sh registry-up the local Docker registry alone (registry-down stops it)
 #   scripts/infra.sh smoke       kafkajs smoke test against the broker (infra/kafka/smoke.sh)
 #   scripts/infra.sh edge-test   routing check of the edge with stand-in upstreams (infra/nginx/test-routing.sh)
 # Everything is idempotent: up on a running stack is a fast no-op. Reset: scripts/infra.sh down && rm -rf .infra
@@ -25,12 +27,15 @@ I=$REPO/infra
 . "$I/docker/common.sh"
 # shellcheck source=../infra/nginx/common.sh
 . "$I/nginx/common.sh"
+# shellcheck source=../infra/registry/common.sh
+. "$I/registry/common.sh"
 T=infra
 
 env_lines() {
   echo "export DATABASE_URL=postgres://rigmarket:rigmarket@127.0.0.1:$PG_PORT/rigmarket"
   echo "export KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
   echo "export DOCKER_HOST=$DOCKER_HOST"
+  echo "export REGISTRY_ADDRESS=127.0.0.1:$REGISTRY_PORT"
 }
 docker_status() {
   if docker_answers; then echo "running on $DOCKER_HOST (engine $(docker version --format '{{.Server.Version}}' 2>/dev/null))"; return 0; fi
@@ -73,6 +78,7 @@ case "$cmd" in
     bash "$I/postgres/start.sh" || die "$T" "PostgreSQL did not start (see the lines above)"
     bash "$I/kafka/start.sh" || die "$T" "Kafka did not start (see the lines above)"
     bash "$I/docker/start.sh" || die "$T" "the Docker Engine did not start (see the lines above)"
+    bash "$I/registry/start.sh" || die "$T" "the Docker registry did not start (see the lines above)"
     env_lines > "$INFRA_DIR/env"
     say "$T" "up in $((SECONDS - t0))s; wrote $INFRA_DIR/env:"
     sed 's/^/    /' "$INFRA_DIR/env" >&2
@@ -82,6 +88,7 @@ case "$cmd" in
     bash "$I/nginx/stop.sh" || rc=1
     bash "$I/kafka/stop.sh" || rc=1
     bash "$I/postgres/stop.sh" || rc=1
+    bash "$I/registry/stop.sh" || rc=1
     bash "$I/docker/stop.sh" || rc=1
     [ "$rc" -eq 0 ] || die "$T" "some service did not stop (see above)"
     ;;
@@ -91,6 +98,8 @@ case "$cmd" in
     s=$(kafka_status) || rc=1; printf '%-9s %s\n' kafka "$s"
     s=$(docker_status) || rc=1; printf '%-9s %s\n' docker "$s"
     s=$(nginx_status) || true; printf '%-9s %s\n' nginx "$s"
+    if registry_answers; then s="running on 127.0.0.1:$REGISTRY_PORT"; else s="down (127.0.0.1:$REGISTRY_PORT)"; fi
+    printf '%-9s %s\n' registry "$s"
     exit "$rc"
     ;;
   env)        env_lines ;;
@@ -98,6 +107,8 @@ case "$cmd" in
   docker-down) bash "$I/docker/stop.sh" ;;
   nginx-up)   bash "$I/nginx/start.sh" ;;
   nginx-down) bash "$I/nginx/stop.sh" ;;
+  registry-up)   bash "$I/registry/start.sh" ;;
+  registry-down) bash "$I/registry/stop.sh" ;;
   smoke)      shift; bash "$I/kafka/smoke.sh" "$@" ;;
   edge-test)  bash "$I/nginx/test-routing.sh" ;;
   *)

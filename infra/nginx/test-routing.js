@@ -88,6 +88,7 @@ const CASES = [
   ['PUT', '/api/v0/instances/request_logs/99/', 'instance'],
   ['PUT', '/api/v0/instances/command/99/', 'instance'],
   ['PUT', '/api/v0/instances/update_template/99/', 'instance'],
+  ['POST', '/api/v0/instances/take_snapshot/99/', 'instance', '{}'],
   ['GET', '/api/v1/instances/', 'instance'],
   ['GET', '/api/v1/instances?select_filters=%7B%7D', 'instance'],
   ['GET', '/api/v0/instances/events/', 'instance'],

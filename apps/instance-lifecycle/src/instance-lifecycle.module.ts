@@ -56,6 +56,8 @@ import { InstancesV0Controller, InstancesV1Controller } from './instances/instan
 import { InstanceHistoryController } from './instances/queries/instance-history.http.controller';
 import { LaunchController } from './instances/launch-instance/launch.http.controller';
 import { InstanceSshKeysController } from './instances/instance-ssh-keys/instance-ssh-keys.http.controller';
+import { TakeSnapshotController } from './instances/take-snapshot/take-snapshot.http.controller';
+import { SnapshotTimeouts } from './instances/take-snapshot/snapshot-timeouts';
 import { LaunchInstanceHandler } from './instances/launch-instance/launch';
 import {
   DEFAULT_PROVISIONING_RECOVERY,
@@ -103,6 +105,7 @@ export class InstanceLifecycleModule {
         InstanceHistoryController,
         InstancesV1Controller,
         InstanceSshKeysController,
+        TakeSnapshotController,
         EnvVarsController,
         CloudConnectionsController,
         GpuMetricsController,
@@ -122,6 +125,7 @@ export class InstanceLifecycleModule {
         ExecuteHandler,
         { provide: SseConnections, useFactory: () => new SseConnections(sseOptionsFromEnvironment()) },
         HostReporter,
+        SnapshotTimeouts,
         SimulatedHostDriver,
         { provide: AGENT_CHANNEL_OPTIONS, useValue: agentChannelOptions(options.agentChannel) },
         {

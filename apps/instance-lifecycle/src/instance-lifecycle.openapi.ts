@@ -39,6 +39,8 @@ export const INSTANCE = namedSchema(
       disk_space: num,
       vm: bool,
       status_msg: nullable(str),
+      snapshot_status: nullable(str),
+      snapshot_msg: nullable(str),
       start_date: nullable(num),
       end_date: nullable(num),
       ports: anyObject,
@@ -110,6 +112,17 @@ export const BODIES = {
     ['name', 'endpoint', 'access_key_id', 'secret_access_key'],
   ),
   execute: objectOf({ command: str }, ['command']),
+  snapshot: objectOf(
+    {
+      id: { type: ['string', 'integer'] },
+      container_registry: str,
+      personal_repo: str,
+      docker_login_user: nullable(str),
+      docker_login_pass: nullable(str),
+      pause: { type: ['string', 'boolean'] },
+    },
+    ['personal_repo'],
+  ),
 } as const;
 
 const GPU_FILTERS = {
@@ -221,6 +234,7 @@ export const ANSWERS = {
     }),
   ),
   cloudConnectionAdded: succeeded({ id: int, msg: str }),
+  snapshot: succeeded({ msg: str, snapshot_id: int, image: str }),
 } as const;
 
 /** Refusals of the commands on one instance. */

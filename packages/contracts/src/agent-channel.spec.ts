@@ -76,6 +76,26 @@ describe('agent channel messages from an agent', () => {
   });
 });
 
+describe('snapshot reports from an agent', () => {
+  it('reads a digest or a failure, bounded, and drops a report with neither or without ids', () => {
+    expect(
+      parseAgentMessage('{"type":"snapshot_report","instanceId":3,"snapshotId":1,"digest":"sha256:ab"}'),
+    ).toEqual({ type: 'snapshot_report', instanceId: 3, snapshotId: 1, digest: 'sha256:ab' });
+    const failed = parseAgentMessage(
+      JSON.stringify({ type: 'snapshot_report', instanceId: 3, snapshotId: 2, error: 'x'.repeat(900) }),
+    );
+    expect(failed).toEqual({
+      type: 'snapshot_report',
+      instanceId: 3,
+      snapshotId: 2,
+      digest: null,
+      error: 'x'.repeat(500),
+    });
+    expect(parseAgentMessage('{"type":"snapshot_report","instanceId":3,"snapshotId":1}')).toBeNull();
+    expect(parseAgentMessage('{"type":"snapshot_report","instanceId":3,"digest":"sha256:ab"}')).toBeNull();
+  });
+});
+
 describe('copy messages from an agent', () => {
   it('reads the source, destination and failure reports of a copy', () => {
     expect(parseAgentMessage('{"type":"copy_ready","jobId":4}')).toEqual({ type: 'copy_ready', jobId: 4 });

@@ -23,6 +23,21 @@ export interface AgentProvisionSpec {
   authorizedKeys?: string[];
 }
 
+/**
+ * A snapshot to take (`vastai take snapshot`): commit the instance's container (paused while it commits when
+ * `pause`), push it as `image` with `auth` (the renter's registry login: in this message only, never in an
+ * event or a log line), remove the local copy, and answer snapshot_report within `timeLimitMs`.
+ */
+export interface AgentSnapshotRequest {
+  instanceId: number;
+  snapshotId: number;
+  /** `registry/repo:tag`, e.g. `127.0.0.1:5000/alice/app:v2` or `docker.io/alice/app:latest`. */
+  image: string;
+  pause: boolean;
+  auth: { username: string; password: string; serveraddress: string } | null;
+  timeLimitMs: number;
+}
+
 /** An instance's desired state, as the platform's instance stream says. */
 export interface AgentDesiredState {
   instanceId: number;
@@ -89,6 +104,7 @@ export type LifecycleToAgent =
   | { type: 'logs'; requestId: string; instanceId: number; daemon: boolean }
   /** Run argv (parseExecCommand's) in the instance's container without a shell, bounded (instance-exec.ts); answered by `exec`. */
   | { type: 'exec'; requestId: string; instanceId: number; argv: string[] }
+  | { type: 'snapshot'; commandId?: number; instanceId: number; snapshot: AgentSnapshotRequest }
   /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), answer copy_ready. */
   | { type: 'copy_receive'; jobId: number; instanceId: number; path: string }
   /** To the source's agent: stream a tar of `path` as binary copy frames, at most bytesPerSecond, within the window. */
@@ -137,6 +153,8 @@ export type AgentToLifecycle =
   | { type: 'logs'; requestId: string; lines: string[]; error?: string }
   /** The output of an exec (stdout and stderr as they came, at most EXEC_MAX_OUTPUT_BYTES), or why it could not run. */
   | { type: 'exec'; requestId: string; output: string; error?: string }
+  /** The snapshot's outcome: the pushed manifest's digest, or why it failed (shown to the renter). */
+  | { type: 'snapshot_report'; instanceId: number; snapshotId: number; digest: string | null; error?: string }
   /** Destination: the container is there and the directory exists; data may come. */
   | { type: 'copy_ready'; jobId: number }
   /** Source: the path exists; the tar's size when it is a file (null for a directory). */
@@ -262,6 +280,18 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
             type: 'exec',
             requestId: value.requestId,
             output: value.output.slice(0, EXEC_MAX_OUTPUT_BYTES),
+            ...(typeof value.error === 'string' ? { error: value.error.slice(0, 500) } : {}),
+          }
+        : null;
+    case 'snapshot_report':
+      return isInt(value.instanceId) &&
+        isInt(value.snapshotId) &&
+        (typeof value.digest === 'string' || typeof value.error === 'string')
+        ? {
+            type: 'snapshot_report',
+            instanceId: value.instanceId,
+            snapshotId: value.snapshotId,
+            digest: typeof value.digest === 'string' ? value.digest.slice(0, 200) : null,
             ...(typeof value.error === 'string' ? { error: value.error.slice(0, 500) } : {}),
           }
         : null;

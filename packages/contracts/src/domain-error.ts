@@ -83,6 +83,7 @@ export const DomainErrorCodes = [
   'offer_unavailable',
   'provisioning_ended',
   'too_many_ssh_keys',
+  'snapshot_in_progress',
   'env_var_exists',
   'env_var_not_found',
   'cloud_connection_exists',

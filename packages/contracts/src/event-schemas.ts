@@ -31,6 +31,9 @@ import type {
   InstanceRestarted,
   InstanceSshKeyAttached,
   InstanceSshKeyDetached,
+  InstanceSnapshotCompleted,
+  InstanceSnapshotFailed,
+  InstanceSnapshotRequested,
   InstanceStateChanged,
   InstanceVolumeAttached,
 } from './instance';
@@ -422,6 +425,15 @@ const instance = {
   ),
   InstanceSshKeyDetached: payload<InstanceSshKeyDetached>()(
     z.object({ instanceId: id, keyId: id, at: time }),
+  ),
+  InstanceSnapshotRequested: payload<InstanceSnapshotRequested>()(
+    z.object({ instanceId: id, snapshotId: id, image: z.string().min(1), pause: z.boolean(), at: time }),
+  ),
+  InstanceSnapshotCompleted: payload<InstanceSnapshotCompleted>()(
+    z.object({ instanceId: id, snapshotId: id, image: z.string().min(1), digest: z.string(), at: time }),
+  ),
+  InstanceSnapshotFailed: payload<InstanceSnapshotFailed>()(
+    z.object({ instanceId: id, snapshotId: id, reason: z.string(), at: time }),
   ),
   HostAgentEnrolled: payload<HostAgentEnrolled>()(
     z.object({ machineId: id, ownerId: id, driver: z.string(), at: time }),

@@ -165,6 +165,27 @@ export type InstanceSshKeyDetached = DomainEvent<
   { instanceId: number; keyId: number; at: string }
 >;
 
+/**
+ * The renter asked for a snapshot of the instance's container (`vastai take snapshot`): its host commits the
+ * container (paused or not) and pushes it as `image` (`registry/repo:tag`) with the renter's registry login,
+ * which travels sealed in the host command only, never in an event. snapshotId numbers the instance's
+ * snapshots from 1; one runs at a time.
+ */
+export type InstanceSnapshotRequested = DomainEvent<
+  'InstanceSnapshotRequested',
+  { instanceId: number; snapshotId: number; image: string; pause: boolean; at: string }
+>;
+/** The host pushed the snapshot: `digest` is the registry's manifest digest (sha256:...) of `image`. */
+export type InstanceSnapshotCompleted = DomainEvent<
+  'InstanceSnapshotCompleted',
+  { instanceId: number; snapshotId: number; image: string; digest: string; at: string }
+>;
+/** The snapshot failed (commit or push refused, wrong credentials, time limit): `reason` is shown to the renter. */
+export type InstanceSnapshotFailed = DomainEvent<
+  'InstanceSnapshotFailed',
+  { instanceId: number; snapshotId: number; reason: string; at: string }
+>;
+
 /** The most keys one instance holds at once (each at most MAX_SSH_KEY_LENGTH characters). */
 export const MAX_INSTANCE_SSH_KEYS = 10;
 
@@ -180,6 +201,9 @@ export type InstanceEvent =
   | InstanceVolumeAttached
   | InstanceSshKeyAttached
   | InstanceSshKeyDetached
+  | InstanceSnapshotRequested
+  | InstanceSnapshotCompleted
+  | InstanceSnapshotFailed
   | InstanceDestroyed;
 
 export const InstancePublicEvents = {
@@ -195,4 +219,7 @@ export const InstancePublicEvents = {
   InstanceVolumeAttached: { schemaVersion: 1, streamType: 'instance' },
   InstanceSshKeyAttached: { schemaVersion: 1, streamType: 'instance' },
   InstanceSshKeyDetached: { schemaVersion: 1, streamType: 'instance' },
+  InstanceSnapshotRequested: { schemaVersion: 1, streamType: 'instance' },
+  InstanceSnapshotCompleted: { schemaVersion: 1, streamType: 'instance' },
+  InstanceSnapshotFailed: { schemaVersion: 1, streamType: 'instance' },
 } as const;

@@ -83,4 +83,5 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   sync_not_active: { status: 409, msg: 'The copy job is no longer active' },
   maintenance_overlaps: { status: 409, msg: 'The window overlaps another maintenance window' },
   too_many_ssh_keys: { status: 403, msg: 'The instance holds the most SSH keys it may; detach one first' },
+  snapshot_in_progress: { status: 409, msg: 'A snapshot of this instance is already being taken' },
 };

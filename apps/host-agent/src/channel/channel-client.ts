@@ -2,6 +2,7 @@ import {
   AGENT_CHANNEL_VERSION,
   type AgentGpuSample,
   type AgentHostReport,
+  type AgentSnapshotRequest,
   type AgentToLifecycle,
   type LifecycleToAgent,
   decodeCopyData,
@@ -180,6 +181,9 @@ export class ChannelClient {
         return this.run(message.instanceId, message.type, () =>
           driver.setAuthorizedKeys(message.instanceId, message.authorizedKeys),
         );
+      case 'snapshot':
+        this.snapshot(message.snapshot);
+        return;
       case 'logs':
         void driver.logs(message.instanceId, message.daemon).then(
           (lines) => this.send({ type: 'logs', requestId: message.requestId, lines }),
@@ -214,6 +218,31 @@ export class ChannelClient {
       default:
         return;
     }
+  }
+
+  /**
+   * A snapshot runs beside the instance's other commands (a push may take minutes; a stop or destroy meanwhile
+   * makes it fail), within its time limit, and its outcome is reported like a transition (kept while away).
+   */
+  private snapshot(request: AgentSnapshotRequest): void {
+    const { instanceId, snapshotId } = request;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), request.timeLimitMs);
+    void this.options.driver
+      .snapshot(request, abort.signal)
+      .then(
+        (digest) => this.send({ type: 'snapshot_report', instanceId, snapshotId, digest }),
+        (error: unknown) => {
+          const reason = abort.signal.aborted
+            ? `the host gave up after the time limit of ${Math.round(request.timeLimitMs / 1000)} s`
+            : error instanceof Error
+              ? error.message
+              : String(error);
+          this.options.log(`snapshot ${snapshotId} of instance ${instanceId} failed: ${reason}`);
+          this.send({ type: 'snapshot_report', instanceId, snapshotId, digest: null, error: reason });
+        },
+      )
+      .finally(() => clearTimeout(timer));
   }
 
   /** True for a host command whose id is not above the last one run for its instance (a redelivery). */
@@ -260,6 +289,6 @@ export class ChannelClient {
   private send(message: AgentToLifecycle): void {
     const socket = this.socket;
     if (this.welcomed && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
-    else if (message.type === 'report') this.outbox.push(message);
+    else if (message.type === 'report' || message.type === 'snapshot_report') this.outbox.push(message);
   }
 }

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { AgentHostReport, AgentProvisionSpec } from '@rigmarket/contracts';
+import type { AgentHostReport, AgentProvisionSpec, AgentSnapshotRequest } from '@rigmarket/contracts';
 
 export type ReportTransition = (instanceId: number, report: AgentHostReport) => void;
 
@@ -49,6 +49,12 @@ export interface AgentDriver {
     path: string,
     signal: AbortSignal,
   ): Promise<{ sink: Writable; done: Promise<void> }>;
+  /**
+   * `take snapshot`: commits the instance's container (paused while it commits when asked), pushes it as
+   * `request.image` with `request.auth`, and resolves with the pushed manifest's digest; rejects with a
+   * message for the renter. Gives up at `request.timeLimitMs`, or when `signal` aborts. Never logs the login.
+   */
+  snapshot(request: AgentSnapshotRequest, signal: AbortSignal): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,11 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { prepareDestination, prepareSource } from '@rigmarket/container-copy';
-import { type AgentHostReport, type AgentProvisionSpec, authorizedKeysSummary } from '@rigmarket/contracts';
+import {
+  type AgentHostReport,
+  type AgentProvisionSpec,
+  type AgentSnapshotRequest,
+  authorizedKeysSummary,
+} from '@rigmarket/contracts';
 import type Docker from 'dockerode';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
 import { writeAuthorizedKeys } from './authorized-keys';
@@ -467,6 +472,56 @@ export class DockerDriver implements AgentDriver {
     this.log.line(instanceId, `pulled ${image}`);
   }
 
+  async snapshot(request: AgentSnapshotRequest, signal: AbortSignal): Promise<string> {
+    const { instanceId, snapshotId, image, pause, auth } = request;
+    const container = await this.container(instanceId);
+    if (!container) throw new Error('the container is gone from the host');
+    const { repo, tag } = splitReference(image);
+    // The login is never logged: only who pushes where.
+    this.log.line(
+      instanceId,
+      `snapshot ${snapshotId}: commit${pause ? ' (container paused)' : ''} as ${image}, push${auth ? ` as ${auth.username}` : ''}`,
+    );
+    try {
+      await container
+        .commit({
+          repo,
+          tag,
+          pause,
+          comment: `rigmarket snapshot ${snapshotId} of instance ${instanceId}`,
+          // The image must not carry this host's labels: a container run from it would pass for the instance's.
+          changes: `LABEL ${MACHINE_LABEL}="" ${INSTANCE_LABEL}="" ${GPUS_LABEL}=""`,
+          abortSignal: signal,
+        })
+        .catch((error: unknown) => Promise.reject(new Error(`docker commit failed: ${message(error)}`)));
+      const stream = (await this.docker
+        .getImage(repo)
+        .push({ tag, abortSignal: signal, ...(auth ? { authconfig: auth } : {}) })) as Readable;
+      const onAbort = () => stream.destroy(new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      const digest = await new Promise<string>((resolve, reject) =>
+        this.docker.modem.followProgress(stream, (error: Error | null, output: PushProgress[]) => {
+          signal.removeEventListener('abort', onAbort);
+          const failure = error?.message ?? output?.find((o) => o.error)?.error;
+          if (failure) return reject(new Error(`docker push to ${repo.split('/')[0]} failed: ${failure}`));
+          const found =
+            output.find((o) => o.aux?.Digest)?.aux?.Digest ??
+            output.map((o) => /digest: (sha256:[0-9a-f]{64})/.exec(o.status ?? '')?.[1]).find(Boolean);
+          if (found) resolve(found);
+          else reject(new Error('docker push ended without a digest'));
+        }),
+      );
+      this.log.line(instanceId, `snapshot ${snapshotId}: pushed ${image}@${digest}`);
+      return digest;
+    } finally {
+      // The host keeps no copy: the snapshot lives in the renter's registry.
+      await this.docker
+        .getImage(image)
+        .remove()
+        .catch(() => undefined);
+    }
+  }
+
   /** GPU devices for a new container: those not held by this machine's other containers. */
   private async gpusFor(count: number): Promise<string[] | null> {
     const deviceIds = this.options.gpuDeviceIds;
@@ -531,6 +586,20 @@ export class DockerDriver implements AgentDriver {
   private send(instanceId: number, report: AgentHostReport): void {
     if (!this.closed) this.report(instanceId, report);
   }
+}
+
+interface PushProgress {
+  status?: string;
+  error?: string;
+  aux?: { Tag?: string; Digest?: string; Size?: number };
+}
+
+/** `registry/path:tag` -> repository and tag (the tag is after the last colon that follows the last slash). */
+export function splitReference(image: string): { repo: string; tag: string } {
+  const colon = image.lastIndexOf(':');
+  return colon > image.lastIndexOf('/')
+    ? { repo: image.slice(0, colon), tag: image.slice(colon + 1) }
+    : { repo: image, tag: 'latest' };
 }
 
 const message = (error: unknown): string =>

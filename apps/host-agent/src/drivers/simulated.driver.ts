@@ -89,6 +89,12 @@ export class SimulatedAgentDriver implements AgentDriver {
     );
   }
 
+  async snapshot(request: { instanceId: number }): Promise<never> {
+    throw new Error(
+      `Instance ${request.instanceId} runs on a simulated host agent, which has no container to commit`,
+    );
+  }
+
   async readArchive(instanceId: number): Promise<never> {
     throw new Error(
       `Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy from`,

@@ -255,7 +255,8 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       case 'copy_failed':
         this.copies.fromAgent(session, message);
         return;
-      case 'report': {
+      case 'report':
+      case 'snapshot_report': {
         // An agent reports only about instances on its own machine.
         const rows = await this.runtime.db.query<{ machine_id: number }>(
           `SELECT machine_id FROM ${SCHEMA}.instances WHERE instance_id = $1`,
@@ -267,7 +268,12 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
           );
           return;
         }
-        await this.reporter.report(message.instanceId, message.report);
+        if (message.type === 'report') await this.reporter.report(message.instanceId, message.report);
+        else
+          await this.reporter.reportSnapshot(message.instanceId, message.snapshotId, {
+            digest: message.digest,
+            reason: message.digest === null ? (message.error ?? 'the host gave no reason') : null,
+          });
         return;
       }
     }

@@ -1,5 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ApiError, EXEC_TIMEOUT_MS, type LifecycleToAgent } from '@rigmarket/contracts';
+import {
+  type AgentSnapshotRequest,
+  ApiError,
+  EXEC_TIMEOUT_MS,
+  type LifecycleToAgent,
+} from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import type { HostCommandKind } from '../host/host-commands';
 import type { HostDriver, ProvisionSpec } from '../host/host-driver';
@@ -12,6 +17,8 @@ import { isAgentMachine } from './agent-machines';
 import { AgentSessions } from './agent-sessions';
 
 const AGENT_GONE_MSG = 'Host offline: its agent is not connected';
+export const SIMULATED_SNAPSHOT_MSG =
+  'this machine runs on the simulated host, which runs no container to commit; snapshots need a host agent with the Docker driver';
 
 /**
  * The HOST_DRIVER instance-lifecycle uses: a machine served by a connected host agent gets its commands
@@ -80,7 +87,12 @@ export class RoutingHostDriver implements HostDriver {
    */
   async deliver(
     command: { commandId: number; instanceId: number; machineId: number; kind: HostCommandKind },
-    detail: { spec?: ProvisionSpec; statusMsg?: string; authorizedKeys?: string[] },
+    detail: {
+      spec?: ProvisionSpec;
+      statusMsg?: string;
+      authorizedKeys?: string[];
+      snapshot?: AgentSnapshotRequest;
+    },
     waitedMs: number,
   ): Promise<'sent' | 'later'> {
     const { commandId, instanceId, machineId, kind } = command;
@@ -92,7 +104,14 @@ export class RoutingHostDriver implements HostDriver {
         } else if (kind === 'stop') this.simulated.stop(instanceId, detail.statusMsg);
         else if (kind === 'ssh_keys')
           this.simulated.setAuthorizedKeys(instanceId, detail.authorizedKeys ?? []);
-        else this.simulated[kind](instanceId);
+        else if (kind === 'snapshot') {
+          // The simulated host runs no container: there is nothing to commit or push.
+          if (detail.snapshot)
+            void this.reporter.reportSnapshot(instanceId, detail.snapshot.snapshotId, {
+              digest: null,
+              reason: SIMULATED_SNAPSHOT_MSG,
+            });
+        } else this.simulated[kind](instanceId);
       });
       return 'sent';
     }
@@ -111,7 +130,10 @@ export class RoutingHostDriver implements HostDriver {
       };
     else if (kind === 'ssh_keys')
       message = { type: 'ssh_keys', commandId, instanceId, authorizedKeys: detail.authorizedKeys ?? [] };
-    else message = { type: kind, commandId, instanceId };
+    else if (kind === 'snapshot') {
+      if (!detail.snapshot) return 'sent';
+      message = { type: 'snapshot', commandId, instanceId, snapshot: detail.snapshot };
+    } else message = { type: kind, commandId, instanceId };
     this.enqueue(instanceId, () => this.toAgent(machineId, instanceId, message, kind !== 'destroy'));
     return 'sent';
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { InstanceIntendedStatus } from '@rigmarket/contracts';
+import type { AgentSnapshotRequest, InstanceIntendedStatus } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { isAgentMachine } from '../agent/agent-machines';
 import { RoutingHostDriver } from '../agent/routing-host.driver';
@@ -10,6 +10,7 @@ import type { EnvVarBox } from '../env-vars/env-var-box';
 import { ENV_VAR_BOX, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { accountEnvVars } from '../read-models/env-vars/queries';
 import type { PendingKeyBox } from '../instances/pending-keys';
+import { SNAPSHOT_TIME_LIMIT_MS } from '../instances/snapshot.decider';
 import { type HostCommandRow, registerDispatcherKick, rowOf } from './host-commands';
 import type { ProvisionSpec } from './host-driver';
 import { HostReporter } from './host-reporter';
@@ -139,6 +140,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       if (!instance || instance.destroyed) return 'sent';
       return this.routing.deliver(row, { authorizedKeys: authorizedKeys(detailsOf(instance)) }, waitedMs);
     }
+    if (row.kind === 'snapshot') return this.deliverSnapshot(row, waitedMs);
     if (row.kind !== 'provision')
       return this.routing.deliver(row, row.statusMsg ? { statusMsg: row.statusMsg } : {}, waitedMs);
     const instance = await this.instance(row.instanceId);
@@ -166,6 +168,35 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     const { vars } = await accountEnvVars(this.runtime.db, this.envVars, Number(instance.owner_id));
     if (Object.keys(vars).length > 0) spec.config = { ...spec.config, env: { ...vars, ...spec.config.env } };
     return this.routing.deliver(row, { spec }, waitedMs);
+  }
+
+  /**
+   * The snapshot the instance's read model says is running (written with its event), with the registry
+   * login opened from the command (sealed until now; never in an event or the read model). A snapshot that
+   * finished meanwhile, or an instance destroyed, has nothing to deliver.
+   */
+  private async deliverSnapshot(row: HostCommandRow, waitedMs: number): Promise<'sent' | 'later'> {
+    const instance = await this.instance(row.instanceId);
+    const snapshot = instance && !instance.destroyed ? detailsOf(instance).snapshot : undefined;
+    if (!snapshot || snapshot.status !== 'running') return 'sent';
+    const login = row.imageLoginSealed ? this.keys.openLogin(row.imageLoginSealed, row.instanceId) : null;
+    if (row.imageLoginSealed && login === null) {
+      await this.reporter.reportSnapshot(row.instanceId, snapshot.snapshotId, {
+        digest: null,
+        reason:
+          'the registry login could not be opened (the instance-lifecycle processes must share RIGMARKET_INSTANCE_SEAL_KEY); take the snapshot again',
+      });
+      return 'sent';
+    }
+    const request: AgentSnapshotRequest = {
+      instanceId: row.instanceId,
+      snapshotId: snapshot.snapshotId,
+      image: snapshot.image,
+      pause: snapshot.pause,
+      auth: login === null ? null : (JSON.parse(login) as AgentSnapshotRequest['auth']),
+      timeLimitMs: SNAPSHOT_TIME_LIMIT_MS,
+    };
+    return this.routing.deliver(row, { snapshot: request }, waitedMs);
   }
 
   /**

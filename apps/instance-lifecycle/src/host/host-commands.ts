@@ -9,7 +9,8 @@ import { type InstanceState, instanceDecider } from '../instances/instance.decid
  * transaction that appends them (docs/adr/0012-host-commands.md). HostCommandDispatcher delivers them
  * afterwards, in order, at least once; a process that dies in between delivers them after its restart.
  */
-export type HostCommandKind = 'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy' | 'ssh_keys';
+export type HostCommandKind =
+  'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy' | 'ssh_keys' | 'snapshot';
 
 export interface HostCommand {
   kind: HostCommandKind;
@@ -25,7 +26,7 @@ export interface HostCommandRow {
   statusMsg: string | null;
   /** provision only: the instance key sealed (PendingKeyBox), cleared once delivered. */
   instanceKeySealed: string | null;
-  /** provision only: the registry login sealed (PendingKeyBox.sealLogin), cleared once delivered. */
+  /** provision and snapshot: the registry login sealed (PendingKeyBox.sealLogin), cleared once delivered. */
   imageLoginSealed: string | null;
   createdAt: Date;
 }
@@ -75,6 +76,9 @@ export function hostCommandsFor(
         // instance waiting for its volume gets its keys with its provision.
         if (!waiting && commands.at(-1)?.kind !== 'ssh_keys') commands.push({ kind: 'ssh_keys' });
         break;
+      case 'InstanceSnapshotRequested':
+        commands.push({ kind: 'snapshot' });
+        break;
       case 'InstanceDestroyed':
         commands.push({ kind: 'destroy' });
         break;
@@ -89,7 +93,7 @@ export function hostCommandsFor(
 export interface HostCommandOptions {
   /** The new instance's key (CreateInstance): sealed into its provision command. */
   sealedInstanceKey?: string;
-  /** The new instance's registry login (CreateInstance), sealed: never in an event. */
+  /** The new instance's registry login (CreateInstance), or the snapshot's (TakeSnapshot), sealed: never in an event. */
   sealedImageLogin?: string;
   /** The status_msg of a stop the renter did not ask for (e.g. out of credit). */
   stopMsg?: string;
@@ -131,9 +135,11 @@ export async function writeHostCommands(
         after.instanceId,
       ]);
     } else {
+      // A snapshot's registry login travels sealed in its command only.
+      const login = command.kind === 'snapshot' ? (options.sealedImageLogin ?? null) : null;
       await sql.execute(
-        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, status_msg, event_id) VALUES ($1, $2, $3, $4, $5)`,
-        [after.instanceId, after.machineId, command.kind, command.statusMsg ?? null, eventId],
+        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, status_msg, event_id, image_login_sealed) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [after.instanceId, after.machineId, command.kind, command.statusMsg ?? null, eventId, login],
       );
       if (command.kind === 'destroy') {
         // A destroyed instance's key stops working, and a provision it still waited for is dropped.

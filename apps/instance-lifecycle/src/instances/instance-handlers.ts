@@ -12,6 +12,7 @@ import { InstanceHistoryHandler } from './queries/instance-history.query';
 import { ListAllInstancesHandler } from './queries/list-all-instances.query';
 import { ListInstancesHandler } from './queries/list-instances.query';
 import { RestartInstanceHandler } from './restart-instance/restart-instance.handler';
+import { TakeSnapshotHandler } from './take-snapshot/take-snapshot.handler';
 
 /** The command and query handlers of the instance use cases, one folder each (docs/architecture.md). */
 export const INSTANCE_HANDLERS = [
@@ -22,6 +23,7 @@ export const INSTANCE_HANDLERS = [
   DestroyInstanceHandler,
   AttachInstanceSshKeyHandler,
   DetachInstanceSshKeyHandler,
+  TakeSnapshotHandler,
   GetInstanceHandler,
   ListInstancesHandler,
   ListAllInstancesHandler,

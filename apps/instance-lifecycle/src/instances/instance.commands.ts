@@ -26,6 +26,10 @@ export type InstanceCommand = { at: string } & (
   /** publicKey: one OpenSSH public key line, already parsed (parsePublicKey). */
   | { type: 'AttachSshKey'; requesterId: number; publicKey: string }
   | { type: 'DetachSshKey'; requesterId: number; keyId: number }
+  /** image: `registry/repo:tag`, already checked (snapshot.decider.ts). */
+  | { type: 'TakeSnapshot'; requesterId: number; image: string; pause: boolean }
+  /** The host's outcome of a snapshot: the pushed digest, or why it failed. */
+  | { type: 'ReportSnapshot'; snapshotId: number; digest: string | null; reason: string | null }
 );
 
 export const InstanceErrors = {
@@ -39,6 +43,7 @@ export const InstanceErrors = {
   volumeMismatch: 'volume_mismatch',
   sshKeyNotFound: 'ssh_key_not_found',
   tooManySshKeys: 'too_many_ssh_keys',
+  snapshotRunning: 'snapshot_in_progress',
 } as const;
 
 /** status_msg of an instance whose volume (create_new) could not be created. */

@@ -1,6 +1,7 @@
 import { DomainError, dollarsToMicros, type InstanceEvent } from '@rigmarket/contracts';
 import { decideSshKey, isSshKeyCommand } from './ssh-keys.decider';
 import { decideReport, isReport } from './host-reports.decider';
+import { decideSnapshot, isSnapshotCommand } from './snapshot.decider';
 import { type InstanceCommand, InstanceErrors } from './instance.commands';
 import { DEAD_STATES, type InstanceState, billingClassOf, evolve, initialState } from './instance.state';
 
@@ -46,6 +47,7 @@ export function decide(command: InstanceCommand, state: InstanceState): Instance
 function decideChange(command: InstanceCommand, state: InstanceState): InstanceEvent[] {
   if (isReport(command)) return decideReport(command, state);
   if (isSshKeyCommand(command)) return decideSshKey(command, owned(state, command.requesterId));
+  if (isSnapshotCommand(command)) return decideSnapshot(command, state);
   switch (command.type) {
     case 'CreateInstance': {
       if (state.status !== 'none') throw new DomainError(InstanceErrors.exists, 'This instance id is taken');

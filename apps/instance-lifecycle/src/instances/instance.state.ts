@@ -36,7 +36,16 @@ export type InstanceState =
       /** The attached SSH public keys, oldest first, and the id the next one gets (ids are never reused). */
       sshKeys: InstanceSshKey[];
       nextSshKeyId: number;
+      /** The snapshot its host is taking (one at a time), and the id the next one gets. */
+      snapshot: PendingSnapshot | null;
+      nextSnapshotId: number;
     };
+
+export interface PendingSnapshot {
+  snapshotId: number;
+  image: string;
+  requestedAt: string;
+}
 
 export interface InstanceSshKey {
   keyId: number;
@@ -71,7 +80,26 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
           : null,
         sshKeys: [],
         nextSshKeyId: 1,
+        snapshot: null,
+        nextSnapshotId: 1,
       };
+    case 'InstanceSnapshotRequested':
+      return state.status === 'none'
+        ? state
+        : {
+            ...state,
+            snapshot: {
+              snapshotId: event.data.snapshotId,
+              image: event.data.image,
+              requestedAt: event.data.at,
+            },
+            nextSnapshotId: Math.max(state.nextSnapshotId, event.data.snapshotId + 1),
+          };
+    case 'InstanceSnapshotCompleted':
+    case 'InstanceSnapshotFailed':
+      return state.status === 'none' || state.snapshot?.snapshotId !== event.data.snapshotId
+        ? state
+        : { ...state, snapshot: null };
     case 'InstanceSshKeyAttached':
       return state.status === 'none'
         ? state

@@ -119,6 +119,11 @@ export function instanceView(row: InstanceRowRecord) {
     vm: config.vm ?? false,
     volume_info: volumeInfo(config),
     status_msg: statusMessageFor(actual, details.statusMsg),
+    // The last snapshot (take snapshot): running, done or failed, and what it did or why it failed.
+    snapshot_status: details.snapshot?.status ?? null,
+    snapshot_msg: details.snapshot?.msg ?? null,
+    snapshot_image: details.snapshot?.image ?? null,
+    snapshot_digest: details.snapshot?.digest ?? null,
     actions: actionsFor(actual, intended),
     billing: billingFor(actual, intended),
   };

@@ -122,4 +122,84 @@ describe('instances projection', () => {
           },
         ],
       ));
+
+  it("keeps each instance's last snapshot: running, then done with its digest or failed with the reason", () => {
+    const image = '127.0.0.1:5000/alice/snap:latest';
+    const digest = `sha256:${'b'.repeat(64)}`;
+    return spec
+      .given([
+        created(20),
+        {
+          streamId: 'instance-20',
+          type: 'InstanceSnapshotRequested',
+          data: { instanceId: 20, snapshotId: 1, image, pause: true, at },
+        },
+        {
+          streamId: 'instance-20',
+          type: 'InstanceSnapshotCompleted',
+          data: { instanceId: 20, snapshotId: 1, image, digest, at },
+        },
+        created(21),
+        {
+          streamId: 'instance-21',
+          type: 'InstanceSnapshotRequested',
+          data: { instanceId: 21, snapshotId: 1, image, pause: false, at },
+        },
+        {
+          streamId: 'instance-21',
+          type: 'InstanceSnapshotFailed',
+          data: { instanceId: 21, snapshotId: 1, reason: 'unauthorized', at },
+        },
+        created(22),
+      ])
+      .when({
+        streamId: 'instance-22',
+        type: 'InstanceSnapshotRequested',
+        data: { instanceId: 22, snapshotId: 3, image, pause: false, at },
+      })
+      .then(
+        `SELECT instance_id, details->'snapshot' AS snapshot FROM instance_lifecycle.instances ORDER BY 1`,
+        [
+          {
+            instance_id: 20,
+            snapshot: {
+              snapshotId: 1,
+              status: 'done',
+              image,
+              pause: true,
+              digest,
+              msg: `Snapshot 1 pushed: ${image}@${digest}`,
+              requestedAt: at,
+              finishedAt: at,
+            },
+          },
+          {
+            instance_id: 21,
+            snapshot: {
+              snapshotId: 1,
+              status: 'failed',
+              image,
+              pause: false,
+              digest: null,
+              msg: 'Snapshot 1 failed: unauthorized',
+              requestedAt: at,
+              finishedAt: at,
+            },
+          },
+          {
+            instance_id: 22,
+            snapshot: {
+              snapshotId: 3,
+              status: 'running',
+              image,
+              pause: false,
+              digest: null,
+              msg: `Snapshot 3: committing the container and pushing ${image}`,
+              requestedAt: at,
+              finishedAt: null,
+            },
+          },
+        ],
+      );
+  });
 });

@@ -21,6 +21,21 @@ export interface InstanceDetails {
   statusMsg: string | null;
   /** The attached SSH public keys, oldest first (absent until the first attach). */
   sshKeys?: { keyId: number; publicKey: string }[];
+  /** The last snapshot asked for (absent until the first `take snapshot`). */
+  snapshot?: SnapshotDetails;
+}
+
+/** A snapshot as show instance gives it (docs/instances.md, Snapshots). */
+export interface SnapshotDetails {
+  snapshotId: number;
+  status: 'running' | 'done' | 'failed';
+  image: string;
+  pause: boolean;
+  /** The pushed manifest's digest, once done. */
+  digest: string | null;
+  msg: string;
+  requestedAt: string;
+  finishedAt: string | null;
 }
 
 /** The authorized_keys lines of an instance's row, oldest first. */
@@ -43,6 +58,9 @@ export const instancesProjection = defineProjection<InstanceEvent>({
     'InstanceVolumeAttached',
     'InstanceSshKeyAttached',
     'InstanceSshKeyDetached',
+    'InstanceSnapshotRequested',
+    'InstanceSnapshotCompleted',
+    'InstanceSnapshotFailed',
     'InstanceDestroyed',
   ],
   async apply(sql, event) {
@@ -141,6 +159,43 @@ export const instancesProjection = defineProjection<InstanceEvent>({
           [event.data.instanceId, event.data.keyId],
         );
         return;
+      case 'InstanceSnapshotRequested': {
+        const d = event.data;
+        const snapshot: SnapshotDetails = {
+          snapshotId: d.snapshotId,
+          status: 'running',
+          image: d.image,
+          pause: d.pause,
+          digest: null,
+          msg: `Snapshot ${d.snapshotId}: committing the container${d.pause ? ' (paused)' : ''} and pushing ${d.image}`,
+          requestedAt: d.at,
+          finishedAt: null,
+        };
+        await sql.execute(
+          `UPDATE ${table} SET details = details || jsonb_build_object('snapshot', $2::jsonb) WHERE instance_id = $1`,
+          [d.instanceId, JSON.stringify(snapshot)],
+        );
+        return;
+      }
+      case 'InstanceSnapshotCompleted':
+      case 'InstanceSnapshotFailed': {
+        const d = event.data;
+        const done = event.type === 'InstanceSnapshotCompleted';
+        const patch = {
+          status: done ? 'done' : 'failed',
+          digest: done ? event.data.digest : null,
+          msg: done
+            ? `Snapshot ${d.snapshotId} pushed: ${event.data.image}@${event.data.digest}`
+            : `Snapshot ${d.snapshotId} failed: ${event.data.reason}`,
+          finishedAt: d.at,
+        };
+        await sql.execute(
+          `UPDATE ${table} SET details = jsonb_set(details, '{snapshot}', details->'snapshot' || $3::jsonb)
+            WHERE instance_id = $1 AND (details->'snapshot'->>'snapshotId')::int = $2`,
+          [d.instanceId, d.snapshotId, JSON.stringify(patch)],
+        );
+        return;
+      }
       case 'InstanceDestroyed':
         // Its key and pending provision go in the same transaction, with the host commands (host-commands.ts).
         await sql.execute(`UPDATE ${table} SET destroyed = TRUE WHERE instance_id = $1`, [
