@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
@@ -16,11 +14,10 @@ import request from 'supertest';
 import { LIST_MACHINE_ASK } from './testing/fixtures';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
+import { runVastai } from './testing/vastai-cli';
 import { createEmbeddedApp } from './platform';
 import { grantCredit, verifiedUser } from './testing/users';
 
-const run = promisify(execFile);
-const CLI = join(__dirname, '../../../.infra/vastai-venv/bin/vastai');
 const ADMIN_KEY = 'cli-snapshot-admin-key';
 const IMAGE = 'rigmarket/busybox:latest';
 // The local registry of scripts/infra.sh up (infra/registry): htpasswd auth, on loopback.
@@ -63,20 +60,9 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
   const mailer = new RecordingMailer();
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
-  let baseEnv: NodeJS.ProcessEnv;
 
-  const vastai = async (key: string, ...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(CLI, args, {
-        env: { ...baseEnv, VAST_API_KEY: key },
-        timeout: 60_000,
-      });
-      return { stdout, out: stdout + stderr };
-    } catch (error) {
-      const e = error as { stdout?: string; stderr?: string };
-      return { stdout: e.stdout ?? '', out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-    }
-  };
+  let baseUrl: string;
+  const vastai = (key: string, ...args: string[]) => runVastai({ url: baseUrl, home, key }, args);
   const show = async (id: number): Promise<Row> =>
     JSON.parse((await vastai(renterKey, 'show', 'instance', String(id), '--raw')).stdout) as Row;
   const snapshotEnded = (id: number) =>
@@ -115,14 +101,7 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     });
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
-    const baseUrl = `http://127.0.0.1:${port}`;
-    baseEnv = {
-      PATH: process.env.PATH,
-      HOME: home,
-      VAST_URL: baseUrl,
-      VASTAI_NO_UPDATE_CHECK: '1',
-      PYTHONDONTWRITEBYTECODE: '1',
-    };
+    baseUrl = `http://127.0.0.1:${port}`;
     // Ids of their own: container names (rigmarket-instance-<id>) of concurrent runs on the shared engine never meet.
     await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
     await db.query(
