@@ -70,6 +70,10 @@ const MATRIX: Record<string, Entry> = {
     params: (o) => ({ id: o.instanceId }),
     body: () => ({ command: 'ls /' }),
   },
+  'POST /api/v0/instances/take_snapshot/{id}': {
+    params: (o) => ({ id: o.instanceId }),
+    body: () => ({ container_registry: '127.0.0.1:5000', personal_repo: 'stranger/snap:v1', pause: 'true' }),
+  },
   'POST /api/v0/instances/{id}/ssh': {
     params: (o) => ({ id: o.instanceId }),
     body: () => ({ ssh_key: ed25519PublicKeyLine('stranger@attach') }),
