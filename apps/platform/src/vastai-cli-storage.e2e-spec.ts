@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
@@ -20,9 +18,8 @@ import { createEmbeddedApp } from './platform';
 import { InstanceContainers } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
+import { runVastai } from './testing/vastai-cli';
 
-const run = promisify(execFile);
-const CLI = join(__dirname, '../../../.infra/vastai-venv/bin/vastai');
 const ADMIN_KEY = 'cli-storage-admin-key-0123456789';
 const SECRET = 'storage-e2e-secret-access-key-7f3a';
 const IMAGE = 'rigmarket/busybox:latest';
@@ -56,17 +53,8 @@ describe('the vastai CLI: storage commands', () => {
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
-  const vastai = async (key: string, ...args: string[]) => {
-    const env = {
-      PATH: process.env.PATH,
-      HOME: home,
-      VAST_URL: `http://127.0.0.1:${port}`,
-      VASTAI_NO_UPDATE_CHECK: '1',
-      VAST_API_KEY: key,
-    };
-    const { stdout, stderr } = await run(CLI, args, { env, timeout: 60_000 });
-    return { stdout, stderr, out: stdout + stderr };
-  };
+  const vastai = (key: string, ...args: string[]) =>
+    runVastai({ url: `http://127.0.0.1:${port}`, home, key }, args);
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -124,20 +124,20 @@ export class CloudCopies {
 
   private async carryOut(command: CloudCopyCommand, signal: AbortSignal): Promise<void> {
     const { jobId, instanceId } = command;
-    const staging = await mkdtemp(join(this.options.stagingRoot ?? tmpdir(), `rigmarket-cloud-${jobId}-`));
-    const files = join(staging, 'files');
+    let staging: string | null = null;
     try {
+      staging = await mkdtemp(join(this.options.stagingRoot ?? tmpdir(), `rigmarket-cloud-${jobId}-`));
+      const files = join(staging, 'files');
+      await mkdir(files);
       let bytes: number;
       if (command.direction === 'to_cloud') {
         const { tar, totalBytes } = await this.driver.readArchive(instanceId, command.path, signal);
         this.channel.send({ type: 'copy_source', jobId, totalBytes });
-        await runTool('mkdir', ['-p', files], signal, {});
         await runTool('tar', ['-x', '-f', '-', '--no-same-owner', '-C', files], signal, { input: tar });
         bytes = await this.rclone(command, staging, files, `${REMOTE}:${command.remotePath}`, signal);
       } else {
         this.channel.send({ type: 'copy_source', jobId, totalBytes: null });
         bytes = await this.rclone(command, staging, `${REMOTE}:${command.remotePath}`, files, signal);
-        await runTool('mkdir', ['-p', files], signal, {});
         const { sink, done } = await this.driver.writeArchive(instanceId, command.path, signal);
         done.catch(() => undefined);
         await runTool('tar', ['-c', '-f', '-', '-C', files, '.'], signal, { output: sink });
@@ -148,7 +148,7 @@ export class CloudCopies {
     } catch (error) {
       if (!signal.aborted) this.channel.send({ type: 'copy_failed', jobId, reason: reasonOf(error) });
     } finally {
-      await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+      if (staging) await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     }
   }
 
