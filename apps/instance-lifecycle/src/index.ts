@@ -13,3 +13,5 @@ export { DirectoryLogStore, type LogStore } from './logs/log-store';
 export { Provisioning } from './instances/create-instance/provisioning';
 export { ProvisioningRecovery } from './instances/create-instance/provisioning-recovery';
 export { provisioningStreamId } from './instances/create-instance/provisioning.workflow';
+export { SnapshotTimeouts } from './instances/take-snapshot/snapshot-timeouts';
+export { SNAPSHOT_STALE_MS, SNAPSHOT_STALE_MSG } from './instances/snapshot.decider';

@@ -7,7 +7,12 @@ import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
-import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
+import {
+  INSTANCE_RUNTIME,
+  SNAPSHOT_STALE_MS,
+  SNAPSHOT_STALE_MSG,
+  SnapshotTimeouts,
+} from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
@@ -253,6 +258,27 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     expect(other.out).toMatch(/404|No such instance/i);
     expect(other.out).not.toContain('Snapshot request sent successfully');
     expect((await show(instanceId)).snapshot_msg).toMatch(/^Snapshot 2 failed/);
+  }, 120_000);
+
+  it('vastai take snapshot: a host that never answers (its agent went away) leaves it running until the sweep fails it', async () => {
+    await agent?.stop();
+    agent = undefined;
+    const taken = await takeSnapshot(renterKey, instanceId, 'v3', REGISTRY_PASSWORD);
+    expect(taken.out).toContain('Snapshot request sent successfully');
+    expect(await show(instanceId)).toMatchObject({
+      snapshot_status: 'running',
+      snapshot_image: `${REGISTRY}/${repo}:v3`,
+    });
+    const sweeper = app.get(SnapshotTimeouts);
+    // Not stale yet: nothing changes.
+    expect(await sweeper.sweep()).toBe(0);
+    expect((await show(instanceId)).snapshot_status).toBe('running');
+    // SNAPSHOT_STALE_MS later (the sweep runs every minute): failed, and show instance says why.
+    expect(await sweeper.sweep(new Date(Date.now() + SNAPSHOT_STALE_MS + 1_000))).toBe(1);
+    expect(await show(instanceId)).toMatchObject({
+      snapshot_status: 'failed',
+      snapshot_msg: `Snapshot 3 failed: ${SNAPSHOT_STALE_MSG}`,
+    });
   }, 120_000);
 
   it('keeps the registry passwords out of events, the outbox, host commands and the agent log, and rebuilds to the live rows', async () => {

@@ -92,22 +92,18 @@ describe('instance decider: snapshots (take snapshot)', () => {
       .thenNothingHappened();
   });
 
-  it('a snapshot its host never reported on is failed once stale: by the sweep, or by the next request', () => {
-    spec
-      .given([...running, requested(1)])
-      .when(report(1, null, null))
-      .thenNothingHappened();
-    const timedOut: InstanceEvent = {
+  it('a snapshot its host never reported on is failed when stale: by the sweep, or by the next request', () => {
+    const timedOut = (at: string): InstanceEvent => ({
       type: 'InstanceSnapshotFailed',
-      data: { instanceId: 7, snapshotId: 1, reason: SNAPSHOT_STALE_MSG, at: LATER },
-    };
+      data: { instanceId: 7, snapshotId: 1, reason: SNAPSHOT_STALE_MSG, at },
+    });
     spec
       .given([...running, requested(1)])
-      .when(report(1, null, null, LATER))
-      .then([timedOut]);
+      .when(report(1, null, SNAPSHOT_STALE_MSG, LATER))
+      .then([timedOut(LATER)]);
     spec
       .given([...running, requested(1)])
       .when(take(2, LATER))
-      .then([timedOut, requested(2, LATER)]);
+      .then([timedOut(LATER), requested(2, LATER)]);
   });
 });

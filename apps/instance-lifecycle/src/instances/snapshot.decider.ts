@@ -21,9 +21,9 @@ const isStale = (requestedAt: string, at: string): boolean =>
 
 /**
  * Part of the instance decider (instance.decider.ts): `vastai take snapshot` and its host's outcome. A
- * snapshot needs a running container, and one runs at a time per instance; a report about another
- * snapshot than the one running (late, repeated) changes nothing. `ReportSnapshot` with neither digest nor
- * reason and no report yet past SNAPSHOT_STALE_MS is the sweep's time-out.
+ * snapshot needs a running container, and one runs at a time per instance (one still running
+ * SNAPSHOT_STALE_MS after it was asked for is failed first); a report about another snapshot than the one
+ * running (late, repeated) changes nothing.
  */
 export function decideSnapshot(command: SnapshotCommand, state: InstanceState): InstanceEvent[] {
   if (command.type === 'ReportSnapshot') {
@@ -42,14 +42,13 @@ export function decideSnapshot(command: SnapshotCommand, state: InstanceState): 
           },
         },
       ];
-    if (command.reason === null && !isStale(snapshot.requestedAt, command.at)) return [];
     return [
       {
         type: 'InstanceSnapshotFailed',
         data: {
           instanceId,
           snapshotId: snapshot.snapshotId,
-          reason: command.reason ?? SNAPSHOT_STALE_MSG,
+          reason: command.reason ?? 'the host gave no reason',
           at: command.at,
         },
       },

@@ -4,14 +4,15 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { HostReporter } from '../../host/host-reporter';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
 import { SCHEMA } from '../../schema';
-import { SNAPSHOT_STALE_MS } from '../snapshot.decider';
+import { SNAPSHOT_STALE_MS, SNAPSHOT_STALE_MSG } from '../snapshot.decider';
 
 const SWEEP_MS = 60_000;
 
 /**
  * A host enforces a snapshot's time limit itself and reports the failure; one that never reports (its
  * agent went away) would leave the snapshot running forever. Every minute this records the snapshots
- * still running SNAPSHOT_STALE_MS after they were asked for as failed (the decider checks the age).
+ * still running SNAPSHOT_STALE_MS after they were asked for as failed; a report of that snapshot arriving
+ * later changes nothing.
  */
 @Injectable()
 export class SnapshotTimeouts implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -44,7 +45,7 @@ export class SnapshotTimeouts implements OnApplicationBootstrap, OnApplicationSh
     for (const row of rows)
       await this.reporter.reportSnapshot(Number(row.instance_id), Number(row.snapshot_id), {
         digest: null,
-        reason: null,
+        reason: SNAPSHOT_STALE_MSG,
       });
     return rows.length;
   }
