@@ -124,6 +124,8 @@ const CASES = [
   ['GET', '/api/v0/invoices?select_cols=%5B%22*%22%5D', 'marketplace'],
   ['GET', '/api/v1/invoices/?limit=20', 'marketplace'],
   ['PUT', '/api/v0/commands/transfer_credit/', 'marketplace', '{"recipient":"a@b.c","amount":1}'],
+  ['PUT', '/api/v0/instances/prepay/555/', 'marketplace', '{"amount":10.0}'],
+  ['GET', '/api/v0/instances/balance/555/?owner=me', 'marketplace'],
   // the interactive docs (any app serves the page and its assets)
   ['GET', '/docs', 'marketplace'],
   ['GET', '/docs/assets/swagger-ui.css', 'marketplace'],

@@ -5,6 +5,7 @@ import { accountsProjection } from './read-models/accounts/projection';
 import { adminUsersProjection } from './read-models/admin-users/projection';
 import { billingPeriodsProjection } from './read-models/billing-periods/projection';
 import { instanceChargedUntilProjection } from './read-models/instance-charged-until/projection';
+import { instanceDepositsProjection } from './read-models/instance-deposits/projection';
 import { ledgerProjection } from './read-models/ledger/projection';
 import { machinesProjection } from './read-models/machines/projection';
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
@@ -34,6 +35,7 @@ export const marketplaceContext: ContextDefinition = {
     volumeOffersProjection,
     ledgerProjection,
     instanceChargedUntilProjection,
+    instanceDepositsProjection,
   ],
   subscribedProjections: [
     authKeysProjection(SCHEMA),

@@ -34,6 +34,8 @@ import {
 } from './ledger/ledger.handlers';
 import { HostEarningsReactor } from './ledger/host-earnings.reactor';
 import { CreditTransfersReactor, TransferCreditHandler } from './ledger/credit-transfers';
+import { DepositsController } from './ledger/deposits.http.controller';
+import { DepositHandler, DepositRefundsReactor, PrepayInstanceHandler } from './ledger/instance-deposits';
 import { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
@@ -95,6 +97,7 @@ export class MarketplaceModule {
         ObjectHistoryController,
         LedgerController,
         InvoicesV1Controller,
+        DepositsController,
       ],
       providers: [
         {
@@ -125,6 +128,9 @@ export class MarketplaceModule {
         HostEarningsReactor,
         TransferCreditHandler,
         CreditTransfersReactor,
+        PrepayInstanceHandler,
+        DepositHandler,
+        DepositRefundsReactor,
         {
           provide: BILLING_INTERVAL_MS,
           useValue: interval(

@@ -305,6 +305,7 @@ export const BODIES = {
     { sender: { const: 'me' }, recipient: { type: ['string', 'integer'] }, amount: numOrText },
     ['recipient', 'amount'],
   ),
+  prepay: objectOf({ amount: numOrText }, ['amount']),
 } as const;
 
 /** One row of `show invoices-v1` (billing-history.ts): an invoice or an instance charge. */
@@ -372,6 +373,25 @@ export const ANSWERS = {
   history: succeeded(HISTORY_PAGE),
   searchInvoices: succeeded({ invoices: arrayOf(INVOICE) }),
   transferred: succeeded({ msg: str, recipient_id: int, amount: num, credit: num }),
+  prepaid: succeeded({
+    msg: str,
+    instance_id: int,
+    amount: num,
+    deposit: num,
+    credit: num,
+    timescale: num,
+    discount_rate: num,
+  }),
+  deposit: succeeded({
+    instance_id: int,
+    deposit: num,
+    prepaid: num,
+    drawn: num,
+    refunded: num,
+    closed: bool,
+    timescale: num,
+    discount_rate: num,
+  }),
   earnings: succeeded({
     earnings: arrayOf(LEDGER_ENTRY),
     machines: { type: 'object', additionalProperties: num },

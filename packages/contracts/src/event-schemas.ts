@@ -43,7 +43,10 @@ import type {
   CreditGranted,
   CreditReceived,
   CreditTransferred,
+  DepositDrawn,
+  DepositRefunded,
   HostEarned,
+  InstancePrepaid,
   MachineAsk,
   MachineHardware,
   MachineHeartbeat,
@@ -276,6 +279,15 @@ const marketplace = {
       transferId: z.string().min(1),
       at: time,
     }),
+  ),
+  InstancePrepaid: payload<InstancePrepaid>()(
+    z.object({ userId: id, instanceId: id, amountMicros: money.positive(), at: time }),
+  ),
+  DepositDrawn: payload<DepositDrawn>()(
+    z.object({ userId: id, instanceId: id, amountMicros: money.positive(), at: time }),
+  ),
+  DepositRefunded: payload<DepositRefunded>()(
+    z.object({ userId: id, instanceId: id, amountMicros: money.positive(), at: time }),
   ),
   MachineRegistered: payload<MachineRegistered>()(
     z.object({

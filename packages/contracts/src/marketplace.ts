@@ -250,8 +250,34 @@ export type CreditReceived = DomainEvent<
   'CreditReceived',
   { userId: number; senderId: number; amountMicros: number; transferId: string; at: string }
 >;
+/**
+ * Reserved instances (`vastai prepay instance ID AMOUNT`): the renter moves credit into one instance's deposit
+ * (InstancePrepaid takes it off the balance); each charge of that instance is then paid from the deposit first
+ * (DepositDrawn gives the covered part of an AccountCharged back to the balance, so the charge and the host's
+ * earning stay as they were), and what is left when the instance is destroyed returns to the balance
+ * (DepositRefunded).
+ */
+export type InstancePrepaid = DomainEvent<
+  'InstancePrepaid',
+  { userId: number; instanceId: number; amountMicros: number; at: string }
+>;
+export type DepositDrawn = DomainEvent<
+  'DepositDrawn',
+  { userId: number; instanceId: number; amountMicros: number; at: string }
+>;
+export type DepositRefunded = DomainEvent<
+  'DepositRefunded',
+  { userId: number; instanceId: number; amountMicros: number; at: string }
+>;
+export type DepositEvent = InstancePrepaid | DepositDrawn | DepositRefunded;
 export type LedgerEvent =
-  CreditGranted | AccountCharged | HostEarned | CreditExhausted | CreditTransferred | CreditReceived;
+  | CreditGranted
+  | AccountCharged
+  | HostEarned
+  | CreditExhausted
+  | CreditTransferred
+  | CreditReceived
+  | DepositEvent;
 
 /** What a ledger event does to its account's balance, in micros: the one rule every ledger read model uses. */
 export function ledgerDeltaMicros(event: { type: string; data: unknown }): number {
@@ -260,9 +286,12 @@ export function ledgerDeltaMicros(event: { type: string; data: unknown }): numbe
     case 'CreditGranted':
     case 'HostEarned':
     case 'CreditReceived':
+    case 'DepositDrawn':
+    case 'DepositRefunded':
       return e.data.amountMicros;
     case 'AccountCharged':
     case 'CreditTransferred':
+    case 'InstancePrepaid':
       return -e.data.amountMicros;
     default:
       return 0;
@@ -276,6 +305,9 @@ export const MarketplacePublicEvents = {
   CreditExhausted: { schemaVersion: 2, streamType: 'ledger' },
   CreditTransferred: { schemaVersion: 1, streamType: 'ledger' },
   CreditReceived: { schemaVersion: 1, streamType: 'ledger' },
+  InstancePrepaid: { schemaVersion: 1, streamType: 'ledger' },
+  DepositDrawn: { schemaVersion: 1, streamType: 'ledger' },
+  DepositRefunded: { schemaVersion: 1, streamType: 'ledger' },
   MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
   MachineListed: { schemaVersion: 1, streamType: 'machine' },
   MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },

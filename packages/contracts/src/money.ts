@@ -24,6 +24,8 @@ export const MONEY_LIMITS = {
   creditGrant: 1_000_000,
   /** One transfer of credit between accounts, in $. */
   creditTransfer: 1_000_000,
+  /** One prepayment into an instance's deposit, in $. */
+  instancePrepay: 1_000_000,
   /** An account's balance after a grant, in $. */
   balance: 1_000_000_000,
 } as const;

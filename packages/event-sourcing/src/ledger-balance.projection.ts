@@ -3,6 +3,7 @@ import {
   type CreditGranted,
   type CreditReceived,
   type CreditTransferred,
+  type DepositEvent,
   type HostEarned,
   ledgerDeltaMicros,
   microsToDecimal,
@@ -15,12 +16,23 @@ import { type Projection, defineProjection } from './projections';
  * instance-lifecycle refuses rentals without it. `table` has `user_id` and the numeric `column`.
  */
 export function ledgerBalanceProjection(name: string, table: string, column: string): Projection {
-  return defineProjection<CreditGranted | AccountCharged | HostEarned | CreditTransferred | CreditReceived>({
+  return defineProjection<
+    CreditGranted | AccountCharged | HostEarned | CreditTransferred | CreditReceived | DepositEvent
+  >({
     name,
     version: 1,
     sources: [{ context: 'marketplace', streamType: 'ledger' }],
     tables: [table],
-    eventTypes: ['CreditGranted', 'AccountCharged', 'HostEarned', 'CreditTransferred', 'CreditReceived'],
+    eventTypes: [
+      'CreditGranted',
+      'AccountCharged',
+      'HostEarned',
+      'CreditTransferred',
+      'CreditReceived',
+      'InstancePrepaid',
+      'DepositDrawn',
+      'DepositRefunded',
+    ],
     async apply(sql, event) {
       const delta = ledgerDeltaMicros(event);
       if (delta === 0) return;

@@ -16,6 +16,9 @@ export interface LedgerImbalance {
   earned: string;
   sent: string;
   received: string;
+  /** Prepaid into instances' deposits, and what came back from them (drawn for charges, refunded on destroy). */
+  prepaid: string;
+  returned: string;
   expected: string;
   /** marketplace.balances.balance (null: no row). */
   balance: string | null;
@@ -31,6 +34,8 @@ interface Sums {
   earned: number;
   sent: number;
   received: number;
+  prepaid: number;
+  returned: number;
 }
 
 const BATCH = 5_000;
@@ -45,7 +50,11 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
   const sums = new Map<number, Sums>();
   const of = (userId: number): Sums => {
     let s = sums.get(userId);
-    if (!s) sums.set(userId, (s = { granted: 0, charged: 0, earned: 0, sent: 0, received: 0 }));
+    if (!s)
+      sums.set(
+        userId,
+        (s = { granted: 0, charged: 0, earned: 0, sent: 0, received: 0, prepaid: 0, returned: 0 }),
+      );
     return s;
   };
   let after = '0';
@@ -73,6 +82,9 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
       else if (event.type === 'HostEarned') of(event.data.userId).earned += event.data.amountMicros;
       else if (event.type === 'CreditTransferred') of(event.data.userId).sent += event.data.amountMicros;
       else if (event.type === 'CreditReceived') of(event.data.userId).received += event.data.amountMicros;
+      else if (event.type === 'InstancePrepaid') of(event.data.userId).prepaid += event.data.amountMicros;
+      else if (event.type === 'DepositDrawn' || event.type === 'DepositRefunded')
+        of(event.data.userId).returned += event.data.amountMicros;
     }
     if (rows.length < BATCH) break;
     after = rows[rows.length - 1]!.global_position;
@@ -88,7 +100,7 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
   const entries = new Map(
     (
       await sql.query<{ user_id: number; total: string }>(
-        `SELECT user_id, sum(CASE WHEN kind LIKE 'charge_%' OR kind = 'transfer_out' THEN -amount ELSE amount END)::text AS total
+        `SELECT user_id, sum(CASE WHEN kind LIKE 'charge_%' OR kind IN ('transfer_out', 'prepay') THEN -amount ELSE amount END)::text AS total
            FROM marketplace.ledger_entries GROUP BY user_id`,
       )
     ).map((r) => [Number(r.user_id), decimalToMicros(r.total)]),
@@ -109,8 +121,16 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
   const users = new Set([...sums.keys(), ...balances.keys(), ...entries.keys(), ...(credits?.keys() ?? [])]);
   const out: LedgerImbalance[] = [];
   for (const userId of [...users].sort((a, b) => a - b)) {
-    const s = sums.get(userId) ?? { granted: 0, charged: 0, earned: 0, sent: 0, received: 0 };
-    const expected = s.granted - s.charged + s.earned - s.sent + s.received;
+    const s = sums.get(userId) ?? {
+      granted: 0,
+      charged: 0,
+      earned: 0,
+      sent: 0,
+      received: 0,
+      prepaid: 0,
+      returned: 0,
+    };
+    const expected = s.granted - s.charged + s.earned - s.sent + s.received - s.prepaid + s.returned;
     const balance = balances.get(userId);
     const entry = entries.get(userId);
     // identity keeps no row for an account whose ledger never moved its credit.
@@ -126,6 +146,8 @@ export async function ledgerImbalances(sql: Sql): Promise<LedgerImbalance[]> {
       earned: microsToDecimal(s.earned),
       sent: microsToDecimal(s.sent),
       received: microsToDecimal(s.received),
+      prepaid: microsToDecimal(s.prepaid),
+      returned: microsToDecimal(s.returned),
       expected: microsToDecimal(expected),
       balance: dec(balance),
       entries: dec(entry),

@@ -344,4 +344,105 @@ describe('period charges', () => {
       expect(state).toMatchObject({ balance: $(2.5), exhausted: false });
     });
   });
+
+  describe('instance deposits (prepay instance)', () => {
+    const deposit = (
+      type: 'InstancePrepaid' | 'DepositDrawn' | 'DepositRefunded',
+      amount: number,
+    ): LedgerEvent => ({
+      type,
+      data: { userId: 2, instanceId: 9, amountMicros: $(amount), at: AT },
+    });
+    const prepay = (amount: number) => ({
+      type: 'PrepayInstance' as const,
+      at: AT,
+      userId: 2,
+      instanceId: 9,
+      amountMicros: $(amount),
+    });
+    const usage = {
+      instanceId: 9,
+      machineId: 42,
+      hostId: 7,
+      kind: 'gpu' as const,
+      amountMicros: $(0.75),
+      ...hour(1),
+    };
+    const close = (...charges: (typeof usage)[]) => ({
+      type: 'CloseDeposit' as const,
+      at: AT,
+      userId: 2,
+      instanceId: 9,
+      charges,
+    });
+
+    it('moves credit into the deposit, up to the balance; refuses a bad amount and a closed deposit', () => {
+      spec
+        .given([granted(10)])
+        .when(prepay(10))
+        .then([deposit('InstancePrepaid', 10)]);
+      spec
+        .given([granted(10)])
+        .when(prepay(10.01))
+        .thenThrows(LedgerErrors.insufficientCredit);
+      for (const amountMicros of [0, $(-1), 0.5, NaN, $(1_000_001)])
+        spec
+          .given([granted(1_000_000), granted(1_000_000)])
+          .when({ ...prepay(1), amountMicros })
+          .thenThrows(LedgerErrors.invalidAmount);
+      spec
+        .given([granted(10), deposit('InstancePrepaid', 2), deposit('DepositRefunded', 2)])
+        .when(prepay(1))
+        .thenThrows(LedgerErrors.noSuchInstance);
+      const state = [granted(10), deposit('InstancePrepaid', 4)].reduce(
+        ledgerDecider.evolve,
+        ledgerDecider.initialState(),
+      );
+      expect(state).toMatchObject({ balance: $(6), deposits: { 9: { micros: $(4), closed: false } } });
+    });
+
+    it("pays the instance's charges from its deposit first, then from the credit", () => {
+      spec
+        .given([granted(10), deposit('InstancePrepaid', 1)])
+        .when(charge(0.75, 1))
+        .then([charged(0.75, 1), deposit('DepositDrawn', 0.75)]);
+      // 0.25 left in the deposit: the next hour's 0.75 takes it, and 0.5 from the credit (9 -> 8.5)
+      const history = [
+        granted(10),
+        deposit('InstancePrepaid', 1),
+        charged(0.75, 1),
+        deposit('DepositDrawn', 0.75),
+      ];
+      spec
+        .given(history)
+        .when(charge(0.75, 2))
+        .then([charged(0.75, 2), deposit('DepositDrawn', 0.25)]);
+      const state = [...history, charged(0.75, 2), deposit('DepositDrawn', 0.25)].reduce(
+        ledgerDecider.evolve,
+        ledgerDecider.initialState(),
+      );
+      expect(state).toMatchObject({ balance: $(8.5), deposits: { 9: { micros: 0 } } });
+      // a deposit that covers a charge keeps an empty account from being exhausted
+      spec
+        .given([granted(1), deposit('InstancePrepaid', 1)])
+        .when(charge(0.75, 1))
+        .then([charged(0.75, 1), deposit('DepositDrawn', 0.75)]);
+    });
+
+    it('on destroy, charges the last period from the deposit and refunds the rest once', () => {
+      spec
+        .given([granted(10), deposit('InstancePrepaid', 5)])
+        .when(close(usage))
+        .then([charged(0.75, 1), deposit('DepositDrawn', 0.75), deposit('DepositRefunded', 4.25)]);
+      const closed = [granted(10), deposit('InstancePrepaid', 5), deposit('DepositRefunded', 5)];
+      spec.given(closed).when(close()).then([]);
+      const state = closed.reduce(ledgerDecider.evolve, ledgerDecider.initialState());
+      expect(state).toMatchObject({ balance: $(10), deposits: { 9: { micros: 0, closed: true } } });
+      // no deposit: nothing to refund
+      spec
+        .given([granted(10)])
+        .when(close(usage))
+        .then([]);
+    });
+  });
 });

@@ -14,6 +14,11 @@ export interface LedgerState {
   exhausted: boolean;
   /** Per instance, the end of its last charged period (ISO): a period is never charged twice. */
   billedUntil: Record<number, string>;
+  /**
+   * Per prepaid instance, its deposit in micros (what is left of its prepayments), and whether it was closed
+   * (the instance was destroyed: the rest went back to the balance and no prepayment is taken any more).
+   */
+  deposits: Record<number, { micros: number; closed: boolean }>;
 }
 
 /** One billing period of one instance, charged to its renter (the command's `userId`). */
@@ -59,6 +64,13 @@ export type LedgerCommand = { at: string; userId: number } & (
   /** `userId` sends: refused unless its balance covers the amount (it never goes below zero). */
   | { type: 'TransferCredit'; recipientId: number; amountMicros: number }
   /** `userId` receives a CreditTransferred (`transferId`, its event id), once. */
+  /** `userId` moves credit into the deposit of its instance `instanceId` (refused beyond the balance). */
+  | { type: 'PrepayInstance'; instanceId: number; amountMicros: number }
+  /**
+   * The instance was destroyed: its `charges` up to the destroy are charged (from the deposit first, as in a
+   * ChargeRun), then the deposit's rest returns to the balance and the deposit is closed.
+   */
+  | { type: 'CloseDeposit'; instanceId: number; charges: UsageCharge[] }
   | {
       type: 'ReceiveCredit';
       senderId: number;
@@ -74,16 +86,19 @@ export const LedgerErrors = {
   alreadyBilled: 'already_billed',
   insufficientCredit: 'insufficient_credit',
   badRequest: 'bad_request',
+  noSuchInstance: 'no_such_instance',
 } as const;
 
 const MAX_GRANT_MICROS = MONEY_LIMITS.creditGrant * MICROS_PER_DOLLAR;
 const MAX_BALANCE_MICROS = MONEY_LIMITS.balance * MICROS_PER_DOLLAR;
 const MAX_TRANSFER_MICROS = MONEY_LIMITS.creditTransfer * MICROS_PER_DOLLAR;
+const MAX_PREPAY_MICROS = MONEY_LIMITS.instancePrepay * MICROS_PER_DOLLAR;
 
 export const initialState = (): LedgerState => ({
   balance: 0,
   exhausted: false,
   billedUntil: {},
+  deposits: {},
 });
 
 /**
@@ -112,6 +127,24 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
     }
     case 'CreditExhausted':
       return { ...state, exhausted: true };
+    case 'InstancePrepaid': {
+      const deposit = state.deposits[event.data.instanceId] ?? { micros: 0, closed: false };
+      state.deposits[event.data.instanceId] = {
+        ...deposit,
+        micros: deposit.micros + event.data.amountMicros,
+      };
+      return { ...state, balance: state.balance - event.data.amountMicros };
+    }
+    case 'DepositDrawn':
+    case 'DepositRefunded': {
+      const deposit = state.deposits[event.data.instanceId] ?? { micros: 0, closed: false };
+      state.deposits[event.data.instanceId] = {
+        micros: deposit.micros - event.data.amountMicros,
+        closed: deposit.closed || event.type === 'DepositRefunded',
+      };
+      const balance = state.balance + event.data.amountMicros;
+      return { ...state, balance, exhausted: state.exhausted && balance <= 0 };
+    }
   }
 }
 
@@ -162,6 +195,10 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       return earnings(command.userId, command.at, command.earnings, command.alreadyEarned);
     case 'TransferCredit':
       return transfer(command, state);
+    case 'PrepayInstance':
+      return prepay(command, state);
+    case 'CloseDeposit':
+      return closeDeposit(command, state);
     case 'ReceiveCredit': {
       micros(command.amountMicros, MAX_TRANSFER_MICROS, 'a transfer');
       if (command.alreadyReceived) return [];
@@ -202,8 +239,9 @@ function alreadyBilled(charge: UsageCharge, billedUntil: string | undefined): Do
 
 /**
  * The renter's charges in turn, as one Charge after another would record them: an AccountCharged each (none
- * for 0 or a period already billed), and a CreditExhausted right after the charge that takes the balance to
- * zero or below, once (unless it already was). Pure: the state is read, never written.
+ * for 0 or a period already billed), a DepositDrawn after it for the part the instance's deposit pays (all of
+ * it while the deposit lasts), and a CreditExhausted right after the charge that takes the balance to zero or
+ * below, once (unless it already was). Pure: the state is read, never written.
  */
 function charges(
   userId: number,
@@ -213,6 +251,7 @@ function charges(
 ): LedgerEvent[] {
   const events: LedgerEvent[] = [];
   const billed = new Map<number, string>();
+  const deposits = new Map<number, number>();
   let balance = state.balance;
   let exhausted = state.exhausted;
   for (const charge of list) {
@@ -234,7 +273,18 @@ function charges(
     });
     billed.set(charge.instanceId, until !== undefined && until > charge.periodEnd ? until : charge.periodEnd);
     balance -= charge.amountMicros;
-    if (balance <= 0 && !exhausted) {
+    const deposit = deposits.get(charge.instanceId) ?? state.deposits[charge.instanceId]?.micros ?? 0;
+    const drawn = Math.min(deposit, charge.amountMicros);
+    if (drawn > 0) {
+      events.push({
+        type: 'DepositDrawn',
+        data: { userId, instanceId: charge.instanceId, amountMicros: drawn, at },
+      });
+      deposits.set(charge.instanceId, deposit - drawn);
+      balance += drawn;
+    }
+    // A charge the deposit covers in full leaves the credit as it was: it exhausts nothing.
+    if (drawn < charge.amountMicros && balance <= 0 && !exhausted) {
       events.push({ type: 'CreditExhausted', data: { userId, balanceMicros: balance, at } });
       exhausted = true;
     }
@@ -295,12 +345,66 @@ function transfer(
   ];
 }
 
+function closeDeposit(
+  command: Extract<LedgerCommand, { type: 'CloseDeposit' }>,
+  state: LedgerState,
+): LedgerEvent[] {
+  const deposit = state.deposits[command.instanceId];
+  if (!deposit || deposit.closed) return [];
+  bounded(command.charges.length);
+  const final = charges(
+    command.userId,
+    command.at,
+    command.charges.filter((c) => c.instanceId === command.instanceId),
+    state,
+  );
+  const drawn = final.reduce((sum, e) => sum + (e.type === 'DepositDrawn' ? e.data.amountMicros : 0), 0);
+  const rest = deposit.micros - drawn;
+  if (rest <= 0) return final;
+  return [
+    ...final,
+    {
+      type: 'DepositRefunded',
+      data: { userId: command.userId, instanceId: command.instanceId, amountMicros: rest, at: command.at },
+    },
+  ];
+}
+
+/** Prepayment: a positive bounded amount, covered by the balance, into a deposit not closed. */
+function prepay(
+  command: Extract<LedgerCommand, { type: 'PrepayInstance' }>,
+  state: LedgerState,
+): LedgerEvent[] {
+  micros(command.amountMicros, MAX_PREPAY_MICROS, 'amount');
+  if (state.deposits[command.instanceId]?.closed)
+    throw new DomainError(
+      LedgerErrors.noSuchInstance,
+      `Instance ${command.instanceId} was destroyed: its deposit is closed`,
+    );
+  if (state.balance < command.amountMicros)
+    throw new DomainError(
+      LedgerErrors.insufficientCredit,
+      `The balance ($${state.balance / MICROS_PER_DOLLAR}) does not cover a prepayment of $${command.amountMicros / MICROS_PER_DOLLAR}`,
+    );
+  return [
+    {
+      type: 'InstancePrepaid',
+      data: {
+        userId: command.userId,
+        instanceId: command.instanceId,
+        amountMicros: command.amountMicros,
+        at: command.at,
+      },
+    },
+  ];
+}
+
 /**
  * Ledger streams grow by one event per billing period per instance: a snapshot every 50 events keeps every
  * command's fold under 50 events. Bump `version` whenever LedgerState or evolve changes (older snapshots are
  * then ignored and replaced).
  */
-export const ledgerSnapshot = { version: 1, every: 50 };
+export const ledgerSnapshot = { version: 2, every: 50 };
 
 export const ledgerDecider = { initialState, evolve, decide, snapshot: ledgerSnapshot };
 export const ledgerStreamId = (userId: number): string => `ledger-${userId}`;

@@ -18,6 +18,7 @@ import { billingRateMicros } from './0016-billing-rate-micros';
 import { instanceChargedUntil } from './0017-instance-charged-until';
 import { accountsAndTransfers } from './0018-accounts-and-transfers';
 import { volumeInstances } from './0019-volume-instances';
+import { instanceDeposits } from './0020-instance-deposits';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -40,4 +41,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   instanceChargedUntil,
   accountsAndTransfers,
   volumeInstances,
+  instanceDeposits,
 ];

@@ -30,6 +30,22 @@ function entryOf(event: LedgerEnvelope) {
       return { ...common, kind: 'transfer_out', note: `to account ${event.data.recipientId}` };
     case 'CreditReceived':
       return { ...common, kind: 'transfer_in', note: `from account ${event.data.senderId}` };
+    case 'InstancePrepaid':
+      return { ...common, kind: 'prepay', instanceId: event.data.instanceId, note: 'into the deposit' };
+    case 'DepositDrawn':
+      return {
+        ...common,
+        kind: 'deposit_drawn',
+        instanceId: event.data.instanceId,
+        note: 'charge paid from the deposit',
+      };
+    case 'DepositRefunded':
+      return {
+        ...common,
+        kind: 'deposit_refund',
+        instanceId: event.data.instanceId,
+        note: 'deposit refunded on destroy',
+      };
     case 'CreditExhausted':
       return undefined;
     default: {
@@ -122,6 +138,9 @@ export const ledgerProjection = defineProjection<LedgerEvent>({
     'CreditExhausted',
     'CreditTransferred',
     'CreditReceived',
+    'InstancePrepaid',
+    'DepositDrawn',
+    'DepositRefunded',
   ],
   async apply(sql, event) {
     const entry = entryOf(event);
