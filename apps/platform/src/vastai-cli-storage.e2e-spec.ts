@@ -50,6 +50,7 @@ describe('the vastai CLI: storage commands', () => {
   let s3Client: S3Client;
   const stateDir = mkdtempSync(join(tmpdir(), 'rigmarket-agent-storage-'));
   const s3Dir = mkdtempSync(join(tmpdir(), 's3rver-storage-'));
+  const agentLog: string[] = [];
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
@@ -97,7 +98,7 @@ describe('the vastai CLI: storage commands', () => {
       simulateGpus: '1',
       publicAddress: '127.0.0.1',
       docker,
-      log: () => undefined,
+      log: (line) => agentLog.push(line),
     });
     machineId = agent.machineId;
     await http()
@@ -321,6 +322,27 @@ describe('the vastai CLI: storage commands', () => {
     );
     expect(foreign.out).toContain('404');
     expect(foreign.out).not.toContain('Cloud Copy Started');
+  });
+
+  it("leaves the connections' secret keys out of every event, outbox row and agent log line", async () => {
+    // S3RVER is the secret key of the copies' connections (s3rver's own credentials).
+    for (const schema of ['instance_lifecycle', 'sync_maintenance', 'identity', 'marketplace']) {
+      const rows = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${schema}.events WHERE data::text LIKE '%S3RVER%' OR data::text LIKE $1`,
+        [`%${SECRET}%`],
+      );
+      const outbox = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${schema}.outbox WHERE envelope::text LIKE '%S3RVER%' OR envelope::text LIKE $1`,
+        [`%${SECRET}%`],
+      );
+      expect({ schema, n: Number(rows[0]!.n), outbox: Number(outbox[0]!.n) }).toEqual({
+        schema,
+        n: 0,
+        outbox: 0,
+      });
+    }
+    expect(agentLog.length).toBeGreaterThan(0);
+    expect(agentLog.filter((line) => line.includes('S3RVER'))).toEqual([]);
   });
 
   it('keeps the read models of instance-lifecycle and sync-maintenance equal to their rebuild', async () => {
