@@ -260,7 +260,7 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     expect((await show(instanceId)).snapshot_msg).toMatch(/^Snapshot 2 failed/);
   }, 120_000);
 
-  it('vastai take snapshot: a host that never answers (its agent went away) leaves it running until the sweep fails it', async () => {
+  it('vastai take snapshot: one at a time; a host that never answers (its agent went away) leaves it running until the sweep fails it', async () => {
     await agent?.stop();
     agent = undefined;
     const taken = await takeSnapshot(renterKey, instanceId, 'v3', REGISTRY_PASSWORD);
@@ -269,6 +269,10 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
       snapshot_status: 'running',
       snapshot_image: `${REGISTRY}/${repo}:v3`,
     });
+    // One at a time: a second one while it runs is refused.
+    const second = await takeSnapshot(renterKey, instanceId, 'v4', REGISTRY_PASSWORD);
+    expect(second.out).toContain('Failed with error 409: Snapshot 3 of instance');
+    expect(second.out).not.toContain('Snapshot request sent successfully');
     const sweeper = app.get(SnapshotTimeouts);
     // Not stale yet: nothing changes.
     expect(await sweeper.sweep()).toBe(0);

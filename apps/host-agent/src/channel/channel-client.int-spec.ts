@@ -138,4 +138,57 @@ describe('host agent channel client: at-least-once commands and desired state', 
     // the empty list of the welcome changed nothing; the command did
     expect(keysLines()).toHaveLength(3);
   });
+
+  it('answers a snapshot with its outcome: the driver refusing it, or the time limit passing first', async () => {
+    const outcome = (id: number) =>
+      eventually(
+        async () =>
+          received.find(
+            (m): m is Extract<AgentToLifecycle, { type: 'snapshot_report' }> =>
+              m.type === 'snapshot_report' && m.instanceId === id,
+          ),
+        5_000,
+        `the snapshot report of ${id}`,
+      );
+    const request = (instanceId: number, timeLimitMs: number) => ({
+      instanceId,
+      snapshotId: 1,
+      image: '127.0.0.1:5000/a/b:v1',
+      pause: true,
+      auth: { username: 'u', password: 'p', serveraddress: '127.0.0.1:5000' },
+      timeLimitMs,
+    });
+    down({ type: 'snapshot', commandId: 30, instanceId: 1, snapshot: request(1, 60_000) });
+    expect(await outcome(1)).toMatchObject({
+      snapshotId: 1,
+      digest: null,
+      error: expect.stringContaining('no container to commit'),
+    });
+
+    // A driver whose push never ends: the agent gives up at the time limit and says so.
+    class StuckDriver extends SimulatedAgentDriver {
+      override snapshot(_request: unknown, signal: AbortSignal): Promise<never> {
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => reject(new Error('aborted'))),
+        );
+      }
+    }
+    const stuck = new ChannelClient({
+      channelUrl: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: 'key',
+      machineId: 9,
+      driver: new StuckDriver({ sshHost: 'h', daemonLog }),
+      log: () => undefined,
+    });
+    await stuck.open();
+    try {
+      down({ type: 'snapshot', commandId: 31, instanceId: 2, snapshot: request(2, 300) });
+      expect(await outcome(2)).toMatchObject({
+        digest: null,
+        error: 'the host gave up after the time limit of 1 s',
+      });
+    } finally {
+      await stuck.close();
+    }
+  });
 });

@@ -234,7 +234,7 @@ export class ChannelClient {
         (digest) => this.send({ type: 'snapshot_report', instanceId, snapshotId, digest }),
         (error: unknown) => {
           const reason = abort.signal.aborted
-            ? `the host gave up after the time limit of ${Math.round(request.timeLimitMs / 1000)} s`
+            ? `the host gave up after the time limit of ${Math.ceil(request.timeLimitMs / 1000)} s`
             : error instanceof Error
               ? error.message
               : String(error);

@@ -89,7 +89,7 @@ export class SimulatedAgentDriver implements AgentDriver {
     );
   }
 
-  async snapshot(request: { instanceId: number }): Promise<never> {
+  async snapshot(request: { instanceId: number }, _signal?: AbortSignal): Promise<never> {
     throw new Error(
       `Instance ${request.instanceId} runs on a simulated host agent, which has no container to commit`,
     );
