@@ -104,6 +104,20 @@ describe('host commands derived from instance events', () => {
     ).toEqual([]);
   });
 
+  it('a snapshot asked for becomes a snapshot command; its outcome (reported by the host) commands nothing', () => {
+    const before = fold([created()]);
+    const requested: InstanceEvent = {
+      type: 'InstanceSnapshotRequested',
+      data: { instanceId: 7, snapshotId: 1, image: '127.0.0.1:5000/a/b:latest', pause: true, at: AT },
+    };
+    expect(hostCommandsFor(before, [requested])).toEqual([{ kind: 'snapshot' }]);
+    const failed: InstanceEvent = {
+      type: 'InstanceSnapshotFailed',
+      data: { instanceId: 7, snapshotId: 1, reason: 'unauthorized', at: AT },
+    };
+    expect(hostCommandsFor(fold([created(), requested]), [failed])).toEqual([]);
+  });
+
   it('an attached or detached SSH key sends the whole key list (ssh_keys); one waiting for its volume gets it with its provision', () => {
     const key = (keyId: number): InstanceEvent => ({
       type: 'InstanceSshKeyAttached',
