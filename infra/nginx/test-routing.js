@@ -100,6 +100,8 @@ const CASES = [
   ['GET', '/api/v0/metrics/gpu/history/?gpu_name=RTX+4090&start=1&end=2&step=60', 'instance'],
   ['GET', '/api/v0/metrics/gpu/locations/', 'instance'],
   ['GET', '/api/v0/metricsx', 404],
+  ['GET', '/api/v0/benchmarks?select_cols=%5B%22%2A%22%5D&select_filters=%7B%7D', 'instance'],
+  ['GET', '/api/v0/benchmarks/', 'instance'],
   ['POST', '/api/v0/agent/poll', 'instance', '{"machine_id":1}'],
   ['GET', '/logs/0123abcd.log', 'instance'],
   // marketplace-api

@@ -6,6 +6,7 @@ import { type AgentDriver, DaemonLog } from './drivers/agent-driver';
 import { DockerDriver } from './drivers/docker.driver';
 import { SimulatedAgentDriver } from './drivers/simulated.driver';
 import { defaultPublicAddress, detectMachine, detectNvidiaGpus } from './hardware/detect';
+import { runBenchmarks } from './hardware/benchmarks';
 import { GpuSampler } from './hardware/gpu-sampler';
 import { type GpuInventory, parseSimulatedGpus } from './hardware/nvidia-smi';
 import { MarketplaceClient, loadAgentState, saveAgentState } from './marketplace-client';
@@ -28,6 +29,8 @@ export interface HostAgentOptions {
   heartbeatIntervalMs?: number;
   /** How often the GPUs are sampled (nvidia-smi) and the sample sent over the channel; 0: never. Default 15 s. */
   metricsIntervalMs?: number;
+  /** How often the agent benchmarks its machine (disk writes, CPU) and reports it, first at start; 0: never. Default a day. */
+  benchmarkIntervalMs?: number;
   inetUpMbps?: number;
   inetDownMbps?: number;
   /** Docker Engine client; default: DOCKER_HOST or /var/run/docker.sock. */
@@ -59,6 +62,7 @@ export function dockerFromEnvironment(): Docker {
 export class HostAgent {
   private heartbeat: NodeJS.Timeout | undefined;
   private sampler: GpuSampler | undefined;
+  private benchmarks: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly machineId: number,
@@ -135,6 +139,17 @@ export class HostAgent {
       });
       agent.sampler.start();
     }
+    const benchmarkIntervalMs = options.benchmarkIntervalMs ?? 24 * 3600_000;
+    if (benchmarkIntervalMs > 0) {
+      const bench = () =>
+        runBenchmarks(options.stateDir).then(
+          (results) => channel.benchmark(results),
+          (error: unknown) => log(`benchmark failed: ${String(error)}`),
+        );
+      void bench();
+      agent.benchmarks = setInterval(() => void bench(), benchmarkIntervalMs);
+      agent.benchmarks.unref();
+    }
     return agent;
   }
 
@@ -145,6 +160,7 @@ export class HostAgent {
   async stop(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.sampler?.stop();
+    if (this.benchmarks) clearInterval(this.benchmarks);
     await this.channel.close();
     await this.driver.close();
   }

@@ -26,6 +26,7 @@ describe('agent command line', () => {
       stateDir: '/tmp/a',
       heartbeatIntervalMs: 60_000,
       metricsIntervalMs: 15_000,
+      benchmarkIntervalMs: 86_400_000,
     });
     const base = ['--api-url', 'http://x', '--api-key', 'k'];
     expect(parseAgentArguments([...base, '--metrics-interval', '0'], {}).metricsIntervalMs).toBe(0);

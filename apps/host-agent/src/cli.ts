@@ -45,6 +45,12 @@ export function parseAgentArguments(
       (value: string) => (value === '0' ? 0 : positiveInt(value)),
       15_000,
     )
+    .option(
+      '--benchmark-interval <ms>',
+      'how often the machine is benchmarked (disk writes, CPU) and the results reported, first at start; 0: never',
+      (value: string) => (value === '0' ? 0 : positiveInt(value)),
+      24 * 3600_000,
+    )
     .option('--inet-up <mbps>', 'upload bandwidth to report', positiveInt, 100)
     .option('--inet-down <mbps>', 'download bandwidth to report', positiveInt, 100)
     .exitOverride()
@@ -60,6 +66,7 @@ export function parseAgentArguments(
     publicAddress?: string;
     heartbeatInterval: number;
     metricsInterval: number;
+    benchmarkInterval: number;
     inetUp: number;
     inetDown: number;
   }>();
@@ -73,6 +80,7 @@ export function parseAgentArguments(
     publicAddress: o.publicAddress,
     heartbeatIntervalMs: o.heartbeatInterval,
     metricsIntervalMs: o.metricsInterval,
+    benchmarkIntervalMs: o.benchmarkInterval,
     inetUpMbps: o.inetUp,
     inetDownMbps: o.inetDown,
   };

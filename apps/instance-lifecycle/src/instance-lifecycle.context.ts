@@ -2,6 +2,7 @@ import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { instanceLifecycleMigrations } from './migrations';
 import { accountCreditProjection } from './read-models/account-credit/projection';
+import { benchmarksProjection } from './read-models/benchmarks/projection';
 import { cloudConnectionsProjection } from './read-models/cloud-connections/projection';
 import { envVarsProjection } from './read-models/env-vars/projection';
 import { instanceSyncsProjection } from './read-models/instance-syncs/projection';
@@ -36,6 +37,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     authKeys,
     envVarsProjection,
     cloudConnectionsProjection,
+    benchmarksProjection,
   ],
   subscribedProjections: [
     authKeys,

@@ -24,6 +24,7 @@ import { EnvVarBox } from './env-vars/env-var-box';
 import { EnvVarsController } from './env-vars/env-vars.http.controller';
 import { CloudConnectionsController } from './cloud-connections/cloud-connections.http.controller';
 import { GpuMetricsController } from './gpu-metrics/gpu-metrics.http.controller';
+import { BenchmarksController } from './benchmarks/benchmarks.http.controller';
 import {
   DEFAULT_GPU_METRICS,
   GPU_METRICS_OPTIONS,
@@ -109,6 +110,7 @@ export class InstanceLifecycleModule {
         EnvVarsController,
         CloudConnectionsController,
         GpuMetricsController,
+        BenchmarksController,
       ],
       providers: [
         {

@@ -132,6 +132,12 @@ const GPU_FILTERS = {
 } as const;
 
 export const QUERIES = {
+  benchmarks: {
+    select_filters: { type: 'string', description: 'JSON {"<field>": {"<op>": value}}' },
+    order_by: { type: 'string', description: 'JSON [{"col", "dir"}]' },
+    limit: int,
+    after_token: str,
+  },
   gpuMetrics: GPU_FILTERS,
   gpuMetricsHistory: {
     ...GPU_FILTERS,
@@ -168,6 +174,25 @@ const GPU_METRICS_ROW = objectOf(
 );
 
 export const ANSWERS = {
+  benchmarks: succeeded({
+    benchmarks_found: int,
+    benchmarks: arrayOf(
+      objectOf(
+        {
+          id: int,
+          machine_id: int,
+          gpu_name: str,
+          num_gpus: int,
+          type: str,
+          value: num,
+          dph_base: nullable(num),
+          last_update: num,
+        },
+        ['id', 'machine_id', 'type', 'value', 'last_update'],
+      ),
+    ),
+    next_token: nullable(str),
+  }),
   gpuMetricsCurrent: succeeded({ gpus: arrayOf(GPU_METRICS_ROW), needs_machine: bool }, ['gpus']),
   gpuMetricsHistory: succeeded(
     {

@@ -3,11 +3,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { HostAgent } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { eventually } from '@rigmarket/testing';
+import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
+import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
@@ -229,6 +230,52 @@ describe('the vastai CLI for GPU metrics', () => {
     expect(unavailable.locations.map((l) => l.num_gpus)).toEqual([4]);
     expect(await vastai(['show', 'gpu-locations'])).toMatch(/RTX_4090\s+-\s+US\s+4\s+unavailable/);
   }, 60_000);
+
+  it('vastai search benchmarks: the records the agent measured at start, with the query syntax the CLI sends', async () => {
+    type Bench = {
+      id: number;
+      machine_id: number;
+      type: string;
+      value: number;
+      gpu_name: string;
+      num_gpus: number;
+    };
+    const all = await eventually(
+      async () => {
+        const rows = await raw<Bench[]>(['search', 'benchmarks', `machine_id=${agent?.machineId}`]);
+        return rows.length === 2 ? rows : undefined;
+      },
+      30_000,
+      "the agent's benchmarks",
+    );
+    expect(all.map((r) => r.type).sort()).toEqual(['cpu_sha256', 'disk_write']);
+    for (const r of all)
+      expect(r).toMatchObject({ gpu_name: 'RTX 4090', num_gpus: 2, value: expect.any(Number) });
+    expect(all.every((r) => r.value > 0)).toBe(true);
+
+    const disk = await raw<Bench[]>(['search', 'benchmarks', 'type=disk_write value>0']);
+    expect(disk.map((r) => r.id)).toEqual(all.filter((r) => r.type === 'disk_write').map((r) => r.id));
+    expect(await raw<Bench[]>(['search', 'benchmarks', 'type=disk_write value<0'])).toEqual([]);
+    expect(await raw<Bench[]>(['search', 'benchmarks', 'machine_id=999999'])).toEqual([]);
+    // one page at a time: the envelope with the next page's token
+    const page = await raw<{ benchmarks: Bench[]; next_token: string | null }>([
+      'search',
+      'benchmarks',
+      '--limit',
+      '1',
+    ]);
+    expect(page.benchmarks).toHaveLength(1);
+    expect(page.next_token).toBe('1');
+    const table = await vastai(['search', 'benchmarks', 'type=cpu_sha256']);
+    expect(table).toContain('mach_id');
+    expect(table).toMatch(new RegExp(`\\b${agent?.machineId}\\s+RTX_4090\\s+2x\\s+\\d+\\.\\d\\d`));
+    // records are public market data, as on the real service: another user finds them too
+    expect(
+      await raw<Bench[]>(['search', 'benchmarks', `machine_id=${agent?.machineId}`], otherKey),
+    ).toHaveLength(2);
+
+    expect(await settledRebuildMismatches(app.get<ContextRuntime>(INSTANCE_RUNTIME))).toEqual([]);
+  }, 90_000);
 
   it("another user never sees the host's GPU samples; a user without a machine is told so", async () => {
     const theirs = await raw<{ gpus: CurrentRow[] }>(['show', 'gpu-metrics'], otherKey);

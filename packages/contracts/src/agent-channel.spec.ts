@@ -1,6 +1,31 @@
 import { decodeCopyData, encodeCopyData, parseAgentMessage } from './agent-channel';
 
 describe('agent channel messages from an agent', () => {
+  it('reads benchmark results, keeping named finite measurements only', () => {
+    expect(
+      parseAgentMessage(
+        JSON.stringify({
+          type: 'benchmark',
+          machineId: 7,
+          results: [
+            { type: 'disk_write', value: 812.5 },
+            { type: 'Disk Write', value: 1 },
+            { type: 'cpu_sha256', value: -1 },
+            'x',
+            { type: 'cpu_sha256', value: 530 },
+          ],
+        }),
+      ),
+    ).toEqual({
+      type: 'benchmark',
+      machineId: 7,
+      results: [
+        { type: 'disk_write', value: 812.5 },
+        { type: 'cpu_sha256', value: 530 },
+      ],
+    });
+  });
+
   it('reads GPU samples, keeping only bounded numbers and at most 16 GPUs', () => {
     const gpu = (index: number) => ({
       index,

@@ -70,6 +70,15 @@ export interface AgentGpuSample {
   powerW: number | null;
 }
 
+/** One measurement of the machine: `type` names what (`disk_write`: MB/s, `cpu_sha256`: MB/s). */
+export interface AgentBenchmarkResult {
+  type: string;
+  value: number;
+}
+
+/** A benchmark message carries at most this many results (more are dropped). */
+export const MAX_BENCHMARK_RESULTS = 8;
+
 /** A machine reports at most this many GPUs per sample (more are dropped). */
 export const MAX_SAMPLED_GPUS = 16;
 
@@ -147,6 +156,8 @@ export const CLOUD_COPY_FLAGS: readonly string[] = [
 export type AgentToLifecycle =
   | { type: 'hello'; version: number; machineId: number; driver: string }
   | { type: 'heartbeat'; machineId: number }
+  /** The agent's own benchmarks of its machine (at start, then every --benchmark-interval). */
+  | { type: 'benchmark'; machineId: number; results: AgentBenchmarkResult[] }
   /** One sample of every GPU of the machine (nvidia-smi), every few seconds; kept as bounded telemetry. */
   | { type: 'gpu_metrics'; machineId: number; gpus: AgentGpuSample[] }
   | { type: 'report'; instanceId: number; report: AgentHostReport }
@@ -233,6 +244,19 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
         : null;
     case 'heartbeat':
       return isInt(value.machineId) ? { type: 'heartbeat', machineId: value.machineId } : null;
+    case 'benchmark': {
+      if (!isInt(value.machineId) || !Array.isArray(value.results)) return null;
+      const results = value.results
+        .slice(0, MAX_BENCHMARK_RESULTS)
+        .filter(isRecord)
+        .flatMap((r) => {
+          const measured = bounded(r.value, 0, 1e9);
+          return typeof r.type === 'string' && /^[a-z0-9_]{1,32}$/.test(r.type) && measured !== null
+            ? [{ type: r.type, value: measured }]
+            : [];
+        });
+      return { type: 'benchmark', machineId: value.machineId, results };
+    }
     case 'gpu_metrics': {
       if (!isInt(value.machineId) || !Array.isArray(value.gpus)) return null;
       const gpus = value.gpus

@@ -1,5 +1,6 @@
 import {
   AGENT_CHANNEL_VERSION,
+  type AgentBenchmarkResult,
   type AgentGpuSample,
   type AgentHostReport,
   type AgentSnapshotRequest,
@@ -71,6 +72,11 @@ export class ChannelClient {
   /** A GPU sample; dropped while the channel is down (telemetry is not worth queueing). */
   gpuMetrics(gpus: AgentGpuSample[]): void {
     this.send({ type: 'gpu_metrics', machineId: this.options.machineId, gpus });
+  }
+
+  /** The machine's benchmark results; kept until the next welcome when the channel is down. */
+  benchmark(results: AgentBenchmarkResult[]): void {
+    this.send({ type: 'benchmark', machineId: this.options.machineId, results });
   }
 
   async close(): Promise<void> {
@@ -289,6 +295,7 @@ export class ChannelClient {
   private send(message: AgentToLifecycle): void {
     const socket = this.socket;
     if (this.welcomed && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
-    else if (message.type === 'report' || message.type === 'snapshot_report') this.outbox.push(message);
+    else if (message.type === 'report' || message.type === 'snapshot_report' || message.type === 'benchmark')
+      this.outbox.push(message);
   }
 }

@@ -16,6 +16,7 @@ import {
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedKey } from '@rigmarket/http-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { benchmarkDecider, benchmarkStreamId } from '../benchmarks/benchmark.decider';
 import { GpuMetricsStore } from '../gpu-metrics/gpu-metrics.store';
 import { HostReporter } from '../host/host-reporter';
 import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
@@ -237,6 +238,8 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
         session.lastHeartbeatAt = Date.now();
         session.silent = false;
         return;
+      case 'benchmark':
+        return this.recordBenchmarks(session.machineId, message.results);
       case 'gpu_metrics':
         // a sample is about the session's own machine, whatever machineId it names
         await this.gpuMetrics.record(session.machineId, message.gpus);
@@ -277,6 +280,29 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
         return;
       }
     }
+  }
+
+  /** The agent's measurements of its machine, recorded with the machine's GPUs and price as they are now. */
+  private async recordBenchmarks(
+    machineId: number,
+    results: ReadonlyArray<{ type: string; value: number }>,
+  ): Promise<void> {
+    const machine = await findMachine(this.runtime.db, machineId);
+    if (!machine || results.length === 0) return;
+    const id = `agent-benchmark-${machineId}-${Date.now()}`;
+    await this.runtime.runner.run(
+      benchmarkStreamId(machineId),
+      benchmarkDecider,
+      {
+        type: 'RecordBenchmarks',
+        machineId,
+        gpuName: machine.gpuName,
+        numGpus: machine.numGpus,
+        dphBase: machine.listed ? (machine.ask?.priceGpu ?? null) : null,
+        results,
+      },
+      { correlationId: id, causationId: id },
+    );
   }
 
   private disconnected(session: AgentSession): void {

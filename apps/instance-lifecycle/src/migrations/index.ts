@@ -17,6 +17,7 @@ import { openProvisionings } from './0015-open-provisionings';
 import { envVars } from './0016-env-vars';
 import { cloudConnections } from './0017-cloud-connections';
 import { gpuMetrics } from './0018-gpu-metrics';
+import { benchmarks } from './0019-benchmarks';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -38,4 +39,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   envVars,
   cloudConnections,
   gpuMetrics,
+  benchmarks,
 ];

@@ -1668,6 +1668,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/benchmarks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["BenchmarksController_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -13361,6 +13377,91 @@ export interface operations {
                             [key: string]: unknown;
                         }[];
                         needs_machine?: boolean;
+                    };
+                };
+            };
+            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BenchmarksController_search: {
+        parameters: {
+            query?: {
+                select_filters?: string;
+                order_by?: string;
+                limit?: number;
+                after_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        benchmarks_found: number;
+                        benchmarks: {
+                            id: number;
+                            machine_id: number;
+                            gpu_name?: string;
+                            num_gpus?: number;
+                            type: string;
+                            value: number;
+                            dph_base?: number | null;
+                            last_update: number;
+                        }[];
+                        next_token: string | null;
                     };
                 };
             };
