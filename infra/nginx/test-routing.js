@@ -48,6 +48,12 @@ const CASES = [
   ],
   ['GET', '/api/v0/machines/maintenances?owner=me&machine_ids=%5B42%2C+43%5D', 'sync'],
   ['PUT', '/api/v0/machines/42/minbid/', 'marketplace', '{"price":0.2}'],
+  ['PUT', '/api/v0/machines/create_bids/', 'instance', '{"machine":42,"image":"busybox","args":null}'],
+  ['DELETE', '/api/v0/machines/42/defjob/', 'instance'],
+  ['PUT', '/api/v0/machines/42/cleanup/', 'instance', '{}'],
+  ['GET', '/api/v0/machines/42/reports/', 'instance', '{"machine_id":42}'],
+  ['POST', '/api/v0/machines/42/force_delete/', 'marketplace'],
+  ['PUT', '/api/v0/machines/defrag_offers/', 'marketplace', '{"machine_ids":[42,43]}'],
   // identity-2fa
   ['GET', '/api/v0/users/current', 'identity'],
   ['GET', '/api/v0/users/current/?api_key=SECRETKEY123&owner=me', 'identity'],

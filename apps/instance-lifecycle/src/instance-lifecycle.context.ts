@@ -8,6 +8,7 @@ import { envVarsProjection } from './read-models/env-vars/projection';
 import { instanceSyncsProjection } from './read-models/instance-syncs/projection';
 import { instancesProjection } from './read-models/instances/projection';
 import { machineMaintenanceProjection } from './read-models/machine-maintenance/projection';
+import { machineReportsProjection } from './read-models/machine-reports/projection';
 import { marketMachinesProjection } from './read-models/market-machines/projection';
 import { marketTemplatesProjection } from './read-models/market-templates/projection';
 import { marketVolumeOffersProjection } from './read-models/market-volume-offers/projection';
@@ -38,6 +39,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     envVarsProjection,
     cloudConnectionsProjection,
     benchmarksProjection,
+    machineReportsProjection,
   ],
   subscribedProjections: [
     authKeys,

@@ -31,6 +31,8 @@ import {
   type GpuMetricsOptions,
   GpuMetricsStore,
 } from './gpu-metrics/gpu-metrics.store';
+import { HOST_MACHINE_HANDLERS } from './host-machines/host-machines.handlers';
+import { HostMachinesController } from './host-machines/host-machines.http.controller';
 import {
   ENV_VAR_BOX,
   HOST_DRIVER,
@@ -111,6 +113,7 @@ export class InstanceLifecycleModule {
         CloudConnectionsController,
         GpuMetricsController,
         BenchmarksController,
+        HostMachinesController,
       ],
       providers: [
         {
@@ -156,6 +159,7 @@ export class InstanceLifecycleModule {
         // Delivers host_commands (written with the instance events) to the hosts.
         HostCommandDispatcher,
         ...INSTANCE_HANDLERS,
+        ...HOST_MACHINE_HANDLERS,
         {
           provide: PROVISIONING_RECOVERY_OPTIONS,
           useValue: { ...DEFAULT_PROVISIONING_RECOVERY, ...options.provisioningRecovery },

@@ -123,6 +123,17 @@ export const BODIES = {
     },
     ['personal_repo'],
   ),
+  defaultJob: objectOf(
+    {
+      machine: { type: ['integer', 'string'] },
+      price_gpu: nullable(num),
+      price_inetu: nullable(num),
+      price_inetd: nullable(num),
+      image: str,
+      args: nullable(arrayOf(str)),
+    },
+    ['machine', 'image'],
+  ),
 } as const;
 
 const GPU_FILTERS = {
@@ -260,6 +271,11 @@ export const ANSWERS = {
   ),
   cloudConnectionAdded: succeeded({ id: int, msg: str }),
   snapshot: succeeded({ msg: str, snapshot_id: int, image: str }),
+  defaultJobSet: succeeded({ msg: str, instance_id: nullable(int) }),
+  cleanedUp: succeeded({ msg: str, instances_removed: arrayOf(int), disk_freed_gb: num }),
+  reports: succeeded({
+    reports: arrayOf(objectOf({ problem: str, message: nullable(str), created: num, instance_id: int })),
+  }),
 } as const;
 
 /** Refusals of the commands on one instance. */

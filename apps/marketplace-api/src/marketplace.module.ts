@@ -4,6 +4,8 @@ import { RegistryLoginBox } from '@rigmarket/contracts';
 import { contextModule } from '@rigmarket/http-kit';
 import { MachinesController } from './machines/machines.http.controller';
 import {
+  DefragMachinesHandler,
+  DeleteMachineHandler,
   GpuNamesHandler,
   ListMachineHandler,
   ListMachinesHandler,
@@ -63,6 +65,8 @@ const machineHandlers = [
   RecordHeartbeatHandler,
   ListMachinesHandler,
   GpuNamesHandler,
+  DeleteMachineHandler,
+  DefragMachinesHandler,
 ];
 
 export interface MarketplaceOptions {

@@ -275,6 +275,7 @@ export const BODIES = {
     ['machine', 'price_gpu'],
   ),
   minBid: objectOf({ price: numOrText }),
+  defrag: objectOf({ machine_ids: arrayOf(numOrText) }, ['machine_ids']),
   verification: objectOf({
     verification: { type: 'string', enum: ['unverified', 'verified', 'deverified'] },
   }),
@@ -361,6 +362,10 @@ export const ANSWERS = {
   listed: succeeded({ extended: bool, msg: str }),
   verification: succeeded({ verification: str }),
   heartbeat: succeeded({ reliability: num }),
+  defragged: succeeded({
+    msg: str,
+    machines: arrayOf(objectOf({ machine_id: int, num_gpus: int, gpus_free: int, offers: arrayOf(int) })),
+  }),
   gpuNames: succeeded({ gpu_names: arrayOf(str) }),
   templates: succeeded({ templates: arrayOf(TEMPLATE) }),
   template: succeeded({ msg: str, template: TEMPLATE }),

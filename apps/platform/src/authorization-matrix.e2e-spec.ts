@@ -106,6 +106,10 @@ const MATRIX: Record<string, Entry> = {
   },
   'PUT /api/v0/machines/{id}/cancel_maint': { params: (o) => ({ id: o.machineId }) },
   'POST /api/v0/machines/{id}/heartbeat': { params: (o) => ({ id: o.machineId }) },
+  'POST /api/v0/machines/{id}/force_delete': { params: (o) => ({ id: o.machineId }) },
+  'DELETE /api/v0/machines/{id}/defjob': { params: (o) => ({ id: o.machineId }) },
+  'PUT /api/v0/machines/{id}/cleanup': { params: (o) => ({ id: o.machineId }) },
+  'GET /api/v0/machines/{id}/reports': { params: (o) => ({ id: o.machineId }) },
   'PUT /api/v0/machines/{id}/verification': {
     params: (o) => ({ id: o.machineId }),
     body: () => ({ verification: 'deverified' }),

@@ -62,6 +62,7 @@ export const DomainErrorCodes = [
   'machine_exists',
   'no_such_machine',
   'invalid_ask',
+  'machine_in_use',
   'template_exists',
   'no_such_template',
   'volume_exists',

@@ -54,6 +54,7 @@ import type {
   MachineRegistered,
   MachineReliabilityChanged,
   MachineUnlisted,
+  MachineDeleted,
   MachineVerificationChanged,
   MinBidChanged,
   TemplateContent,
@@ -301,6 +302,7 @@ const marketplace = {
   ),
   MachineListed: payload<MachineListed>()(z.object({ machineId: id, ownerId: id, ask, listedAt: time })),
   MachineUnlisted: payload<MachineUnlisted>()(z.object({ machineId: id, unlistedAt: time })),
+  MachineDeleted: payload<MachineDeleted>()(z.object({ machineId: id, ownerId: id, deletedAt: time })),
   MinBidChanged: payload<MinBidChanged>()(z.object({ machineId: id, minBid: z.number() })),
   MachineVerificationChanged: payload<MachineVerificationChanged>()(
     z.object({ machineId: id, verification: z.enum(['unverified', 'verified', 'deverified']) }),
@@ -382,6 +384,7 @@ const instance = {
         .string()
         .regex(/^[0-9a-f]{64}$/)
         .optional(),
+      defaultJob: z.boolean().optional(),
       createdAt: time,
     }),
   ),

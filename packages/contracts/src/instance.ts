@@ -72,6 +72,11 @@ export type InstanceCreated = DomainEvent<
      * (the value itself is in no event). Absent in events before it was published.
      */
     apiKeyHash?: string;
+    /**
+     * The host's own default job on the machine's idle GPUs (`vastai set defjob`): any renter's rental takes
+     * its GPUs, so offer search counts them as free. Absent for every other instance.
+     */
+    defaultJob?: boolean;
     createdAt: string;
   }
 >;

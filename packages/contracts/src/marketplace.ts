@@ -71,6 +71,14 @@ export type MachineListed = DomainEvent<
   { machineId: number; ownerId: number; ask: MachineAsk; listedAt: string }
 >;
 export type MachineUnlisted = DomainEvent<'MachineUnlisted', { machineId: number; unlistedAt: string }>;
+/**
+ * The host deleted the machine (`vastai delete machine`): no other user had an instance on it. It leaves
+ * search and every machine list; its id is never reused.
+ */
+export type MachineDeleted = DomainEvent<
+  'MachineDeleted',
+  { machineId: number; ownerId: number; deletedAt: string }
+>;
 export type MinBidChanged = DomainEvent<'MinBidChanged', { machineId: number; minBid: number }>;
 export type MachineVerificationChanged = DomainEvent<
   'MachineVerificationChanged',
@@ -112,6 +120,7 @@ export type MachineEvent =
   | MachineRegistered
   | MachineListed
   | MachineUnlisted
+  | MachineDeleted
   | MinBidChanged
   | MachineVerificationChanged
   | MachineHeartbeat
@@ -311,6 +320,7 @@ export const MarketplacePublicEvents = {
   MachineRegistered: { schemaVersion: 1, streamType: 'machine' },
   MachineListed: { schemaVersion: 1, streamType: 'machine' },
   MachineUnlisted: { schemaVersion: 1, streamType: 'machine' },
+  MachineDeleted: { schemaVersion: 1, streamType: 'machine' },
   MinBidChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineVerificationChanged: { schemaVersion: 1, streamType: 'machine' },
   MachineHeartbeat: { schemaVersion: 1, streamType: 'machine' },

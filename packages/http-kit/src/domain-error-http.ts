@@ -53,6 +53,7 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   machine_exists: { status: 409, msg: 'This machine id is taken' },
   no_such_machine: { status: 404, msg: 'No such machine' },
   invalid_ask: { status: 400, msg: 'The asking price or offer terms are not valid' },
+  machine_in_use: { status: 409, msg: 'Other users have instances on this machine' },
   template_exists: { status: 409, msg: 'This template id is taken' },
   no_such_template: { status: 404, msg: 'No such template' },
   volume_exists: { status: 409, msg: 'This volume id is taken' },

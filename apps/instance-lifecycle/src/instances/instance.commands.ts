@@ -1,8 +1,10 @@
 import type { InstanceActualStatus, InstanceCreated, InstanceIntendedStatus } from '@rigmarket/contracts';
 
 /** What creating an instance records: the InstanceCreated fields, with the optional ones required. */
-export type CreateInstanceData = Required<Omit<InstanceCreated['data'], 'createdAt' | 'apiKeyHash'>> &
-  Pick<InstanceCreated['data'], 'apiKeyHash'>;
+export type CreateInstanceData = Required<
+  Omit<InstanceCreated['data'], 'createdAt' | 'apiKeyHash' | 'defaultJob'>
+> &
+  Pick<InstanceCreated['data'], 'apiKeyHash' | 'defaultJob'>;
 
 export interface HostReport {
   actualStatus: Exclude<InstanceActualStatus, null>;
@@ -17,6 +19,11 @@ export type InstanceCommand = { at: string } & (
   | { type: 'SetIntendedState'; requesterId: number; state: InstanceIntendedStatus }
   | { type: 'LabelInstance'; requesterId: number; label: string }
   | { type: 'DestroyInstance'; requesterId: number }
+  /**
+   * `vastai cleanup machine`: the machine's owner removes an instance whose contract ended (contractEnd, epoch
+   * seconds: the end date of the machine's listing) and which no longer runs; anything else is left alone.
+   */
+  | { type: 'ExpireInstance'; hostId: number; contractEnd: number | null }
   | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
   | { type: 'MarkOutbid'; reason?: 'credit' }
   | { type: 'ChangeBid'; requesterId: number; price: number }

@@ -225,4 +225,37 @@ describe('instance decider', () => {
       .when({ type: 'DestroyInstance', at: AT, requesterId: 2 })
       .thenThrows(InstanceErrors.notFound);
   });
+
+  it("cleans up (machine's owner only) an instance whose contract ended and which no longer runs", () => {
+    const ended = Date.parse(AT) / 1000 - 60;
+    const stopped: InstanceEvent = {
+      type: 'InstanceIntentChanged',
+      data: { instanceId: 7, intendedStatus: 'stopped', at: AT },
+    };
+    spec
+      .given([...opened, stopped])
+      .when({ type: 'ExpireInstance', at: AT, hostId: 1, contractEnd: ended })
+      .then([destroyed, billing('none', 0)]);
+    spec
+      .given([...opened, state('exited')])
+      .when({ type: 'ExpireInstance', at: AT, hostId: 1, contractEnd: ended })
+      .then([destroyed, billing('none', 0)]);
+    // still running, contract not ended, or open-ended: left alone
+    spec
+      .given([...opened, state('running'), billing('compute', 2_000_000)])
+      .when({ type: 'ExpireInstance', at: AT, hostId: 1, contractEnd: ended })
+      .thenNothingHappened();
+    spec
+      .given([...opened, stopped])
+      .when({ type: 'ExpireInstance', at: AT, hostId: 1, contractEnd: ended + 3600 })
+      .thenNothingHappened();
+    spec
+      .given([...opened, stopped])
+      .when({ type: 'ExpireInstance', at: AT, hostId: 1, contractEnd: null })
+      .thenNothingHappened();
+    spec
+      .given([...opened, stopped])
+      .when({ type: 'ExpireInstance', at: AT, hostId: 2, contractEnd: ended })
+      .thenThrows(InstanceErrors.notFound);
+  });
 });

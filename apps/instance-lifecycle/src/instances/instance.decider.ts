@@ -120,6 +120,26 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
         },
       ];
     }
+    case 'ExpireInstance': {
+      // Only the machine's owner: to anyone else the instance is missing.
+      if (state.status !== 'active' || state.hostId !== command.hostId)
+        throw new DomainError(InstanceErrors.notFound, 'No such instance');
+      const ended = command.contractEnd !== null && command.contractEnd * 1000 <= Date.parse(command.at);
+      const idle = state.intended === 'stopped' || state.outbid || DEAD_STATES.includes(state.actual);
+      if (!ended || !idle) return [];
+      return [
+        {
+          type: 'InstanceDestroyed',
+          data: {
+            instanceId: state.instanceId,
+            renter: state.renter,
+            machineId: state.machineId,
+            numGpus: state.numGpus,
+            at: command.at,
+          },
+        },
+      ];
+    }
     case 'DestroyInstance': {
       if (state.status === 'destroyed' && state.renter === command.requesterId) return []; // idempotent: the CLI repeats it
       const instance = owned(state, command.requesterId);

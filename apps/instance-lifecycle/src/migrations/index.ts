@@ -18,6 +18,7 @@ import { envVars } from './0016-env-vars';
 import { cloudConnections } from './0017-cloud-connections';
 import { gpuMetrics } from './0018-gpu-metrics';
 import { benchmarks } from './0019-benchmarks';
+import { machineReports } from './0020-machine-reports';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -40,4 +41,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   cloudConnections,
   gpuMetrics,
   benchmarks,
+  machineReports,
 ];

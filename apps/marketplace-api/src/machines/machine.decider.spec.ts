@@ -220,6 +220,41 @@ describe('machine decider', () => {
       .when({ type: 'RecordHeartbeat', at: later, requesterId: 4, reliability: 1 })
       .thenThrows(MachineErrors.notFound);
   });
+
+  it('deletes an idle machine for its owner only, unlisting it (and its volume space) first; then it is gone', () => {
+    const volumeSpace: MachineEvent = {
+      type: 'VolumeSpaceListed',
+      data: { machineId: 7, ownerId: 3, sizeGb: 100, priceDisk: 0.1, endDate: null, listedAt: AT },
+    };
+    const deleted: MachineEvent = {
+      type: 'MachineDeleted',
+      data: { machineId: 7, ownerId: 3, deletedAt: AT },
+    };
+    spec
+      .given([registered, listed, volumeSpace])
+      .when({ type: 'DeleteMachine', at: AT, requesterId: 3, renterInstances: 0 })
+      .then([
+        { type: 'MachineUnlisted', data: { machineId: 7, unlistedAt: AT } },
+        { type: 'VolumeSpaceUnlisted', data: { machineId: 7, unlistedAt: AT } },
+        deleted,
+      ]);
+    spec
+      .given([registered])
+      .when({ type: 'DeleteMachine', at: AT, requesterId: 3, renterInstances: 0 })
+      .then([deleted]);
+    spec
+      .given([registered, listed])
+      .when({ type: 'DeleteMachine', at: AT, requesterId: 3, renterInstances: 2 })
+      .thenThrows(MachineErrors.inUse);
+    spec
+      .given([registered])
+      .when({ type: 'DeleteMachine', at: AT, requesterId: 4, renterInstances: 0 })
+      .thenThrows(MachineErrors.notFound);
+    spec
+      .given([registered, deleted])
+      .when({ type: 'ListMachine', at: AT, requesterId: 3, ask })
+      .thenThrows(MachineErrors.notFound);
+  });
 });
 
 describe('reliability of a silent machine (the reliability sweep)', () => {

@@ -59,12 +59,18 @@ export type MachineCommand = { at: string } & (
       endDate: number | null;
     }
   | { type: 'UnlistVolumeSpace'; requesterId: number }
+  /**
+   * `vastai delete machine`: refused while other users have instances on it (renterInstances, counted by the
+   * handler from the allocations read model); the host's own instances there are disregarded.
+   */
+  | { type: 'DeleteMachine'; requesterId: number; renterInstances: number }
 );
 
 export const MachineErrors = {
   notFound: 'no_such_machine',
   exists: 'machine_exists',
   invalidAsk: 'invalid_ask',
+  inUse: 'machine_in_use',
 } as const;
 
 export const initialState = (): MachineState => ({ status: 'none' });
@@ -108,6 +114,8 @@ export function evolve(state: MachineState, event: MachineEvent): MachineState {
       return { ...state, volumeSpaceListed: true };
     case 'VolumeSpaceUnlisted':
       return { ...state, volumeSpaceListed: false };
+    case 'MachineDeleted':
+      return { status: 'none' };
     // Heartbeats recorded as events before liveness moved to machine_liveness.
     case 'MachineHeartbeat':
     case 'MachineReliabilityChanged':
@@ -282,6 +290,28 @@ export function decide(command: MachineCommand, state: MachineState): MachineEve
       const machine = ownedMachine(state, command.requesterId);
       if (!machine.volumeSpaceListed) return [];
       return [{ type: 'VolumeSpaceUnlisted', data: { machineId: machine.machineId, unlistedAt: nowIso } }];
+    }
+    case 'DeleteMachine': {
+      const machine = ownedMachine(state, command.requesterId);
+      if (command.renterInstances > 0)
+        throw new DomainError(
+          MachineErrors.inUse,
+          `machine ${machine.machineId} is in use: ${command.renterInstances} instance(s) of other users are on it; they must end first`,
+        );
+      // Unlisted first, so every read model that follows listings drops the machine's offers as it would on an unlist.
+      const events: MachineEvent[] = [];
+      if (machine.listed)
+        events.push({ type: 'MachineUnlisted', data: { machineId: machine.machineId, unlistedAt: nowIso } });
+      if (machine.volumeSpaceListed)
+        events.push({
+          type: 'VolumeSpaceUnlisted',
+          data: { machineId: machine.machineId, unlistedAt: nowIso },
+        });
+      events.push({
+        type: 'MachineDeleted',
+        data: { machineId: machine.machineId, ownerId: machine.ownerId, deletedAt: nowIso },
+      });
+      return events;
     }
     case 'RecordHeartbeat':
     case 'RecomputeReliability': {

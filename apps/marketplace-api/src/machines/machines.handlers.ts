@@ -315,3 +315,78 @@ export class GpuNamesHandler implements IQueryHandler<GpuNamesQuery> {
     return rows.map((r) => r.gpu_name);
   }
 }
+
+export class DeleteMachineCommand extends Command<void> {
+  constructor(
+    readonly requesterId: number,
+    readonly machineId: number,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+/** `vastai delete machine`: refused while other users' instances are on the machine (the host's own are disregarded). */
+@CommandHandler(DeleteMachineCommand)
+export class DeleteMachineHandler implements ICommandHandler<DeleteMachineCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: DeleteMachineCommand): Promise<void> {
+    const [row] = await this.runtime.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${SCHEMA}.instance_allocations
+        WHERE machine_id = $1 AND renter_id IS DISTINCT FROM $2`,
+      [command.machineId, command.requesterId],
+    );
+    await runMachineCommand(
+      this.runtime,
+      command.machineId,
+      { type: 'DeleteMachine', requesterId: command.requesterId, renterInstances: Number(row?.n ?? 0) },
+      command.metadata,
+    );
+  }
+}
+
+/** One machine after `vastai defrag machines`: its offers, largest first. */
+export interface DefraggedMachine {
+  machine_id: number;
+  num_gpus: number;
+  gpus_free: number;
+  offers: number[];
+}
+
+export class DefragMachinesQuery extends Query<DefraggedMachine[]> {
+  constructor(
+    readonly ownerId: number,
+    readonly machineIds: readonly number[],
+  ) {
+    super();
+  }
+}
+
+/**
+ * `vastai defrag machines`: GPUs here are counted, not numbered, so a machine's free GPUs always form one
+ * block and its offers (chunks of min_chunk, 2x, 4x... and the whole free count) are already the largest
+ * contiguous ones: the answer is each of the caller's machines with its offers, nothing is moved.
+ */
+@QueryHandler(DefragMachinesQuery)
+export class DefragMachinesHandler implements IQueryHandler<DefragMachinesQuery> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(query: DefragMachinesQuery): Promise<DefraggedMachine[]> {
+    const rows = await this.runtime.db.query<{
+      machine_id: number;
+      num_gpus: number;
+      gpus_allocated: number;
+      offers: number[] | null;
+    }>(
+      `SELECT m.machine_id, m.num_gpus, ${GPUS_ALLOCATED},
+              (SELECT array_agg(o.num_gpus ORDER BY o.num_gpus DESC) FROM ${SCHEMA}.offers o WHERE o.machine_id = m.machine_id) AS offers
+         FROM ${SCHEMA}.machines m WHERE m.owner_id = $1 AND m.machine_id = ANY($2::int[]) ORDER BY m.machine_id`,
+      [query.ownerId, query.machineIds],
+    );
+    return rows.map((r) => ({
+      machine_id: Number(r.machine_id),
+      num_gpus: Number(r.num_gpus),
+      gpus_free: Number(r.num_gpus) - Number(r.gpus_allocated),
+      offers: (r.offers ?? []).map(Number),
+    }));
+  }
+}

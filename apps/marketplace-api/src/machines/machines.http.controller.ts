@@ -14,8 +14,21 @@ import {
   Public,
   RequirePermission,
 } from '@rigmarket/http-kit';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+} from 'class-validator';
+import {
+  DefragMachinesQuery,
+  DeleteMachineCommand,
   GpuNamesQuery,
   ListMachineCommand,
   ListMachinesQuery,
@@ -75,6 +88,11 @@ export class CreateAsksRequest {
 
 export class MinBidRequest {
   @IsOptional() price?: unknown;
+}
+
+/** `vastai defrag machines ID...`: `{"machine_ids": [...]}`. */
+export class DefragRequest {
+  @IsArray() @ArrayMaxSize(1000) machine_ids: unknown[];
 }
 
 export class VerificationRequest {
@@ -178,6 +196,25 @@ export class MachinesController {
     return { success: true, extended: false, msg: `Machine ${machineId} listed` };
   }
 
+  /**
+   * `vastai defrag machines`: the caller's machines among the ids, each with its offers (largest first). GPUs
+   * are counted, not numbered, so free GPUs are one block already: nothing is moved (docs/marketplace.md).
+   */
+  @Put('machines/defrag_offers')
+  @RequirePermission('machine_write')
+  @ApiContract({ body: BODIES.defrag, ok: ANSWERS.defragged })
+  async defrag(@Body() body: DefragRequest, @CallOf() { caller: principal }: Call) {
+    const ids = body.machine_ids.map((raw) => optionalNumber('machine_ids', raw));
+    if (ids.some((id) => id === null || !Number.isInteger(id)))
+      throw ApiError.badRequest('machine_ids must be a list of machine ids');
+    const machines = await this.queries.execute(new DefragMachinesQuery(principal.userId, ids as number[]));
+    return {
+      success: true,
+      msg: `${machines.length} machine(s) defragmented: their free GPUs form one block, offered as the largest chunks`,
+      machines,
+    };
+  }
+
   /** `vastai show machine 42`: a bare list. */
   @Get('machines/:id')
   @RequirePermission('machine_read')
@@ -192,6 +229,19 @@ export class MachinesController {
   async unlist(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
     await this.commands.execute(new UnlistMachineCommand(principal.userId, id, metadata));
     return { success: true, msg: `Machine ${id} unlisted` };
+  }
+
+  /**
+   * `vastai delete machine`: the owner's machine leaves search and every list (MachineDeleted); refused (409
+   * machine_in_use) while other users have instances on it, the host's own being disregarded.
+   */
+  @Post('machines/:id/force_delete')
+  @HttpCode(200)
+  @RequirePermission('machine_write')
+  @ApiContract({ ok: ANSWERS.msg, errors: { 404: ['no_such_machine'], 409: ['machine_in_use'] } })
+  async forceDelete(@Param('id', machineIdPipe) id: number, @CallOf() { caller: principal, metadata }: Call) {
+    await this.commands.execute(new DeleteMachineCommand(principal.userId, id, metadata));
+    return { success: true, msg: `Machine ${id} deleted` };
   }
 
   @Put('machines/:id/minbid')

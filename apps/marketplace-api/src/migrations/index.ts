@@ -19,6 +19,7 @@ import { instanceChargedUntil } from './0017-instance-charged-until';
 import { accountsAndTransfers } from './0018-accounts-and-transfers';
 import { volumeInstances } from './0019-volume-instances';
 import { instanceDeposits } from './0020-instance-deposits';
+import { allocationRenters } from './0021-allocation-renters';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -42,4 +43,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   accountsAndTransfers,
   volumeInstances,
   instanceDeposits,
+  allocationRenters,
 ];

@@ -46,6 +46,7 @@ export const AUDITED_EVENTS = {
       'MachineRegistered',
       'MachineListed',
       'MachineUnlisted',
+      'MachineDeleted',
       'MinBidChanged',
       'MachineVerificationChanged',
       'VolumeSpaceListed',

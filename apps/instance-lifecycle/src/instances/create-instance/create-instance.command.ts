@@ -16,6 +16,11 @@ export class CreateInstanceCommand extends Command<CreatedInstance> {
     readonly metadata: EventMetadata,
     /** The Idempotency-Key header, if any. */
     readonly idempotencyKey: string | null = null,
+    /**
+     * The machine owner's default job (`vastai set defjob`): on the owner's own machine, listed or not, at a
+     * bid of 0 that every rental outbids (docs/instances.md, "Default jobs").
+     */
+    readonly defaultJob = false,
   ) {
     super();
   }

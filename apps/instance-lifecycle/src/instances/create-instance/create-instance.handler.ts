@@ -44,6 +44,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     request,
     metadata,
     idempotencyKey,
+    defaultJob,
   }: CreateInstanceCommand): Promise<CreatedInstance> {
     const hash = requestHash(offerId, request);
     const idempotency = new IdempotencyRecords(this.runtime);
@@ -64,14 +65,17 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const machine = await findMachine(this.runtime.db, machineId);
     if (!machine || numGpus < 1 || numGpus > machine.numGpus)
       throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
-    if (!machine.listed || !machine.ask)
+    if (defaultJob && machine.ownerId !== renter)
+      throw ApiError.notFound('no such machine id', 'no_such_machine');
+    if (!defaultJob && (!machine.listed || !machine.ask))
       throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
     if (request.cancelUnavail)
       await refuseIfUnavailable(this.runtime, this.host, machineId, offerId, request);
     await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
-    const ask = machine.ask;
+    // A default job may run on an unlisted machine: its disk is then priced at 0.
+    const ask = machine.ask ?? { priceGpu: 0, priceDisk: 0, minBid: 0 };
     if (request.price !== null) checkBidBound(request.price, numGpus);
-    if (request.price !== null && request.price < ask.minBid * numGpus) {
+    if (!defaultJob && request.price !== null && request.price < ask.minBid * numGpus) {
       throw ApiError.badRequest(
         `price ${request.price} is below this offer's minimum bid of ${ask.minBid * numGpus} $/hour`,
       );
@@ -142,6 +146,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           config,
           templateId,
           apiKeyHash: hashKey(instanceApiKey),
+          ...(defaultJob ? { defaultJob } : {}),
         },
         metadata,
         {

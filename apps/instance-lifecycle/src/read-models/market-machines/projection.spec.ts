@@ -59,4 +59,33 @@ describe('market_machines projection', () => {
           },
         ],
       ));
+
+  it('forgets a deleted machine', () =>
+    spec
+      .given([
+        {
+          streamId: 'machine-7',
+          type: 'MachineRegistered',
+          data: {
+            machineId: 7,
+            ownerId: 3,
+            hardware: hardware as MachineHardware,
+          } as MachineRegistered['data'],
+        },
+        {
+          streamId: 'machine-8',
+          type: 'MachineRegistered',
+          data: {
+            machineId: 8,
+            ownerId: 3,
+            hardware: hardware as MachineHardware,
+          } as MachineRegistered['data'],
+        },
+      ])
+      .when({
+        streamId: 'machine-7',
+        type: 'MachineDeleted',
+        data: { machineId: 7, ownerId: 3, deletedAt: 'x' },
+      })
+      .then(`SELECT machine_id FROM instance_lifecycle.market_machines`, [{ machine_id: 8 }]));
 });

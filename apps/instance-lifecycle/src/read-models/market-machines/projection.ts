@@ -12,6 +12,7 @@ export const marketMachinesProjection = defineProjection<MachineEvent>({
     'MachineRegistered',
     'MachineListed',
     'MachineUnlisted',
+    'MachineDeleted',
     'MinBidChanged',
     'MachineVerificationChanged',
   ],
@@ -45,6 +46,10 @@ export const marketMachinesProjection = defineProjection<MachineEvent>({
         return;
       case 'MachineUnlisted':
         await sql.execute(`UPDATE ${table} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
+        return;
+      case 'MachineDeleted':
+        // A deleted machine rents nothing more: its offers answer 404 no_such_offer.
+        await sql.execute(`DELETE FROM ${table} WHERE machine_id = $1`, [event.data.machineId]);
         return;
       case 'MinBidChanged':
         await sql.execute(

@@ -98,4 +98,31 @@ describe('machines projection (machines and their offers)', () => {
           },
         ],
       ));
+
+  it("keeps each instance's renter, leaves a host's default job out of the held GPUs, and drops a deleted machine", () =>
+    spec
+      .given([
+        machineRegistered(7),
+        machineListed(7),
+        machineRegistered(8),
+        machineListed(8),
+        instanceCreated(9, 7, 2),
+        {
+          ...instanceCreated(10, 7, 2),
+          data: { ...instanceCreated(10, 7, 2).data, renter: 1, defaultJob: true },
+        },
+        { streamId: 'machine-8', type: 'MachineUnlisted', data: { machineId: 8, unlistedAt: AT } },
+      ])
+      .when({
+        streamId: 'machine-8',
+        type: 'MachineDeleted',
+        data: { machineId: 8, ownerId: 1, deletedAt: AT },
+      })
+      .then(
+        `SELECT (SELECT json_agg(json_build_array(instance_id, renter_id, held) ORDER BY instance_id) FROM marketplace.instance_allocations) AS allocations,
+                (SELECT json_agg(num_gpus ORDER BY num_gpus) FROM marketplace.offers WHERE machine_id = 7) AS offers,
+                (SELECT json_agg(machine_id ORDER BY machine_id) FROM marketplace.machines) AS machines,
+                (SELECT count(*)::int FROM marketplace.offers WHERE machine_id = 8) AS deleted_offers`,
+        [{ allocations: [[9, 2, true]], offers: [1, 2], machines: [7], deleted_offers: 0 }],
+      ));
 });

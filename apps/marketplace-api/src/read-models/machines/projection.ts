@@ -29,7 +29,7 @@ const isAllocationEvent = (
  */
 export const machinesProjection = defineProjection<MachineEvent | AllocationEvent>({
   name: 'machines',
-  version: 3,
+  version: 4,
   sources: [
     { context: 'marketplace', streamType: 'machine' },
     { context: 'instance', streamType: 'instance' },
@@ -43,6 +43,7 @@ export const machinesProjection = defineProjection<MachineEvent | AllocationEven
     'MachineRegistered',
     'MachineListed',
     'MachineUnlisted',
+    'MachineDeleted',
     'MinBidChanged',
     'MachineVerificationChanged',
     'MachineHeartbeat',
@@ -81,6 +82,10 @@ async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<
       break;
     case 'MachineUnlisted':
       await sql.execute(`UPDATE ${t} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
+      break;
+    case 'MachineDeleted':
+      // Its offers go with it (refreshOffers below finds no machine); its allocations end with their instances.
+      await sql.execute(`DELETE FROM ${t} WHERE machine_id = $1`, [event.data.machineId]);
       break;
     case 'MinBidChanged':
       await sql.execute(
@@ -124,10 +129,12 @@ async function applyAllocation(sql: Sql, event: EnvelopeOf<AllocationEvent>): Pr
   let machineId: number;
   switch (event.type) {
     case 'InstanceCreated':
+      // The host's default job yields its GPUs to any rental: offers show them as free.
+      if (event.data.defaultJob) return;
       machineId = event.data.machineId;
       await sql.execute(
-        `INSERT INTO ${SCHEMA}.instance_allocations (instance_id, machine_id, num_gpus) VALUES ($1, $2, $3) ON CONFLICT (instance_id) DO NOTHING`,
-        [event.data.instanceId, machineId, event.data.numGpus],
+        `INSERT INTO ${SCHEMA}.instance_allocations (instance_id, machine_id, num_gpus, renter_id) VALUES ($1, $2, $3, $4) ON CONFLICT (instance_id) DO NOTHING`,
+        [event.data.instanceId, machineId, event.data.numGpus, event.data.renter],
       );
       break;
     case 'InstanceDestroyed':
