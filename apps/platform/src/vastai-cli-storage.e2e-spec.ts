@@ -285,43 +285,53 @@ describe('the vastai CLI: storage commands', () => {
     expect(await shell.sh(container(), 'cat /data/in/model/config.json')).toBe(payload);
   });
 
-  it("vastai cloud copy: an unknown connection fails the copy with the reason; another account's instance is 404", async () => {
-    const copied = await vastai(
-      owner,
-      'cloud',
-      'copy',
-      '--src',
-      '/data/out',
-      '--dst',
-      `/${BUCKET}/x`,
-      '--instance',
-      String(instanceId),
-      '--connection',
-      '999999',
-      '--transfer',
-      'Instance To Cloud',
-    );
-    expect(copied.out).toContain('Cloud Copy Started');
-    expect(await copyEnded(/failed/)).toContain(
-      'Cloud copy (Instance To Cloud) failed: No cloud connection 999999 on your account',
-    );
-    const foreign = await vastai(
-      other,
-      'cloud',
-      'copy',
-      '--src',
-      '/data/out',
-      '--dst',
-      `/${BUCKET}/x`,
-      '--instance',
-      String(instanceId),
-      '--connection',
-      '1',
-      '--transfer',
-      'Instance To Cloud',
-    );
-    expect(foreign.out).toContain('404');
-    expect(foreign.out).not.toContain('Cloud Copy Started');
+  it("vastai cloud copy: an unknown connection, another account's connection and another account's instance are 404", async () => {
+    const copy = (key: string, connection: number) =>
+      vastai(
+        key,
+        'cloud',
+        'copy',
+        '--src',
+        '/data/out',
+        '--dst',
+        `/${BUCKET}/x`,
+        '--instance',
+        String(instanceId),
+        '--connection',
+        String(connection),
+        '--transfer',
+        'Instance To Cloud',
+      );
+    const theirs = (
+      await http()
+        .post('/api/v0/users/cloud_integrations/')
+        .set(as(other))
+        .send({ name: 'theirs', endpoint: s3Endpoint, access_key_id: 'S3RVER', secret_access_key: 'S3RVER' })
+        .expect(200)
+    ).body.id as number;
+    for (const [key, connection] of [
+      [owner, 999999],
+      [owner, theirs],
+      [other, theirs],
+    ] as const) {
+      const refused = await copy(key, connection);
+      expect(refused.out).toContain('404');
+      expect(refused.out).not.toContain('Cloud Copy Started');
+    }
+    const answer = await http()
+      .post('/api/v0/commands/rclone/')
+      .set(as(owner))
+      .send({
+        src: '/data/out',
+        dst: `/${BUCKET}/x`,
+        instance_id: String(instanceId),
+        selected: String(theirs),
+        transfer: 'Instance To Cloud',
+      });
+    expect({ status: answer.status, error: answer.body.error }).toEqual({
+      status: 404,
+      error: 'no_such_cloud_connection',
+    });
   });
 
   it("leaves the connections' secret keys out of every event, outbox row and agent log line", async () => {

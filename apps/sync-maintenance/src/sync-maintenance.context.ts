@@ -2,6 +2,7 @@ import { type ContextDefinition, streamFold } from '@rigmarket/event-sourcing';
 import { authKeysProjection } from '@rigmarket/http-kit';
 import { syncMaintenanceMigrations } from './migrations';
 import { agentMachinesProjection } from './read-models/agent-machines/projection';
+import { knownCloudConnectionsProjection } from './read-models/known-cloud-connections/projection';
 import { knownInstancesProjection } from './read-models/known-instances/projection';
 import { knownMachinesProjection } from './read-models/known-machines/projection';
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
@@ -26,6 +27,7 @@ export const syncMaintenanceContext: ContextDefinition = {
     knownMachinesProjection,
     knownInstancesProjection,
     agentMachinesProjection,
+    knownCloudConnectionsProjection,
   ],
   folds: { sync: streamFold(syncDecider), maintenance: streamFold(maintenanceDecider) },
 };

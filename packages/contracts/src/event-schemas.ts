@@ -69,6 +69,7 @@ import type {
 } from './marketplace';
 import { PERMISSION_CATEGORIES, type PermissionsObject } from './permissions';
 import { PUBLIC_EVENTS } from './schema-registry';
+import type { CloudConnectionListed, CloudConnectionRemoved } from './cloud-connections';
 import { MAX_SSH_KEY_LENGTH } from './ssh-public-key';
 import type {
   MaintenanceCanceled,
@@ -449,6 +450,12 @@ const instance = {
   ),
   InstanceSnapshotFailed: payload<InstanceSnapshotFailed>()(
     z.object({ instanceId: id, snapshotId: id, reason: z.string(), at: time }),
+  ),
+  CloudConnectionListed: payload<CloudConnectionListed>()(
+    z.object({ userId: id, connectionId: id, at: time }),
+  ),
+  CloudConnectionRemoved: payload<CloudConnectionRemoved>()(
+    z.object({ userId: id, connectionId: id, at: time }),
   ),
   HostAgentEnrolled: payload<HostAgentEnrolled>()(
     z.object({ machineId: id, ownerId: id, driver: z.string(), at: time }),

@@ -11,6 +11,7 @@ export * from './schema-registry';
 export * from './money';
 export * from './ledger-upcasters';
 export * from './agent-channel';
+export * from './cloud-connections';
 export * from './host-agent-events';
 export * from './registry-login';
 export * from './event-schemas';

@@ -1,3 +1,4 @@
+import { CloudConnectionPublicEvents } from './cloud-connections';
 import type { ContextName, EventEnvelope } from './envelope';
 import { HostAgentPublicEvents } from './host-agent-events';
 import { IdentityPublicEvents } from './identity';
@@ -14,7 +15,7 @@ export interface PublicEventSpec {
 export const PUBLIC_EVENTS: Record<ContextName, Record<string, PublicEventSpec>> = {
   identity: IdentityPublicEvents,
   marketplace: MarketplacePublicEvents,
-  instance: { ...InstancePublicEvents, ...HostAgentPublicEvents },
+  instance: { ...InstancePublicEvents, ...HostAgentPublicEvents, ...CloudConnectionPublicEvents },
   sync: SyncPublicEvents,
 };
 

@@ -20,6 +20,10 @@ const added = (connectionId: number, name: string): CloudConnectionEvent => ({
     at: AT,
   },
 });
+const listed = (connectionId: number): CloudConnectionEvent => ({
+  type: 'CloudConnectionListed',
+  data: { userId: 2, connectionId, at: AT },
+});
 const add = (connectionId: number, name: string) => ({
   type: 'AddCloudConnection' as const,
   at: AT,
@@ -33,11 +37,11 @@ const add = (connectionId: number, name: string) => ({
 const spec = deciderSpec(cloudConnectionsDecider);
 
 describe("an account's cloud connections", () => {
-  it('adds a connection; a second one of the same name is refused, another name is not', () => {
+  it('adds a connection and lists it publicly (no credentials); a second of the same name is refused', () => {
     spec
       .given([])
       .when(add(7, 'backups'))
-      .then([added(7, 'backups')]);
+      .then([added(7, 'backups'), listed(7)]);
     spec
       .given([added(7, 'backups')])
       .when(add(8, 'backups'))
@@ -45,7 +49,7 @@ describe("an account's cloud connections", () => {
     spec
       .given([added(7, 'backups')])
       .when(add(8, 'datasets'))
-      .then([added(8, 'datasets')]);
+      .then([added(8, 'datasets'), listed(8)]);
   });
 
   it('removes only a connection the account has, once; its name is free again', () => {
@@ -66,9 +70,9 @@ describe("an account's cloud connections", () => {
       .when({ type: 'RemoveCloudConnection', at: AT, userId: 2, connectionId: 9 })
       .thenThrows(CloudConnectionErrors.notFound);
     spec
-      .given([added(7, 'backups'), removed])
+      .given([added(7, 'backups'), listed(7), removed])
       .when(add(8, 'backups'))
-      .then([added(8, 'backups')]);
+      .then([added(8, 'backups'), listed(8)]);
   });
 
   it(`keeps at most ${CLOUD_CONNECTION_LIMITS.perAccount} connections per account`, () => {

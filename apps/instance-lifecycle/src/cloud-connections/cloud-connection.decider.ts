@@ -1,12 +1,19 @@
-import { DomainError, type DomainEvent } from '@rigmarket/contracts';
+import {
+  type CloudConnectionListed,
+  type CloudConnectionRemoved,
+  DomainError,
+  type DomainEvent,
+} from '@rigmarket/contracts';
 
 /**
  * An account's cloud connections (`cloud_connections-<userId>`): S3-compatible endpoints that `vastai cloud
  * copy` moves files to and from (docs/instances.md, "Cloud connections and cloud copies"). They live in
  * instance-lifecycle because the host agent that runs the copy needs the credentials, and only this context
- * talks to the agents. The credentials are sealed (AES-256-GCM) in the events, which are private to this
- * context: they never reach the outbox, Kafka or another context. Only the last four characters of the
- * access key id are kept in the clear, to show the connection back masked.
+ * talks to the agents. The credentials are sealed (AES-256-GCM) in CloudConnectionAdded, which is private to
+ * this context: it never reaches the outbox, Kafka or another context. Its public companion
+ * CloudConnectionListed (and CloudConnectionRemoved) name only the account and the id, for sync-maintenance's
+ * check of a cloud copy's connection. Only the last four characters of the access key id are kept in the
+ * clear, to show the connection back masked.
  */
 export type CloudType = 's3';
 
@@ -24,11 +31,7 @@ export interface CloudConnectionData {
 }
 
 export type CloudConnectionAdded = DomainEvent<'CloudConnectionAdded', CloudConnectionData>;
-export type CloudConnectionRemoved = DomainEvent<
-  'CloudConnectionRemoved',
-  { userId: number; connectionId: number; at: string }
->;
-export type CloudConnectionEvent = CloudConnectionAdded | CloudConnectionRemoved;
+export type CloudConnectionEvent = CloudConnectionAdded | CloudConnectionListed | CloudConnectionRemoved;
 
 export interface CloudConnectionsState {
   /** connection id -> name, of the connections that exist. */
@@ -52,7 +55,7 @@ export const initialState = (): CloudConnectionsState => ({ names: new Map() });
 /** Updates the map in place (the runner owns the state it folds). */
 export function evolve(state: CloudConnectionsState, event: CloudConnectionEvent): CloudConnectionsState {
   if (event.type === 'CloudConnectionAdded') state.names.set(event.data.connectionId, event.data.name);
-  else state.names.delete(event.data.connectionId);
+  else if (event.type === 'CloudConnectionRemoved') state.names.delete(event.data.connectionId);
   return state;
 }
 
@@ -74,7 +77,10 @@ export function decide(
           'bad_request',
           `An account keeps at most ${CLOUD_CONNECTION_LIMITS.perAccount} cloud connections`,
         );
-      return [{ type: 'CloudConnectionAdded', data: { ...data, userId, at } }];
+      return [
+        { type: 'CloudConnectionAdded', data: { ...data, userId, at } },
+        { type: 'CloudConnectionListed', data: { userId, connectionId: data.connectionId, at } },
+      ];
     }
     case 'RemoveCloudConnection':
       if (!state.names.has(command.connectionId))

@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ApiError, type EventMetadata, type SyncExecutor, type SyncRequested } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { hasCloudConnection } from '../read-models/known-cloud-connections/queries';
 import { findInstance, onAgentMachine } from '../read-models/known-instances/queries';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import type { CopyJob } from './executor/copy-executor';
@@ -53,6 +54,19 @@ export class StartSyncHandler implements ICommandHandler<StartSyncCommand> {
           : [];
     const executor: SyncExecutor =
       involved.length > 0 && (await onAgentMachine(this.runtime.db, involved)) ? 'agents' : 'platform';
+    // A cloud copy the agents run needs a connection of the caller's (another account's is as unknown).
+    if (request.kind === 'rclone' && executor === 'agents') {
+      const connectionId = Number(request.rclone?.connection);
+      if (
+        !Number.isSafeInteger(connectionId) ||
+        !(await hasCloudConnection(this.runtime.db, userId, connectionId))
+      )
+        throw new ApiError(
+          404,
+          'no_such_cloud_connection',
+          `No cloud connection ${request.rclone?.connection ?? ''} on your account (vastai show connections lists them)`,
+        );
+    }
     const jobId = await this.runtime.nextId('sync_job_ids');
     const result = await runSyncCommand(
       this.runtime,

@@ -109,7 +109,11 @@ export class SyncsController {
   @ApiContract({
     body: BODIES.cloudCopy,
     ok: ANSWERS.started,
-    errors: { 400: ['invalid_args'], 404: ['no_such_instance'], 409: ['sync_in_progress'] },
+    errors: {
+      400: ['invalid_args'],
+      404: ['no_such_instance', 'no_such_cloud_connection'],
+      409: ['sync_in_progress'],
+    },
   })
   async cloudCopy(@Body() body: CloudCopyRequest, @CallOf() { caller: principal, metadata }: Call) {
     const instanceId = instanceIdOf(body.instance_id, 'invalid_args', 'invalid instance_id');

@@ -7174,7 +7174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused; error: no_such_instance */
+            /** @description Refused; error: no_such_instance, no_such_cloud_connection */
             404: {
                 headers: {
                     [name: string]: unknown;
