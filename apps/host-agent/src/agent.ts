@@ -33,6 +33,8 @@ export interface HostAgentOptions {
   benchmarkIntervalMs?: number;
   inetUpMbps?: number;
   inetDownMbps?: number;
+  /** Host ports instances may map directly, reported at registration (`vastai self-test machine` wants 3 per GPU). Default 100. */
+  directPortCount?: number;
   /** Docker Engine client; default: DOCKER_HOST or /var/run/docker.sock. */
   docker?: Docker;
   log?: (line: string) => void;
@@ -92,6 +94,7 @@ export class HostAgent {
         publicAddress,
         inetUpMbps: options.inetUpMbps ?? 100,
         inetDownMbps: options.inetDownMbps ?? 100,
+        directPortCount: options.directPortCount ?? 100,
       });
       const machineId = await marketplace.registerMachine(machine);
       state = { apiUrl: options.apiUrl, machineId };

@@ -27,6 +27,7 @@ describe('agent command line', () => {
       heartbeatIntervalMs: 60_000,
       metricsIntervalMs: 15_000,
       benchmarkIntervalMs: 86_400_000,
+      directPortCount: 100,
     });
     const base = ['--api-url', 'http://x', '--api-key', 'k'];
     expect(parseAgentArguments([...base, '--metrics-interval', '0'], {}).metricsIntervalMs).toBe(0);

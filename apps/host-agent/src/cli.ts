@@ -53,6 +53,7 @@ export function parseAgentArguments(
     )
     .option('--inet-up <mbps>', 'upload bandwidth to report', positiveInt, 100)
     .option('--inet-down <mbps>', 'download bandwidth to report', positiveInt, 100)
+    .option('--direct-ports <n>', 'host ports instances may map directly, to report', positiveInt, 100)
     .exitOverride()
     .configureOutput({ writeErr });
   program.parse(argv, { from: 'user' });
@@ -69,6 +70,7 @@ export function parseAgentArguments(
     benchmarkInterval: number;
     inetUp: number;
     inetDown: number;
+    directPorts: number;
   }>();
   return {
     apiUrl: o.apiUrl,
@@ -83,5 +85,6 @@ export function parseAgentArguments(
     benchmarkIntervalMs: o.benchmarkInterval,
     inetUpMbps: o.inetUp,
     inetDownMbps: o.inetDown,
+    directPortCount: o.directPorts,
   };
 }

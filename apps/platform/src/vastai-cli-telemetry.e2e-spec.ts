@@ -277,6 +277,16 @@ describe('the vastai CLI for GPU metrics', () => {
     expect(await settledRebuildMismatches(app.get<ContextRuntime>(INSTANCE_RUNTIME))).toEqual([]);
   }, 90_000);
 
+  it("vastai self-test machine: finds the agent's machine by its offer and checks it (direct ports reported)", async () => {
+    const out = await vastai(['self-test', 'machine', String(agent?.machineId), '--no-support-bundle']);
+    expect(out).toContain(`Preflight diagnostics for machine ${agent?.machineId}`);
+    // this small test host fails the RAM, core and bandwidth floors, but not the agent-reported ones
+    expect(out).toContain('- System RAM');
+    expect(out).not.toContain('Direct port count');
+    expect(out).not.toContain('CUDA version');
+    expect(out).not.toMatch(/no (valid )?offers? (found )?for machine/i);
+  }, 60_000);
+
   it("another user never sees the host's GPU samples; a user without a machine is told so", async () => {
     const theirs = await raw<{ gpus: CurrentRow[] }>(['show', 'gpu-metrics'], otherKey);
     expect(theirs.gpus).toEqual([

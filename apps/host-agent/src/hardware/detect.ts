@@ -27,6 +27,8 @@ export interface MachineRegistration {
   disk_space: number;
   inet_up: number;
   inet_down: number;
+  /** Host ports instances may map directly (the Docker driver lets Docker pick free ones). */
+  direct_port_count: number;
   public_ipaddr: string;
   hostname: string;
   pci_gen?: number;
@@ -59,7 +61,13 @@ export function defaultPublicAddress(): string {
 /** CPU, RAM from node:os; free disk of the data directory from statfs; GPUs as given. */
 export async function detectMachine(
   gpus: GpuInventory,
-  options: { dataDir: string; publicAddress: string; inetUpMbps: number; inetDownMbps: number },
+  options: {
+    dataDir: string;
+    publicAddress: string;
+    inetUpMbps: number;
+    inetDownMbps: number;
+    directPortCount: number;
+  },
 ): Promise<MachineRegistration> {
   const cpuList = cpus();
   const disk = await statfs(options.dataDir);
@@ -77,6 +85,7 @@ export async function detectMachine(
     disk_space: Math.floor((disk.bavail * disk.bsize) / 1e9),
     inet_up: options.inetUpMbps,
     inet_down: options.inetDownMbps,
+    direct_port_count: options.directPortCount,
     public_ipaddr: options.publicAddress,
     hostname: hostname(),
     ...(gpus.pcieGen !== null ? { pci_gen: gpus.pcieGen } : {}),
