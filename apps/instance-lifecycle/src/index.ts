@@ -12,6 +12,7 @@ export { AgentSessions } from './agent/agent-sessions';
 export { DirectoryLogStore, type LogStore } from './logs/log-store';
 export { Provisioning } from './instances/create-instance/provisioning';
 export { ProvisioningRecovery } from './instances/create-instance/provisioning-recovery';
+export { ScheduledJobRunner, type ScheduledRun } from './scheduled-jobs/scheduled-job.runner';
 export { provisioningStreamId } from './instances/create-instance/provisioning.workflow';
 export { SnapshotTimeouts } from './instances/take-snapshot/snapshot-timeouts';
 export { SNAPSHOT_STALE_MS, SNAPSHOT_STALE_MSG } from './instances/snapshot.decider';

@@ -14,6 +14,7 @@ import { marketTemplatesProjection } from './read-models/market-templates/projec
 import { marketVolumeOffersProjection } from './read-models/market-volume-offers/projection';
 import { marketVolumesProjection } from './read-models/market-volumes/projection';
 import { openProvisioningsProjection } from './read-models/open-provisionings/projection';
+import { scheduledJobsProjection } from './read-models/scheduled-jobs/projection';
 import { SCHEMA } from './schema';
 import { instanceDecider } from './instances/instance.decider';
 
@@ -40,6 +41,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     cloudConnectionsProjection,
     benchmarksProjection,
     machineReportsProjection,
+    scheduledJobsProjection,
   ],
   subscribedProjections: [
     authKeys,

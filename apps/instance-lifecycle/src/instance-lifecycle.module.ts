@@ -41,8 +41,14 @@ import {
   PENDING_KEY_BOX,
   REGISTRY_LOGIN_BOX,
   PROVISIONING_RECOVERY_OPTIONS,
+  SCHEDULED_JOBS_INTERVAL_MS,
   SIMULATED_HOST_TIMINGS,
 } from './instance-lifecycle.tokens';
+import {
+  DEFAULT_SCHEDULED_JOBS_INTERVAL_MS,
+  ScheduledJobRunner,
+} from './scheduled-jobs/scheduled-job.runner';
+import { ScheduledJobsController } from './scheduled-jobs/scheduled-jobs.http.controller';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { PendingKeyBox } from './instances/pending-keys';
 import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
@@ -88,6 +94,16 @@ export interface InstanceLifecycleOptions {
   provisioningRecovery?: Partial<ProvisioningRecoveryOptions>;
   /** Resolution and retention of the host agents' GPU samples (defaults: gpu-metrics.store.ts). */
   gpuMetrics?: Partial<GpuMetricsOptions>;
+  /** How often due scheduled jobs are run (ms; default RIGMARKET_SCHEDULED_JOBS_INTERVAL_MS, else 60 000; 0 = only when asked). */
+  scheduledJobsIntervalMs?: number;
+}
+
+function scheduledJobsInterval(option: number | undefined): number {
+  const fromEnv = Number(process.env.RIGMARKET_SCHEDULED_JOBS_INTERVAL_MS);
+  if (option !== undefined) return option;
+  return process.env.RIGMARKET_SCHEDULED_JOBS_INTERVAL_MS !== undefined && Number.isFinite(fromEnv)
+    ? fromEnv
+    : DEFAULT_SCHEDULED_JOBS_INTERVAL_MS;
 }
 
 @Module({})
@@ -114,6 +130,7 @@ export class InstanceLifecycleModule {
         GpuMetricsController,
         BenchmarksController,
         HostMachinesController,
+        ScheduledJobsController,
       ],
       providers: [
         {
@@ -169,6 +186,11 @@ export class InstanceLifecycleModule {
         CreditExhaustedReactor,
         VolumeForInstanceReactor,
         LaunchInstanceHandler,
+        {
+          provide: SCHEDULED_JOBS_INTERVAL_MS,
+          useValue: scheduledJobsInterval(options.scheduledJobsIntervalMs),
+        },
+        ScheduledJobRunner,
       ],
     });
   }

@@ -134,6 +134,20 @@ export const BODIES = {
     },
     ['machine', 'image'],
   ),
+  scheduleJob: objectOf(
+    {
+      start_time: num,
+      end_time: num,
+      api_endpoint: str,
+      request_method: str,
+      request_body: anyObject,
+      day_of_the_week: nullable(int),
+      hour_of_the_day: nullable(int),
+      frequency: { type: 'string', enum: ['HOURLY', 'DAILY', 'WEEKLY'] },
+      instance_id: int,
+    },
+    ['api_endpoint', 'request_method', 'frequency', 'instance_id'],
+  ),
 } as const;
 
 const GPU_FILTERS = {
@@ -269,6 +283,26 @@ export const ANSWERS = {
       created_at: num,
     }),
   ),
+  scheduledJobs: arrayOf(
+    objectOf({
+      id: int,
+      instance_id: int,
+      api_endpoint: str,
+      request_method: str,
+      request_body: anyObject,
+      start_time: num,
+      end_time: num,
+      day_of_the_week: nullable(int),
+      hour_of_the_day: nullable(int),
+      min_of_the_hour: int,
+      frequency: str,
+      next_run_time: nullable(num),
+      last_run_time: nullable(num),
+      last_result: nullable(objectOf({ ok: bool, msg: str })),
+      runs: int,
+    }),
+  ),
+  scheduledJob: succeeded({ scheduled_job_id: int, msg: str }),
   cloudConnectionAdded: succeeded({ id: int, msg: str }),
   snapshot: succeeded({ msg: str, snapshot_id: int, image: str }),
   defaultJobSet: succeeded({ msg: str, instance_id: nullable(int) }),

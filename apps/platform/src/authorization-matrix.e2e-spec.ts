@@ -25,6 +25,7 @@ interface Owned {
   volumeId: number;
   templateId: number;
   connectionId: number;
+  scheduledJobId: number;
 }
 
 interface Probe {
@@ -39,6 +40,18 @@ interface Probe {
 }
 
 type Entry = Probe | { exempt: string };
+
+/** A scheduled daily reboot of an instance, as `vastai reboot instance ID --schedule DAILY --hour 3` stores it. */
+const rebootJob = (instanceId: number) => ({
+  api_endpoint: `/api/v0/instances/reboot/${instanceId}/`,
+  request_method: 'PUT',
+  request_body: { instance_id: instanceId },
+  frequency: 'DAILY',
+  day_of_the_week: null,
+  hour_of_the_day: 3,
+  end_time: Math.floor(Date.now() / 1000) + 7 * 86_400,
+  instance_id: instanceId,
+});
 
 /**
  * Every route of the OpenAPI document that addresses an object by a path parameter, and how a stranger is
@@ -139,6 +152,13 @@ const MATRIX: Record<string, Entry> = {
     refused: [403],
   },
   'DELETE /api/v0/users/cloud_integrations/{id}': { params: (o) => ({ id: o.connectionId }) },
+  'PUT /api/v0/instances/prepay/{id}': { params: (o) => ({ id: o.instanceId }), body: () => ({ amount: 1 }) },
+  'GET /api/v0/instances/balance/{id}': { params: (o) => ({ id: o.instanceId }) },
+  'PUT /api/v0/commands/schedule_job/{id}': {
+    params: (o) => ({ id: o.scheduledJobId }),
+    body: (o) => rebootJob(o.instanceId),
+  },
+  'DELETE /api/v0/commands/schedule_job/{id}': { params: (o) => ({ id: o.scheduledJobId }) },
   'GET /api/v0/webhooks/{id}': { params: (o) => ({ id: o.webhookId }) },
   'PUT /api/v0/webhooks/{id}': { params: (o) => ({ id: o.webhookId }), body: () => ({ enabled: false }) },
   'DELETE /api/v0/webhooks/{id}': { params: (o) => ({ id: o.webhookId }) },
@@ -282,6 +302,13 @@ describe('the authorization matrix: a stranger reaches none of the owner’s obj
       secret_access_key: 'matrix-secret-key',
     });
     expect(connection.status).toBeLessThan(300);
+    const scheduledJobId = (
+      await http()
+        .post('/api/v0/commands/schedule_job/')
+        .set(owner)
+        .send(rebootJob(instanceId))
+        .expect(succeeded)
+    ).body.scheduled_job_id as number;
     const deliveryId = await eventually(
       async () => {
         const res = await http().get(`/api/v0/webhooks/${webhook.body.endpoint.id}/deliveries/`).set(owner);
@@ -304,6 +331,7 @@ describe('the authorization matrix: a stranger reaches none of the owner’s obj
       volumeId,
       templateId,
       connectionId: (connection.body.id ?? connection.body.connection?.id) as number,
+      scheduledJobId,
     };
     document = (await http().get('/api/v0/openapi.json').expect(succeeded)).body;
   }, 180_000);
@@ -379,5 +407,15 @@ describe('the authorization matrix: a stranger reaches none of the owner’s obj
       id: number;
     }[];
     expect(connections.map((c) => c.id)).toContain(owned.connectionId);
+    const jobs = (await http().get('/api/v0/commands/schedule_job/').set(owner).expect(200)).body as {
+      id: number;
+      api_endpoint: string;
+    }[];
+    expect(jobs).toEqual([
+      expect.objectContaining({
+        id: owned.scheduledJobId,
+        api_endpoint: rebootJob(owned.instanceId).api_endpoint,
+      }),
+    ]);
   });
 });

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database, ManualClock } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, RecordingMailer } from '@rigmarket/identity-2fa';
-import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
+import { INSTANCE_RUNTIME, ScheduledJobRunner } from '@rigmarket/instance-lifecycle';
 import { BillingMeter, MARKETPLACE_RUNTIME, ledgerImbalances } from '@rigmarket/marketplace-api';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
@@ -19,11 +19,12 @@ const ADMIN_KEY = 'cli-prepay-jobs-admin-key';
 const HOUR = 3_600_000;
 
 /**
- * The real `vastai` CLI's reserved-instance commands (issue 14: prepay instance, show deposit) against the
- * embedded platform, with a clock moved by hand and the billing meter run on demand. The CLI exits 0 on
+ * The real `vastai` CLI's reserved-instance commands (issue 14: prepay instance, show deposit) and scheduled
+ * jobs (`--schedule` on change bid and reboot instance, show scheduled-jobs, delete scheduled-job) against the
+ * embedded platform, with a clock moved by hand and the billing meter and the job runner run on demand. The CLI exits 0 on
  * most HTTP errors, so every test reads its output and checks the effect with a follow-up command.
  */
-describe('the vastai CLI: prepaid deposits', () => {
+describe('the vastai CLI: prepaid deposits and scheduled jobs', () => {
   let app: INestApplication;
   let db: Database;
   let port: number;
@@ -33,9 +34,11 @@ describe('the vastai CLI: prepaid deposits', () => {
   let renter: string;
   let stranger: string;
   let instanceId: number;
+  let offer: number;
 
   /** Runs the CLI as `key`; answers stdout and stdout + stderr (also when it exits non-zero). */
-  const cli = async (key: string, ...args: string[]) => {
+  const cli = (key: string, ...args: string[]) => cliAnswering('', key, ...args);
+  const cliAnswering = async (answer: string, key: string, ...args: string[]) => {
     const env = {
       PATH: process.env.PATH,
       HOME: home,
@@ -44,12 +47,13 @@ describe('the vastai CLI: prepaid deposits', () => {
       VAST_API_KEY: key,
     };
     const bin = join(__dirname, '../../../.infra/vastai-venv/bin/vastai');
-    const { stdout, stderr } = await promisify(execFile)(bin, args, { env, timeout: 60_000 }).catch(
-      (failed: { stdout?: string; stderr?: string }) => ({
-        stdout: failed.stdout ?? '',
-        stderr: failed.stderr ?? '',
-      }),
-    );
+    const running = promisify(execFile)(bin, args, { env, timeout: 60_000 });
+    // The CLI asks before it updates an existing scheduled job: `answer` is what the user types.
+    running.child.stdin?.end(answer);
+    const { stdout, stderr } = await running.catch((failed: { stdout?: string; stderr?: string }) => ({
+      stdout: failed.stdout ?? '',
+      stderr: failed.stderr ?? '',
+    }));
     return { stdout, out: stdout + stderr };
   };
   const http = () => request(app.getHttpServer());
@@ -74,8 +78,8 @@ describe('the vastai CLI: prepaid deposits', () => {
     return due.reduce((sum, d) => sum + d.amountMicros, 0) / 1e6;
   };
 
-  beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  /** Starts the platform on `db` (again, after a stop: what a restart keeps is in the database). */
+  const start = async () => {
     app = await createEmbeddedApp({
       db,
       transport: new InProcessTransport(),
@@ -85,6 +89,11 @@ describe('the vastai CLI: prepaid deposits', () => {
     });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
+  };
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    await start();
     renter = await verifiedUser(app.getHttpServer(), mailer, 'prepayer', [
       '/api/v0/instances/',
       '/api/v0/users/me/credit/',
@@ -95,7 +104,7 @@ describe('the vastai CLI: prepaid deposits', () => {
     ]);
     await grantCredit(app.getHttpServer(), ADMIN_KEY, renter, 20);
     const machineId = await listVerifiedMachine(app.getHttpServer(), ADMIN_KEY);
-    const offer = machineId * 1000 + 1;
+    offer = machineId * 1000 + 1;
     const created = await eventually(
       async () => {
         const res = await http()
@@ -208,6 +217,205 @@ describe('the vastai CLI: prepaid deposits', () => {
     expect((await app.get(BillingMeter).due(clock.now())).filter((d) => d.instanceId === instanceId)).toEqual(
       [],
     );
+  });
+
+  describe('scheduled jobs', () => {
+    let bidInstance: number;
+    type Job = { id: number; api_endpoint: string; runs: number; request_body: { price?: number } };
+    const jobs = async (key: string) =>
+      JSON.parse((await cli(key, 'show', 'scheduled-jobs', '--raw')).stdout) as Job[];
+    const restarts = async (id: number) =>
+      (
+        await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM instance_lifecycle.events WHERE stream_id = $1 AND type = 'InstanceRestarted'`,
+          [`instance-${id}`],
+        )
+      )[0]!.n;
+    const dph = async (id: number) =>
+      (
+        JSON.parse((await cli(renter, 'show', 'instance', String(id), '--raw')).stdout) as {
+          dph_total: number;
+        }
+      ).dph_total;
+
+    const running = (id: number) =>
+      eventually(
+        async () => {
+          const shown = await http().get(`/api/v0/instances/${id}/`).set(as(renter));
+          return shown.body.instances?.actual_status === 'running' ? true : undefined;
+        },
+        60_000,
+        `instance ${id} running`,
+      );
+
+    beforeAll(async () => {
+      const created = await eventually(
+        async () => {
+          const res = await http()
+            .put(`/api/v0/asks/${offer}/`)
+            .set(as(renter))
+            .send({ image: 'busybox', disk: 10, price: 0.35 });
+          return res.status === 200 ? (res.body as { new_contract: number }) : undefined;
+        },
+        30_000,
+        'a bid rented',
+      );
+      bidInstance = created.new_contract;
+      await running(bidInstance);
+    }, 120_000);
+
+    it('vastai change bid --schedule: stores the job; show scheduled-jobs lists it; the runner changes the bid', async () => {
+      const scheduled = await cli(
+        renter,
+        'change',
+        'bid',
+        String(bidInstance),
+        '--price',
+        '0.45',
+        '--schedule',
+        'HOURLY',
+        '--day',
+        '*',
+        '--hour',
+        '*',
+      );
+      expect(scheduled.out).toContain(
+        'add_scheduled_job insert: success - Scheduling HOURLY job to change bid',
+      );
+      const table = (await cli(renter, 'show', 'scheduled-jobs')).out;
+      expect(table).toContain(`/api/v0/instances/bid_price/${bidInstance}/`);
+      expect(table).toContain('HOURLY');
+      const [job] = await jobs(renter);
+      expect(job).toMatchObject({
+        instance_id: bidInstance,
+        request_method: 'PUT',
+        frequency: 'HOURLY',
+        runs: 0,
+      });
+      const before = await dph(bidInstance);
+      clock.advance(HOUR);
+      const runs = await app.get(ScheduledJobRunner).runOnce();
+      expect(runs).toEqual([expect.objectContaining({ jobId: job!.id, ok: true })]);
+      expect(await dph(bidInstance)).toBeGreaterThan(before);
+      expect((await jobs(renter))[0]).toMatchObject({ runs: 1, last_result: { ok: true } });
+      // nothing more is due until the next hour
+      expect(await app.get(ScheduledJobRunner).runOnce()).toEqual([]);
+    });
+
+    it('vastai change bid --schedule again: the CLI is told the job exists (422) and updates it when the user says y', async () => {
+      const again = await cliAnswering(
+        'y\n',
+        renter,
+        'change',
+        'bid',
+        String(bidInstance),
+        '--price',
+        '0.5',
+        '--schedule',
+        'HOURLY',
+        '--day',
+        '*',
+        '--hour',
+        '*',
+      );
+      expect(again.out).toContain('Existing scheduled job found');
+      expect(again.out).toContain('add_scheduled_job update: success');
+      const listed = await jobs(renter);
+      expect(listed).toHaveLength(1);
+      expect(listed[0]!.request_body.price).toBe(0.5);
+    });
+
+    it('vastai reboot instance --schedule: a daily reboot at 03:00 UTC, run by the runner (missed hours run once)', async () => {
+      const rebootsBefore = await restarts(bidInstance);
+      const scheduled = await cli(
+        renter,
+        'reboot',
+        'instance',
+        String(bidInstance),
+        '--schedule',
+        'DAILY',
+        '--day',
+        '*',
+        '--hour',
+        '3',
+      );
+      expect(scheduled.out).toContain('Scheduling DAILY job to reboot instance');
+      // the CLI reboots at once, then schedules
+      await eventually(
+        async () => ((await restarts(bidInstance)) > rebootsBefore ? true : undefined),
+        30_000,
+        'rebooted',
+      );
+      const rebooted = await restarts(bidInstance);
+      await running(bidInstance);
+      expect((await jobs(renter)).map((j) => j.api_endpoint)).toEqual([
+        `/api/v0/instances/bid_price/${bidInstance}/`,
+        `/api/v0/instances/reboot/${bidInstance}/`,
+      ]);
+      clock.advance(25 * HOUR);
+      const runs = await app.get(ScheduledJobRunner).runOnce();
+      // both jobs once: the bid's 24 missed hours are not made up
+      expect(runs.map((r) => r.ok)).toEqual([true, true]);
+      expect(await restarts(bidInstance)).toBe(rebooted + 1);
+    });
+
+    it("another account gets 404 on every scheduled job id and cannot schedule the renter's instance", async () => {
+      const [job] = await jobs(renter);
+      expect(await jobs(stranger)).toEqual([]);
+      expect((await cli(stranger, 'delete', 'scheduled-job', String(job!.id))).out).toMatch(/404/);
+      /** An hourly call of `method endpoint` on the renter's bid, as the CLI sends it. */
+      const hourly = (method: string, endpoint: string) => ({
+        api_endpoint: endpoint,
+        request_method: method,
+        frequency: 'HOURLY',
+        instance_id: bidInstance,
+        end_time: clock.now().getTime() / 1000 + 86_400,
+      });
+      const reboot = hourly('PUT', `/api/v0/instances/reboot/${bidInstance}/`);
+      for (const res of [
+        await http().delete(`/api/v0/commands/schedule_job/${job!.id}/`).set(as(stranger)),
+        await http().put(`/api/v0/commands/schedule_job/${job!.id}/`).set(as(stranger)).send(reboot),
+      ]) {
+        expect(res.status).toBe(404);
+        expect(res.body).toMatchObject({ success: false });
+      }
+      const foreign = await http().post('/api/v0/commands/schedule_job/').set(as(stranger)).send(reboot);
+      expect(foreign.status).toBe(404);
+      expect(foreign.body).toMatchObject({ success: false, error: 'no_such_instance' });
+      // only the allow-listed calls can be scheduled
+      const destroy = await http()
+        .post('/api/v0/commands/schedule_job/')
+        .set(as(renter))
+        .send(hourly('DELETE', `/api/v0/instances/${bidInstance}/`));
+      expect(destroy.status).toBe(400);
+      expect(await jobs(renter)).toHaveLength(2);
+    });
+
+    it('the runner survives a restart: a job due while the platform was down runs once after it starts again', async () => {
+      await running(bidInstance);
+      const rebooted = await restarts(bidInstance);
+      await app.close();
+      clock.advance(24 * HOUR);
+      await start();
+      const runs = await app.get(ScheduledJobRunner).runOnce();
+      expect(runs.map((r) => r.ok)).toEqual([true, true]);
+      await eventually(
+        async () => ((await restarts(bidInstance)) === rebooted + 1 ? true : undefined),
+        30_000,
+        'rebooted',
+      );
+    });
+
+    it('vastai delete scheduled-job: the job is gone and runs no more', async () => {
+      const [bid, reboot] = await jobs(renter);
+      expect((await cli(renter, 'delete', 'scheduled-job', String(bid!.id))).out).toContain(
+        "'success': True",
+      );
+      expect((await jobs(renter)).map((j) => j.id)).toEqual([reboot!.id]);
+      clock.advance(HOUR);
+      const runs = await app.get(ScheduledJobRunner).runOnce();
+      expect(runs.map((r) => r.jobId)).not.toContain(bid!.id);
+    });
   });
 
   it('keeps the ledger balanced and every read model equal to its rebuild', async () => {

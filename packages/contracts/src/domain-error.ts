@@ -87,6 +87,8 @@ export const DomainErrorCodes = [
   'snapshot_in_progress',
   'env_var_exists',
   'env_var_not_found',
+  'scheduled_job_exists',
+  'scheduled_job_not_found',
   'cloud_connection_exists',
   'no_such_cloud_connection',
   // copies and maintenance

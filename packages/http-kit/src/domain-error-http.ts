@@ -78,6 +78,8 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   },
   env_var_exists: { status: 409, msg: 'This environment variable already exists' },
   env_var_not_found: { status: 404, msg: 'No such environment variable' },
+  scheduled_job_exists: { status: 422, msg: 'A scheduled job of this call already exists' },
+  scheduled_job_not_found: { status: 404, msg: 'No such scheduled job' },
   cloud_connection_exists: { status: 409, msg: 'A cloud connection of this name already exists' },
   no_such_cloud_connection: { status: 404, msg: 'No such cloud connection' },
   sync_in_progress: { status: 409, msg: 'A copy is already running' },

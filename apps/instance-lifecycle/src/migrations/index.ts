@@ -19,6 +19,7 @@ import { cloudConnections } from './0017-cloud-connections';
 import { gpuMetrics } from './0018-gpu-metrics';
 import { benchmarks } from './0019-benchmarks';
 import { machineReports } from './0020-machine-reports';
+import { scheduledJobs } from './0021-scheduled-jobs';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -42,4 +43,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   gpuMetrics,
   benchmarks,
   machineReports,
+  scheduledJobs,
 ];

@@ -1780,6 +1780,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/commands/schedule_job": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ScheduledJobsController_list"];
+        put?: never;
+        post: operations["ScheduledJobsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/commands/schedule_job/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: operations["ScheduledJobsController_update"];
+        post?: never;
+        delete: operations["ScheduledJobsController_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -14087,6 +14119,376 @@ export interface operations {
                 };
             };
             /** @description Refused; error: no_such_machine */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ScheduledJobsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        instance_id: number;
+                        api_endpoint: string;
+                        request_method: string;
+                        request_body: {
+                            [key: string]: unknown;
+                        };
+                        start_time: number;
+                        end_time: number;
+                        day_of_the_week: number | null;
+                        hour_of_the_day: number | null;
+                        min_of_the_hour: number;
+                        frequency: string;
+                        next_run_time: number | null;
+                        last_run_time: number | null;
+                        last_result: {
+                            ok: boolean;
+                            msg: string;
+                        } | null;
+                        runs: number;
+                    }[];
+                };
+            };
+            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ScheduledJobsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    start_time?: number;
+                    end_time?: number;
+                    api_endpoint: string;
+                    request_method: string;
+                    request_body?: {
+                        [key: string]: unknown;
+                    };
+                    day_of_the_week?: number | null;
+                    hour_of_the_day?: number | null;
+                    /** @enum {string} */
+                    frequency: "HOURLY" | "DAILY" | "WEEKLY";
+                    instance_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        scheduled_job_id: number;
+                        msg: string;
+                    };
+                };
+            };
+            /** @description Refused; error: bad_request; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: no_such_instance */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: scheduled_job_exists */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ScheduledJobsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    start_time?: number;
+                    end_time?: number;
+                    api_endpoint: string;
+                    request_method: string;
+                    request_body?: {
+                        [key: string]: unknown;
+                    };
+                    day_of_the_week?: number | null;
+                    hour_of_the_day?: number | null;
+                    /** @enum {string} */
+                    frequency: "HOURLY" | "DAILY" | "WEEKLY";
+                    instance_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        scheduled_job_id: number;
+                        msg: string;
+                    };
+                };
+            };
+            /** @description Refused; error: bad_request; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: scheduled_job_not_found, no_such_instance */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ScheduledJobsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        scheduled_job_id: number;
+                        msg: string;
+                    };
+                };
+            };
+            /** @description Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: scheduled_job_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
