@@ -60,6 +60,7 @@ import { S3LogStore } from './logs/s3-log-store';
 import { LogsController } from './logs/logs.http.controller';
 import { RequestLogsHandler } from './logs/logs.handlers';
 import { ExecuteHandler } from './logs/execute.handlers';
+import { UpdateInstanceHandler } from './instances/update-instance/update-instance.handler';
 import { AsksController } from './instances/create-instance/asks.http.controller';
 import { InstancesV0Controller, InstancesV1Controller } from './instances/instances.http.controller';
 import { InstanceHistoryController } from './instances/queries/instance-history.http.controller';
@@ -145,6 +146,7 @@ export class InstanceLifecycleModule {
         },
         RequestLogsHandler,
         ExecuteHandler,
+        UpdateInstanceHandler,
         { provide: SseConnections, useFactory: () => new SseConnections(sseOptionsFromEnvironment()) },
         HostReporter,
         SnapshotTimeouts,

@@ -148,6 +148,18 @@ export const BODIES = {
     },
     ['api_endpoint', 'request_method', 'frequency', 'instance_id'],
   ),
+  updateTemplate: objectOf(
+    {
+      id: int,
+      template_id: int,
+      template_hash_id: str,
+      image: str,
+      args: str,
+      env: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+      onstart: str,
+    },
+    [],
+  ),
 } as const;
 
 const GPU_FILTERS = {

@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
+import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
 import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import { InProcessTransport } from '@rigmarket/messaging';
-import { eventually } from '@rigmarket/testing';
+import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
 import { shIn } from './testing/instance-containers';
@@ -185,4 +186,70 @@ describe('the vastai CLI executing commands in and updating a Docker-backed inst
     const missing = await vastai('execute', '987654321', 'ls /');
     expect(missing.out).toContain('Failed with error 404');
   }, 60_000);
+
+  it('vastai update instance: recreates the container with the new env and onstart, shown by show instance', async () => {
+    const container = () => docker.getContainer(containerName(instanceId)).inspect();
+    const before = await container();
+    const key = before.Config.Env.find((e) => e.startsWith('CONTAINER_API_KEY='));
+    expect(before.Config.Env).toContain('GREETING=hello');
+
+    const other = await vastaiAs(otherKey, 'update', 'instance', String(instanceId), '--image', IMAGE);
+    expect(other.out).toContain('Failed with error 404: No such instance');
+    const nothing = await vastai('update', 'instance', String(instanceId));
+    expect(nothing.out).toContain('Failed with error 400: Nothing to update');
+    const noTemplate = await vastai('update', 'instance', String(instanceId), '--template_hash_id', 'nope');
+    expect(noTemplate.out).toContain('Failed with error 404: No template with hash_id nope');
+
+    const updated = await vastai(
+      'update',
+      'instance',
+      String(instanceId),
+      '--env',
+      '{"GREETING": "bonjour", "RUN": 2}',
+      '--onstart',
+      'mkdir -p /data && echo updated > /data/updated.txt',
+    );
+    expect(updated.out).toContain(`Instance ${instanceId} updated successfully.`);
+
+    // a new container (same name, same GPUs and instance key) runs with the new settings
+    const after = await eventually(
+      async () => {
+        const info = await container().catch(() => null);
+        return info && info.Id !== before.Id && info.State.Running ? info : undefined;
+      },
+      60_000,
+      'the recreated container',
+    );
+    expect(after.Config.Env).toEqual(expect.arrayContaining(['GREETING=bonjour', 'RUN=2', key]));
+    expect(after.Config.Env).not.toContain('GREETING=hello');
+    expect(after.Config.Labels['rigmarket.gpus']).toBe(before.Config.Labels['rigmarket.gpus']);
+    await eventually(
+      async () =>
+        (await inContainer('cat /data/updated.txt 2>/dev/null')).includes('updated') ? true : undefined,
+      30_000,
+      'the new onstart',
+    );
+    expect(await inContainer('echo $GREETING')).toBe('bonjour');
+
+    const shown = await eventually(
+      async () => {
+        const row = JSON.parse((await vastai('show', 'instance', String(instanceId), '--raw')).stdout) as {
+          actual_status: string;
+          extra_env: Record<string, string>;
+          onstart: string;
+        };
+        return row.actual_status === 'running' ? row : undefined;
+      },
+      60_000,
+      'the instance running again',
+    );
+    // (the server answers extra_env as pairs; the CLI's --raw prints them as an object)
+    expect(shown.extra_env).toEqual({ GREETING: 'bonjour', RUN: '2' });
+    expect(shown.onstart).toBe('mkdir -p /data && echo updated > /data/updated.txt');
+    // execute still reaches the recreated container
+    expect((await sdkExecute('ls /data')).stdout).toBe('updated.txt\n');
+
+    const runtime = app.get<ContextRuntime>(INSTANCE_RUNTIME);
+    expect(await settledRebuildMismatches(runtime)).toEqual([]);
+  }, 180_000);
 });

@@ -107,6 +107,11 @@ export type LifecycleToAgent =
   | { type: 'stop'; commandId?: number; instanceId: number; statusMsg?: string }
   | { type: 'reboot'; commandId?: number; instanceId: number }
   | { type: 'recycle'; commandId?: number; instanceId: number }
+  /**
+   * `vastai update instance`: recreate the container from this spec (new image, env, onstart or args),
+   * keeping its GPUs, volume and instance key (instanceApiKey is empty: the container's own is kept).
+   */
+  | { type: 'update'; commandId?: number; spec: AgentProvisionSpec }
   | { type: 'destroy'; commandId?: number; instanceId: number }
   /** The instance's authorized keys changed (attach/detach ssh): the whole list, written over the file. */
   | { type: 'ssh_keys'; commandId?: number; instanceId: number; authorizedKeys: string[] }

@@ -80,6 +80,7 @@ export const DomainErrorCodes = [
   'instance_waiting_for_volume',
   'invalid_transition',
   'not_a_bid',
+  'nothing_to_update',
   'volume_mismatch',
   'offer_unavailable',
   'provisioning_ended',

@@ -29,6 +29,7 @@ import type {
   InstanceLabelled,
   InstanceOutbid,
   InstanceRestarted,
+  InstanceConfigUpdated,
   InstanceSshKeyAttached,
   InstanceSshKeyDetached,
   InstanceSnapshotCompleted,
@@ -404,6 +405,20 @@ const instance = {
     z.object({ instanceId: id, intendedStatus, at: time }),
   ),
   InstanceLabelled: payload<InstanceLabelled>()(z.object({ instanceId: id, label: z.string(), at: time })),
+  InstanceConfigUpdated: payload<InstanceConfigUpdated>()(
+    z.object({
+      instanceId: id,
+      changes: z.object({
+        image: z.string().optional(),
+        env: z.record(z.string(), z.string()).optional(),
+        onstart: nullable(z.string()).optional(),
+        argsStr: nullable(z.string()).optional(),
+        templateHashId: nullable(z.string()).optional(),
+      }),
+      templateId: id.optional(),
+      at: time,
+    }),
+  ),
   InstanceRestarted: payload<InstanceRestarted>()(
     z.object({ instanceId: id, recycle: z.boolean(), at: time }),
   ),

@@ -121,6 +121,24 @@ export type InstanceRestarted = DomainEvent<
 >;
 
 /**
+ * `vastai update instance`: the renter changed what the container runs. Only the changed settings are
+ * present (env replaces the whole env; argsStr is the args string); templateHashId/templateId when a template
+ * was named. The host recreates the container with them, keeping its GPUs and volume.
+ */
+export type InstanceConfigUpdated = DomainEvent<
+  'InstanceConfigUpdated',
+  {
+    instanceId: number;
+    changes: InstanceConfigChanges;
+    templateId?: number;
+    at: string;
+  }
+>;
+export type InstanceConfigChanges = Partial<
+  Pick<InstanceConfig, 'image' | 'env' | 'onstart' | 'argsStr' | 'templateHashId'>
+>;
+
+/**
  * The instance lost its GPUs and is stopped; starting it takes GPUs again. An interruptible instance to a
  * higher bid or an on-demand rental (no reason), or any instance of an account that ran out of credit
  * (reason `credit`, docs/instances.md, Credit).
@@ -201,6 +219,7 @@ export type InstanceEvent =
   | InstanceIntentChanged
   | InstanceLabelled
   | InstanceRestarted
+  | InstanceConfigUpdated
   | InstanceOutbid
   | InstanceBidChanged
   | InstanceVolumeAttached
@@ -217,6 +236,7 @@ export const InstancePublicEvents = {
   InstanceIntentChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceLabelled: { schemaVersion: 1, streamType: 'instance' },
   InstanceRestarted: { schemaVersion: 1, streamType: 'instance' },
+  InstanceConfigUpdated: { schemaVersion: 1, streamType: 'instance' },
   InstanceOutbid: { schemaVersion: 1, streamType: 'instance' },
   InstanceBidChanged: { schemaVersion: 1, streamType: 'instance' },
   InstanceDestroyed: { schemaVersion: 1, streamType: 'instance' },

@@ -70,6 +70,7 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   instance_waiting_for_volume: { status: 409, msg: 'The instance is waiting for its volume' },
   invalid_transition: { status: 409, msg: 'The instance cannot make this change in its current state' },
   not_a_bid: { status: 400, msg: 'This instance is not an interruptible bid' },
+  nothing_to_update: { status: 400, msg: 'Nothing to update' },
   volume_mismatch: { status: 409, msg: 'The volume does not belong to this instance' },
   offer_unavailable: { status: 409, msg: 'The offer is no longer available' },
   provisioning_ended: {

@@ -171,6 +171,8 @@ export class ChannelClient {
         return;
       case 'provision':
         return this.run(message.spec.instanceId, message.type, () => driver.provision(message.spec));
+      case 'update':
+        return this.run(message.spec.instanceId, message.type, () => driver.update(message.spec));
       case 'start':
         return this.run(message.instanceId, message.type, () => driver.start(message.instanceId));
       case 'stop':
@@ -254,7 +256,10 @@ export class ChannelClient {
   /** True for a host command whose id is not above the last one run for its instance (a redelivery). */
   private alreadyRan(message: LifecycleToAgent): boolean {
     if (!('commandId' in message) || message.commandId === undefined) return false;
-    const instanceId = message.type === 'provision' ? message.spec.instanceId : message.instanceId;
+    const instanceId =
+      message.type === 'provision' || message.type === 'update'
+        ? message.spec.instanceId
+        : message.instanceId;
     const last = this.lastCommand.get(instanceId) ?? 0;
     if (message.commandId <= last) {
       this.options.log(`${message.type} of instance ${instanceId}: command ${message.commandId} already ran`);

@@ -13,6 +13,11 @@ export interface AgentDriver {
   stop(instanceId: number, statusMsg?: string): Promise<void>;
   reboot(instanceId: number): Promise<void>;
   recycle(instanceId: number): Promise<void>;
+  /**
+   * `vastai update instance`: recreates the container from spec (its new image, env, onstart, args), keeping
+   * its GPUs, volume mounts and instance key (spec.instanceApiKey is empty); started when spec says running.
+   */
+  update(spec: AgentProvisionSpec): Promise<void>;
   destroy(instanceId: number): Promise<void>;
   /**
    * The instance's authorized keys (whole list): written to /root/.ssh/authorized_keys in its container now

@@ -158,18 +158,58 @@ export class DockerDriver implements AgentDriver {
           id,
           `disk size ${spec.config.disk} GB not enforced: the storage driver has no per-container quota`,
         );
-      const { name, ...options } = containerPlan(spec, { gpuDeviceIds, diskQuota: this.diskQuota });
       await this.removeContainer(id); // a leftover of an earlier attempt
-      const container = await this.docker.createContainer({ name, ...options });
-      this.log.line(id, `created container ${name} (${container.id.slice(0, 12)})`);
-      if (spec.targetState === 'running') {
-        await container.start();
-        this.log.line(id, 'started container');
-      } else {
-        this.send(id, { actualStatus: 'stopped', statusMsg: 'Created; not started (target_state stopped)' });
-      }
+      await this.create(spec, gpuDeviceIds);
     } catch (error) {
       this.fail(id, `Provisioning failed: ${message(error)}`);
+    }
+  }
+
+  /** The container of spec, started when it is meant to run. */
+  private async create(spec: AgentProvisionSpec, gpuDeviceIds: string[] | null): Promise<void> {
+    const id = spec.instanceId;
+    const { name, ...options } = containerPlan(spec, { gpuDeviceIds, diskQuota: this.diskQuota });
+    const container = await this.docker.createContainer({ name, ...options });
+    this.log.line(id, `created container ${name} (${container.id.slice(0, 12)})`);
+    this.intents.set(id, spec.targetState === 'running' ? 'run' : 'stop');
+    if (spec.targetState === 'running') {
+      await container.start();
+      this.log.line(id, 'started container');
+    } else {
+      this.send(id, { actualStatus: 'stopped', statusMsg: 'Created; not started (target_state stopped)' });
+    }
+  }
+
+  /**
+   * `vastai update instance`: a new container from the changed spec in place of the old one, with the old
+   * one's GPUs and instance key (CONTAINER_API_KEY); volume mounts follow the spec (the same volume). What
+   * the old container wrote outside a volume is gone, as with recycle.
+   */
+  async update(spec: AgentProvisionSpec): Promise<void> {
+    const id = spec.instanceId;
+    const old = await this.container(id);
+    if (!old) return this.provision(spec);
+    const info = await old.inspect();
+    const keyVar = 'CONTAINER_API_KEY=';
+    const key = (info.Config.Env ?? []).find((e) => e.startsWith(keyVar))?.slice(keyVar.length);
+    const heldGpus = (info.Config.Labels?.[GPUS_LABEL] ?? '').split(',').filter(Boolean);
+    this.intents.set(id, 'recycle');
+    this.log.line(id, `update: recreate container from ${spec.config.image}`);
+    this.send(id, {
+      actualStatus: 'loading',
+      sshHost: null,
+      sshPort: null,
+      ports: {},
+      statusMsg: `Updating: pulling image ${spec.config.image}`,
+    });
+    try {
+      await this.ensureImage(id, spec.config.image, spec.config.imageLogin);
+      await this.removeContainer(id);
+      // The GPUs it held (none on a host without real GPUs: gpusFor answers null there).
+      const gpuDeviceIds = heldGpus.length > 0 ? heldGpus : await this.gpusFor(spec.numGpus);
+      await this.create({ ...spec, instanceApiKey: key ?? spec.instanceApiKey }, gpuDeviceIds);
+    } catch (error) {
+      this.fail(id, `Update failed: ${message(error)}`);
     }
   }
 

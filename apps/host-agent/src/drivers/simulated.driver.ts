@@ -54,6 +54,11 @@ export class SimulatedAgentDriver implements AgentDriver {
     await this.reboot(instanceId);
   }
 
+  async update(spec: AgentProvisionSpec): Promise<void> {
+    const before = this.specs.get(spec.instanceId);
+    await this.provision({ ...spec, instanceApiKey: before?.instanceApiKey ?? spec.instanceApiKey });
+  }
+
   async destroy(instanceId: number): Promise<void> {
     this.specs.delete(instanceId);
   }

@@ -68,6 +68,15 @@ export class RoutingHostDriver implements HostDriver {
     this.route(instanceId, () => this.simulated.recycle(instanceId), { type: 'recycle', instanceId });
   }
 
+  update(spec: ProvisionSpec): void {
+    this.machineOf.set(spec.instanceId, spec.machineId);
+    this.enqueue(spec.instanceId, async () => {
+      if (!(await this.agentServed(spec.machineId))) return this.simulated.update(spec);
+      const numGpus = (await this.instanceRow(spec.instanceId))?.numGpus ?? 1;
+      this.toAgent(spec.machineId, spec.instanceId, { type: 'update', spec: { ...spec, numGpus } });
+    });
+  }
+
   destroy(instanceId: number): void {
     this.route(instanceId, () => this.simulated.destroy(instanceId), { type: 'destroy', instanceId }, false);
   }
@@ -99,8 +108,8 @@ export class RoutingHostDriver implements HostDriver {
     this.machineOf.set(instanceId, machineId);
     if (!(await this.agentServed(machineId))) {
       this.enqueue(instanceId, () => {
-        if (kind === 'provision') {
-          if (detail.spec) this.simulated.provision(detail.spec);
+        if (kind === 'provision' || kind === 'update') {
+          if (detail.spec) this.simulated[kind](detail.spec);
         } else if (kind === 'stop') this.simulated.stop(instanceId, detail.statusMsg);
         else if (kind === 'ssh_keys')
           this.simulated.setAuthorizedKeys(instanceId, detail.authorizedKeys ?? []);
@@ -117,10 +126,10 @@ export class RoutingHostDriver implements HostDriver {
     }
     if (!this.sessions.current(machineId) && waitedMs < this.options.offlineGraceMs) return 'later';
     let message: LifecycleToAgent;
-    if (kind === 'provision') {
+    if (kind === 'provision' || kind === 'update') {
       if (!detail.spec) return 'sent';
       const numGpus = (await this.instanceRow(instanceId))?.numGpus ?? 1;
-      message = { type: 'provision', commandId, spec: { ...detail.spec, numGpus } };
+      message = { type: kind, commandId, spec: { ...detail.spec, numGpus } };
     } else if (kind === 'stop')
       message = {
         type: 'stop',

@@ -141,6 +141,16 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       return this.routing.deliver(row, { authorizedKeys: authorizedKeys(detailsOf(instance)) }, waitedMs);
     }
     if (row.kind === 'snapshot') return this.deliverSnapshot(row, waitedMs);
+    if (row.kind === 'update') {
+      // The config as the read model holds it when delivered (a later update wins); the container keeps its key.
+      const instance = await this.instance(row.instanceId);
+      if (!instance || instance.destroyed) return 'sent';
+      const spec = await this.withAccountEnv(
+        await this.spec(row.instanceId, row.machineId, instance, ''),
+        instance,
+      );
+      return this.routing.deliver(row, { spec }, waitedMs);
+    }
     if (row.kind !== 'provision')
       return this.routing.deliver(row, row.statusMsg ? { statusMsg: row.statusMsg } : {}, waitedMs);
     const instance = await this.instance(row.instanceId);
@@ -163,11 +173,17 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       ? this.keys.openLogin(row.imageLoginSealed, row.instanceId)
       : null;
     if (imageLogin !== null) spec.config = { ...spec.config, imageLogin };
-    // The account's environment variables (sealed until now; never in an event or the read model): the
-    // instance's own env wins over a variable of the same name.
+    return this.routing.deliver(row, { spec: await this.withAccountEnv(spec, instance) }, waitedMs);
+  }
+
+  /**
+   * The account's environment variables (sealed until now; never in an event or the read model): the
+   * instance's own env wins over a variable of the same name.
+   */
+  private async withAccountEnv(spec: ProvisionSpec, instance: InstanceRow): Promise<ProvisionSpec> {
     const { vars } = await accountEnvVars(this.runtime.db, this.envVars, Number(instance.owner_id));
     if (Object.keys(vars).length > 0) spec.config = { ...spec.config, env: { ...vars, ...spec.config.env } };
-    return this.routing.deliver(row, { spec }, waitedMs);
+    return spec;
   }
 
   /**

@@ -132,4 +132,14 @@ describe('host commands derived from instance events', () => {
     const waiting = created({ ...config, newVolume: { sizeGb: 10, mountPath: '/data' } } as InstanceConfig);
     expect(hostCommandsFor(fold([waiting]), [key(1)])).toEqual([]);
   });
+
+  it('an updated config recreates the container (update); one waiting for its volume gets it with its provision', () => {
+    const updated: InstanceEvent = {
+      type: 'InstanceConfigUpdated',
+      data: { instanceId: 7, changes: { env: { A: '1' } }, at: AT },
+    };
+    expect(hostCommandsFor(fold([created()]), [updated])).toEqual([{ kind: 'update' }]);
+    const waiting = created({ ...config, newVolume: { sizeGb: 10, mountPath: '/data' } } as InstanceConfig);
+    expect(hostCommandsFor(fold([waiting]), [updated])).toEqual([]);
+  });
 });

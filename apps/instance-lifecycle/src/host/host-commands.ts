@@ -10,7 +10,7 @@ import { type InstanceState, instanceDecider } from '../instances/instance.decid
  * afterwards, in order, at least once; a process that dies in between delivers them after its restart.
  */
 export type HostCommandKind =
-  'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy' | 'ssh_keys' | 'snapshot';
+  'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy' | 'ssh_keys' | 'snapshot' | 'update';
 
 export interface HostCommand {
   kind: HostCommandKind;
@@ -69,6 +69,11 @@ export function hostCommandsFor(
         break;
       case 'InstanceRestarted':
         commands.push({ kind: event.data.recycle ? 'recycle' : 'reboot' });
+        break;
+      case 'InstanceConfigUpdated':
+        // The container is recreated from the config as the read model holds it when delivered. An
+        // instance waiting for its volume has none yet: its provision carries the new config.
+        if (!waiting) commands.push({ kind: 'update' });
         break;
       case 'InstanceSshKeyAttached':
       case 'InstanceSshKeyDetached':

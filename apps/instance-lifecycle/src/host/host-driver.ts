@@ -29,6 +29,8 @@ export interface HostDriver {
   /** Recreate the container from a fresh pull, keeping the GPUs (loading -> running). */
   recycle(instanceId: number): void;
   destroy(instanceId: number): void;
+  /** Recreate the container from a changed config (`vastai update instance`), keeping GPUs, volume and key. */
+  update(spec: ProvisionSpec): void;
   /** The instance's authorized keys changed: the whole list (written over the container's file). */
   setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): void;
   /** Why the machine's host cannot start an instance right now (e.g. its agent is not connected), or null. */

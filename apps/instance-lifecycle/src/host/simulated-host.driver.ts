@@ -103,6 +103,16 @@ export class SimulatedHostDriver implements HostDriver, OnApplicationShutdown {
     this.restart(instanceId, `Recycling: pulling image ${spec?.config.image ?? ''}`.trim());
   }
 
+  /** `vastai update instance`: the container is recreated from the new spec (started when meant to run). */
+  update(spec: ProvisionSpec): void {
+    const before = this.specs.get(spec.instanceId);
+    if (!before) return this.provision(spec);
+    this.specs.set(spec.instanceId, { ...spec, instanceApiKey: before.instanceApiKey });
+    if (spec.targetState === 'running')
+      this.restart(spec.instanceId, `Updating: pulling image ${spec.config.image}`);
+    else this.daemon(spec.instanceId, `recreated from ${spec.config.image} (stopped)`);
+  }
+
   /** Records the instance's authorized keys (a real host writes them into the container). */
   setAuthorizedKeys(instanceId: number, authorizedKeys: string[]): void {
     const spec = this.specs.get(instanceId);

@@ -1,4 +1,9 @@
-import type { InstanceActualStatus, InstanceCreated, InstanceIntendedStatus } from '@rigmarket/contracts';
+import type {
+  InstanceActualStatus,
+  InstanceConfigChanges,
+  InstanceCreated,
+  InstanceIntendedStatus,
+} from '@rigmarket/contracts';
 
 /** What creating an instance records: the InstanceCreated fields, with the optional ones required. */
 export type CreateInstanceData = Required<
@@ -25,6 +30,13 @@ export type InstanceCommand = { at: string } & (
    */
   | { type: 'ExpireInstance'; hostId: number; contractEnd: number | null }
   | { type: 'RestartInstance'; requesterId: number; recycle: boolean }
+  /** changes: already bounded (update-request.ts); templateId when a template was named. */
+  | {
+      type: 'UpdateInstanceConfig';
+      requesterId: number;
+      changes: InstanceConfigChanges;
+      templateId: number | null;
+    }
   | { type: 'MarkOutbid'; reason?: 'credit' }
   | { type: 'ChangeBid'; requesterId: number; price: number }
   | ({ type: 'ReportHostState' } & HostReport)
@@ -51,6 +63,7 @@ export const InstanceErrors = {
   sshKeyNotFound: 'ssh_key_not_found',
   tooManySshKeys: 'too_many_ssh_keys',
   snapshotRunning: 'snapshot_in_progress',
+  nothingToUpdate: 'nothing_to_update',
 } as const;
 
 /** status_msg of an instance whose volume (create_new) could not be created. */

@@ -142,6 +142,51 @@ describe('instance decider', () => {
       .thenThrows(InstanceErrors.notFound);
   });
 
+  it('updates the config of a live instance (vastai update instance): the changes only, with the template id', () => {
+    const changes = { image: 'busybox:1.36', env: { GREETING: 'bonjour' }, onstart: 'echo hi' };
+    spec
+      .given([...opened, state('running'), billing('compute', 2_000_000)])
+      .when({ type: 'UpdateInstanceConfig', at: AT, requesterId: 2, changes, templateId: null })
+      .then([{ type: 'InstanceConfigUpdated', data: { instanceId: 7, changes, at: AT } }]);
+    // a stopped instance too (its container is recreated, not started); a template's id is recorded
+    const stop: InstanceEvent = {
+      type: 'InstanceIntentChanged',
+      data: { instanceId: 7, intendedStatus: 'stopped', at: AT },
+    };
+    spec
+      .given([...opened, stop, billing('storage', 500_000)])
+      .when({
+        type: 'UpdateInstanceConfig',
+        at: AT,
+        requesterId: 2,
+        changes: { templateHashId: 'abc', image: 'x' },
+        templateId: 5,
+      })
+      .then([
+        {
+          type: 'InstanceConfigUpdated',
+          data: { instanceId: 7, changes: { templateHashId: 'abc', image: 'x' }, templateId: 5, at: AT },
+        },
+      ]);
+    spec
+      .given([created])
+      .when({ type: 'UpdateInstanceConfig', at: AT, requesterId: 2, changes: {}, templateId: null })
+      .thenThrows(InstanceErrors.nothingToUpdate);
+    spec
+      .given([created, state('exited')])
+      .when({ type: 'UpdateInstanceConfig', at: AT, requesterId: 2, changes, templateId: null })
+      .thenThrows(InstanceErrors.cannotStart);
+    // another renter's instance, and a destroyed one, are missing
+    spec
+      .given([created])
+      .when({ type: 'UpdateInstanceConfig', at: AT, requesterId: 9, changes, templateId: null })
+      .thenThrows(InstanceErrors.notFound);
+    spec
+      .given([created, destroyed])
+      .when({ type: 'UpdateInstanceConfig', at: AT, requesterId: 2, changes, templateId: null })
+      .thenThrows(InstanceErrors.notFound);
+  });
+
   it('marks an interruptible instance outbid (stopped, once) and changes its bid', () => {
     const bid: InstanceEvent = {
       type: 'InstanceCreated',

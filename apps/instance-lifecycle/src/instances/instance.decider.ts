@@ -105,6 +105,31 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
         },
       ];
     }
+    case 'UpdateInstanceConfig': {
+      const instance = owned(state, command.requesterId);
+      if (DEAD_STATES.includes(instance.actual)) {
+        throw new DomainError(
+          InstanceErrors.cannotStart,
+          `Instance ${instance.instanceId} is ${String(instance.actual)} and cannot start again; destroy it and rent another offer`,
+        );
+      }
+      if (Object.keys(command.changes).length === 0)
+        throw new DomainError(
+          InstanceErrors.nothingToUpdate,
+          'Nothing to update: give --image, --env, --onstart, --args, --template_id or --template_hash_id',
+        );
+      return [
+        {
+          type: 'InstanceConfigUpdated',
+          data: {
+            instanceId: instance.instanceId,
+            changes: command.changes,
+            ...(command.templateId !== null ? { templateId: command.templateId } : {}),
+            at: command.at,
+          },
+        },
+      ];
+    }
     case 'ChangeBid': {
       const instance = owned(state, command.requesterId);
       if (instance.bidPrice === null)

@@ -140,6 +140,7 @@ export function evolve(state: InstanceState, event: InstanceEvent): InstanceStat
     case 'InstanceLabelled':
       return state.status === 'none' ? state : { ...state, label: event.data.label };
     case 'InstanceRestarted':
+    case 'InstanceConfigUpdated':
       return state;
     case 'InstanceDestroyed':
       return state.status === 'none' ? state : { ...state, status: 'destroyed' };

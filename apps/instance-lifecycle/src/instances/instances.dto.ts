@@ -65,3 +65,14 @@ export class BulkCreateInstancesDto extends CreateInstanceDto {
 export class LaunchInstanceDto extends CreateInstanceDto {
   @Allow() q?: unknown;
 }
+
+/** PUT /api/v0/instances/update_template/{id}/ (`vastai update instance`): checked by parseUpdateRequest. */
+export class UpdateTemplateDto {
+  @Allow() id?: unknown;
+  @Allow() template_id?: unknown;
+  @Allow() template_hash_id?: unknown;
+  @Allow() image?: unknown;
+  @Allow() args?: unknown;
+  @Allow() env?: unknown;
+  @Allow() onstart?: unknown;
+}

@@ -19,7 +19,9 @@ import { ChangeInstanceCommand, type InstanceChanges } from './change-instance/c
 import { DestroyInstanceCommand } from './destroy-instance/destroy-instance.command';
 import { checkInstanceKey, idList, positiveId } from './http-params';
 import { INSTANCE_KEY_FORBIDDEN } from './instance-key.strategy';
-import { ChangeBidDto, DestroyInstancesDto, UpdateInstanceDto } from './instances.dto';
+import { ChangeBidDto, DestroyInstancesDto, UpdateInstanceDto, UpdateTemplateDto } from './instances.dto';
+import { UpdateInstanceCommand } from './update-instance/update-instance.handler';
+import { parseUpdateRequest } from './update-instance/update-request';
 import { GetInstanceQuery } from './queries/get-instance.query';
 import { InstanceHistoryQuery } from './queries/instance-history.query';
 import { InstanceFiltersQuery } from './queries/instance-filters.query';
@@ -136,6 +138,29 @@ export class InstancesV0Controller {
     const id = positiveId(idRaw, 'instance id');
     await this.commands.execute(new RestartInstanceCommand(principal.userId, id, true, metadata));
     return { success: true, msg: `Instance ${id} is being recycled` };
+  }
+
+  /** `vastai update instance ID [--image --env --onstart --args --template_id --template_hash_id]`. */
+  @Put('update_template/:id')
+  @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.updateTemplate,
+    ok: ANSWERS.msg,
+    errors: {
+      ...INSTANCE_ERRORS,
+      400: [...INSTANCE_ERRORS[400], 'bad_request', 'nothing_to_update'],
+      404: ['no_such_instance', 'no_such_template'],
+    },
+  })
+  async updateTemplate(
+    @Param('id') idRaw: string,
+    @Body() body: UpdateTemplateDto,
+    @CallOf() { caller: principal, metadata }: Call,
+  ) {
+    const id = positiveId(idRaw, 'instance id');
+    const request = parseUpdateRequest(body as Record<string, unknown>);
+    await this.commands.execute(new UpdateInstanceCommand(principal.userId, id, request, metadata));
+    return { success: true, msg: `Instance ${id} is being recreated with its new settings` };
   }
 
   @Put(':id')

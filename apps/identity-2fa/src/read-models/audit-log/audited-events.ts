@@ -61,6 +61,7 @@ export const AUDITED_EVENTS = {
       'InstanceIntentChanged',
       'InstanceLabelled',
       'InstanceRestarted',
+      'InstanceConfigUpdated',
       'InstanceBidChanged',
       'InstanceDestroyed',
     ],

@@ -48,7 +48,7 @@ function templateRuntype(t: TemplateContent): InstanceRuntype {
   return 'args';
 }
 
-function imageWithTag(image: string, tag: string): string {
+export function imageWithTag(image: string, tag: string): string {
   const lastSegment = image.slice(image.lastIndexOf('/') + 1);
   return lastSegment.includes(':') || lastSegment.includes('@') || !tag ? image : `${image}:${tag}`;
 }

@@ -73,6 +73,21 @@ describe('instances projection', () => {
         },
       ]));
 
+  it('takes an updated config: the changed settings replace their own (env whole), the rest stays', () =>
+    spec
+      .given([created(4, { env: { OLD: '1', KEEP: 'no' }, onstart: 'echo old', disk: 8 })])
+      .when({
+        streamId: 'instance-4',
+        type: 'InstanceConfigUpdated',
+        data: { instanceId: 4, changes: { image: 'busybox:1.36', env: { NEW: '2' }, onstart: null }, at },
+      })
+      .then(
+        `SELECT details->'config'->>'image' AS image, details->'config'->'env' AS env,
+                details->'config'->>'onstart' AS onstart, details->'config'->'disk' AS disk
+           FROM instance_lifecycle.instances WHERE instance_id = 4`,
+        [{ image: 'busybox:1.36', env: { NEW: '2' }, onstart: null, disk: 8 }],
+      ));
+
   it('waits for a created volume, then attaches it; an outbid instance stops; a destroyed one is marked', () =>
     spec
       .given([

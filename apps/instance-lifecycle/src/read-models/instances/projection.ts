@@ -56,6 +56,7 @@ export const instancesProjection = defineProjection<InstanceEvent>({
     'InstanceOutbid',
     'InstanceBidChanged',
     'InstanceVolumeAttached',
+    'InstanceConfigUpdated',
     'InstanceSshKeyAttached',
     'InstanceSshKeyDetached',
     'InstanceSnapshotRequested',
@@ -140,6 +141,13 @@ export const instancesProjection = defineProjection<InstanceEvent>({
         );
         return;
       }
+      case 'InstanceConfigUpdated':
+        // The changed settings replace the config's (env as a whole); the rest of the config stays.
+        await sql.execute(
+          `UPDATE ${table} SET details = jsonb_set(details, '{config}', (details->'config') || $2::jsonb) WHERE instance_id = $1`,
+          [event.data.instanceId, JSON.stringify(event.data.changes)],
+        );
+        return;
       case 'InstanceSshKeyAttached': {
         const key = { keyId: event.data.keyId, publicKey: event.data.publicKey };
         await sql.execute(

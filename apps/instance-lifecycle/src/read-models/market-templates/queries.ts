@@ -11,15 +11,28 @@ export interface TemplateRecord {
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
 
-export async function findTemplate(sql: Sql, hashId: string): Promise<TemplateRecord | null> {
+export function findTemplate(sql: Sql, hashId: string): Promise<TemplateRecord | null> {
+  return findTemplateBy(sql, 'hash_id', hashId);
+}
+
+/** The template by its numeric id (its current revision). */
+export function findTemplateById(sql: Sql, templateId: number): Promise<TemplateRecord | null> {
+  return findTemplateBy(sql, 'template_id', templateId);
+}
+
+async function findTemplateBy(
+  sql: Sql,
+  column: 'hash_id' | 'template_id',
+  value: string | number,
+): Promise<TemplateRecord | null> {
   const rows = await sql.query<{
     template_id: number;
     hash_id: string;
     creator_id: number;
     content: unknown;
   }>(
-    `SELECT template_id, hash_id, creator_id, content FROM ${SCHEMA}.market_templates WHERE hash_id = $1 AND NOT deleted`,
-    [hashId],
+    `SELECT template_id, hash_id, creator_id, content FROM ${SCHEMA}.market_templates WHERE ${column} = $1 AND NOT deleted`,
+    [value],
   );
   const row = rows[0];
   if (!row) return null;
