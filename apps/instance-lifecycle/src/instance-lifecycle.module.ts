@@ -31,6 +31,7 @@ import {
   type GpuMetricsOptions,
   GpuMetricsStore,
 } from './gpu-metrics/gpu-metrics.store';
+import { DefaultJobRestartReactor } from './host-machines/default-job.reactor';
 import { HOST_MACHINE_HANDLERS } from './host-machines/host-machines.handlers';
 import { HostMachinesController } from './host-machines/host-machines.http.controller';
 import {
@@ -179,6 +180,7 @@ export class InstanceLifecycleModule {
         HostCommandDispatcher,
         ...INSTANCE_HANDLERS,
         ...HOST_MACHINE_HANDLERS,
+        DefaultJobRestartReactor,
         {
           provide: PROVISIONING_RECOVERY_OPTIONS,
           useValue: { ...DEFAULT_PROVISIONING_RECOVERY, ...options.provisioningRecovery },

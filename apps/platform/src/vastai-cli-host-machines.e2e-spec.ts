@@ -28,7 +28,7 @@ interface ShownInstance {
 
 /**
  * The real `vastai` CLI's host machine operations on the embedded platform (simulated host): set defjob
- * (preempted by a renter's rental), remove defjob, reports, cleanup machine, defrag machines and delete
+ * (preempted by a renter's rental, started again when the renter leaves), remove defjob, reports, cleanup machine, defrag machines and delete
  * machine, each checked with a follow-up command, and another user's 404 on each. The host is the admin;
  * the CLI exits 0 on HTTP errors, so output is asserted. The tests run in order on one machine.
  */
@@ -103,7 +103,7 @@ describe('the vastai CLI: host machine operations', () => {
     await db?.close();
   });
 
-  it("vastai set defjob: the host's job runs on the idle GPUs, which stay offered, and a renter's rental preempts it", async () => {
+  it("vastai set defjob: the host's job runs on the idle GPUs, which stay offered; a renter's rental preempts it, and it starts again once they are idle", async () => {
     const other = await renter('set', 'defjob', String(machineId), '--image', 'busybox');
     expect(other.out).toContain('Failed with error 404');
 
@@ -162,6 +162,21 @@ describe('the vastai CLI: host machine operations', () => {
     );
     // the rest of the machine is still for rent
     expect((await offersOn()).map((o) => o.num_gpus)).toEqual([1, 2]);
+
+    // the renter leaves: the GPUs are idle again and the same job instance starts again
+    expect((await renter('destroy', 'instance', String(rented), '-y')).out).not.toContain(
+      'Failed with error',
+    );
+    const restarted = await eventually(
+      async () => {
+        const row = await instanceOf(ADMIN_KEY, job.id);
+        return row?.actual_status === 'running' ? row : undefined;
+      },
+      30_000,
+      'the default job running again',
+    );
+    expect(restarted).toMatchObject({ intended_status: 'running', num_gpus: 4 });
+    expect((await offersOn()).map((o) => o.num_gpus)).toEqual([1, 2, 4]);
   }, 180_000);
 
   it('vastai remove defjob: the job and its instance are gone; another user gets 404', async () => {
@@ -177,6 +192,7 @@ describe('the vastai CLI: host machine operations', () => {
   }, 120_000);
 
   it("vastai reports: instances that failed on the machine, newest first; another user's 404", async () => {
+    rented = await rent(2);
     failed = await rent(1);
     await eventually(
       async () => ((await instanceOf(renterKey, failed))?.actual_status === 'running' ? true : undefined),
