@@ -67,6 +67,7 @@ import { InstancesV0Controller, InstancesV1Controller } from './instances/instan
 import { InstanceHistoryController } from './instances/queries/instance-history.http.controller';
 import { LaunchController } from './instances/launch-instance/launch.http.controller';
 import { InstanceSshKeysController } from './instances/instance-ssh-keys/instance-ssh-keys.http.controller';
+import { PriceIncreasesController } from './instances/price-increases/price-increases.http.controller';
 import { TakeSnapshotController } from './instances/take-snapshot/take-snapshot.http.controller';
 import { SnapshotTimeouts } from './instances/take-snapshot/snapshot-timeouts';
 import { LaunchInstanceHandler } from './instances/launch-instance/launch';
@@ -120,8 +121,9 @@ export class InstanceLifecycleModule {
         AsksController,
         LaunchController,
         LogsController,
-        // before InstancesV0Controller: `instances/events` is not an instance id
+        // before InstancesV0Controller: `instances/events` and `instances/pending-price-increases` are not ids
         InstanceStreamsController,
+        PriceIncreasesController,
         InstancesV0Controller,
         InstanceHistoryController,
         InstancesV1Controller,

@@ -112,6 +112,7 @@ export const BODIES = {
     ['name', 'endpoint', 'access_key_id', 'secret_access_key'],
   ),
   execute: objectOf({ command: str }, ['command']),
+  priceIncrease: objectOf({ pending_price_increase_id: int }, ['pending_price_increase_id']),
   snapshot: objectOf(
     {
       id: { type: ['string', 'integer'] },
@@ -317,6 +318,11 @@ export const ANSWERS = {
   scheduledJob: succeeded({ scheduled_job_id: int, msg: str }),
   cloudConnectionAdded: succeeded({ id: int, msg: str }),
   snapshot: succeeded({ msg: str, snapshot_id: int, image: str }),
+  pendingPriceIncreases: succeeded({
+    count: int,
+    truncated: bool,
+    pending_price_increases: arrayOf(anyObject),
+  }),
   defaultJobSet: succeeded({ msg: str, instance_id: nullable(int) }),
   cleanedUp: succeeded({ msg: str, instances_removed: arrayOf(int), disk_freed_gb: num }),
   reports: succeeded({

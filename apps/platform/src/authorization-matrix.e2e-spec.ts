@@ -75,6 +75,10 @@ const MATRIX: Record<string, Entry> = {
   },
   'PUT /api/v0/instances/reboot/{id}': { params: (o) => ({ id: o.instanceId }) },
   'PUT /api/v0/instances/recycle/{id}': { params: (o) => ({ id: o.instanceId }) },
+  'PUT /api/v0/instances/update_template/{id}': {
+    params: (o) => ({ id: o.instanceId }),
+    body: () => ({ image: 'alpine', env: { STOLEN: '1' } }),
+  },
   'PUT /api/v0/instances/request_logs/{id}': {
     params: (o) => ({ id: o.instanceId }),
     body: () => ({ tail: '10' }),
@@ -385,6 +389,7 @@ describe('the authorization matrix: a stranger reaches none of the owner’s obj
       .instances;
     expect(instance).toMatchObject({ id: owned.instanceId, intended_status: 'running' });
     expect(instance.label).not.toBe('stolen');
+    expect(instance.image_uuid).toBe('busybox');
     const [machine] = (await http().get(`/api/v0/machines/${owned.machineId}/`).set(owner).expect(200))
       .body as { listed: boolean; min_bid_price: number; verification: string }[];
     expect(machine).toMatchObject({ listed: true, min_bid_price: LIST_MACHINE_ASK.price_min_bid });

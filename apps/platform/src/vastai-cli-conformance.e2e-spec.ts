@@ -344,6 +344,35 @@ describe('the vastai CLI: host, volume, instance and account commands (conforman
       expect((await as(strangerKey, 'scp-url', String(onDemand))).out).toContain('no instance found');
     });
 
+    it('vastai show pending-price-increases: a host repricing leaves running rentals at their price, nothing pending', async () => {
+      const before = (await instance(onDemand)).dph_total as number;
+      await as(ADMIN_KEY, 'list', 'machine', String(machine), '-g', '0.9');
+      const [offer] = await raw<{ dph_base: number }[]>(
+        renterKey,
+        'search',
+        'offers',
+        `machine_id=${machine}`,
+      );
+      expect(offer!.dph_base).toBeGreaterThan(before);
+      expect((await as(renterKey, 'show', 'pending-price-increases')).out).toContain(
+        'No pending price increases.',
+      );
+      expect((await instance(onDemand)).dph_total).toBeCloseTo(before, 6);
+    });
+
+    it('vastai accept price-increase: nothing to accept, the price stays', async () => {
+      const before = (await instance(onDemand)).dph_total as number;
+      const accepted = await as(renterKey, 'accept', 'price-increase', String(onDemand), '--yes');
+      expect(accepted.out).toContain(`pending price increase no longer available for instance ${onDemand}`);
+      expect((await instance(onDemand)).dph_total).toBeCloseTo(before, 6);
+    });
+
+    it('vastai reject price-increase: nothing to reject, the instance runs on', async () => {
+      const rejected = await as(renterKey, 'reject', 'price-increase', String(onDemand), '--yes');
+      expect(rejected.out).toContain('Rejected 0 / Stale 1');
+      expect((await instance(onDemand)).actual_status).toBe('running');
+    });
+
     it('vastai show invoices: the renter sees the charges of its instances (billing runs every second)', async () => {
       const charges = await until('charges', async () => {
         const rows = await raw<{ type: string; instance_id: number | null }[]>(renterKey, 'show', 'invoices');

@@ -15,7 +15,7 @@ import { createEmbeddedApp } from './platform';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
-import { VASTAI_CLI, VASTAI_PYTHON, runVenv, vastaiEnv } from './testing/vastai-runner';
+import { runVastai, runVastaiPython } from './testing/vastai-cli';
 
 /**
  * `vastai execute` and `vastai update instance` through the real CLI against the embedded platform, whose
@@ -38,21 +38,16 @@ describe('the vastai CLI executing commands in and updating a Docker-backed inst
   let otherKey: string;
   const http = () => request(app.getHttpServer());
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
-  const vastai = (...args: string[]) => runVenv(VASTAI_CLI, args, vastaiEnv(baseUrl, ADMIN_KEY, home));
-  const vastaiAs = (key: string, ...args: string[]) =>
-    runVenv(VASTAI_CLI, args, vastaiEnv(baseUrl, key, home));
+  const vastai = (...args: string[]) => runVastai({ url: baseUrl, home, key: ADMIN_KEY }, args);
+  const vastaiAs = (key: string, ...args: string[]) => runVastai({ url: baseUrl, home, key }, args);
   /** The CLI's own SDK call (VastAI.execute): what the command printed, as the result_url served it. */
   const sdkExecute = (command: string) =>
-    runVenv(
-      VASTAI_PYTHON,
-      [
-        '-c',
-        'import os, sys\nfrom vastai import VastAI\nsys.stdout.write(VastAI(api_key=os.environ["VAST_API_KEY"], server_url=os.environ["VAST_URL"]).execute(int(sys.argv[1]), sys.argv[2]))',
-        String(instanceId),
-        command,
-      ],
-      vastaiEnv(baseUrl, ADMIN_KEY, home),
-    );
+    runVastaiPython({ url: baseUrl, home, key: ADMIN_KEY }, [
+      '-c',
+      'import os, sys\nfrom vastai import VastAI\nsys.stdout.write(VastAI(api_key=os.environ["VAST_API_KEY"], server_url=os.environ["VAST_URL"]).execute(int(sys.argv[1]), sys.argv[2]))',
+      String(instanceId),
+      command,
+    ]);
   const inContainer = (script: string) =>
     shIn(docker, docker.getContainer(containerName(instanceId)), script);
 
