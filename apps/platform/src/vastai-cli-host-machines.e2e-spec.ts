@@ -10,7 +10,8 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
-import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
+import { LIST_MACHINE_ASK } from './testing/fixtures';
+import { listVerifiedMachine } from './testing/listed-machine';
 import { grantCredit, verifiedUser } from './testing/users';
 import { runVastai } from './testing/vastai-cli';
 
@@ -82,18 +83,7 @@ describe('the vastai CLI: host machine operations', () => {
     });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
-    machineId = (await http().post('/api/v0/machines/').set(admin).send(HOST_HARDWARE).expect(201)).body
-      .machine_id as number;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(admin)
-      .send({ machine: machineId, ...LIST_MACHINE_ASK })
-      .expect(200);
-    await http()
-      .put(`/api/v0/machines/${machineId}/verification/`)
-      .set(admin)
-      .send({ verification: 'verified' })
-      .expect(200);
+    machineId = await listVerifiedMachine(app.getHttpServer(), ADMIN_KEY);
     renterKey = await verifiedUser(app.getHttpServer(), mailer, 'host-ops-renter');
     await grantCredit(app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
     await grantCredit(app.getHttpServer(), ADMIN_KEY, renterKey);
