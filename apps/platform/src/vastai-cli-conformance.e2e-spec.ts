@@ -365,6 +365,22 @@ describe('the vastai CLI: host, volume, instance and account commands (conforman
       const accepted = await as(renterKey, 'accept', 'price-increase', String(onDemand), '--yes');
       expect(accepted.out).toContain(`pending price increase no longer available for instance ${onDemand}`);
       expect((await instance(onDemand)).dph_total).toBeCloseTo(before, 6);
+      // what the CLI would send for a pending row: none exists, so the answer is the stale-row 404
+      for (const verb of ['accept', 'reject']) {
+        const stale = await http()
+          .put(`/api/v0/instances/${verb}-price-increase/`)
+          .set({ Authorization: `Bearer ${renterKey}` })
+          .send({ pending_price_increase_id: 1 });
+        expect([stale.status, stale.body]).toEqual([
+          404,
+          expect.objectContaining({ success: false, error: 'no_pending_price_increase' }),
+        ]);
+        const malformed = await http()
+          .put(`/api/v0/instances/${verb}-price-increase/`)
+          .set({ Authorization: `Bearer ${renterKey}` })
+          .send({ pending_price_increase_id: 'x' });
+        expect([malformed.status, malformed.body.success]).toEqual([400, false]);
+      }
     });
 
     it('vastai reject price-increase: nothing to reject, the instance runs on', async () => {
