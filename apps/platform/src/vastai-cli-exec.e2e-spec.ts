@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
-import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
+import { INSTANCE_RUNTIME, ScheduledJobRunner } from '@rigmarket/instance-lifecycle';
 import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import { InProcessTransport } from '@rigmarket/messaging';
@@ -27,6 +27,8 @@ const IMAGE = 'rigmarket/busybox:latest';
 describe('the vastai CLI executing commands in and updating a Docker-backed instance', () => {
   const docker = dockerFromEnvironment();
   const mailer = new RecordingMailer();
+  /** Real time, which the scheduled-job test moves forward to make a job due. */
+  const clock = { skipMs: 0, now: () => new Date(Date.now() + clock.skipMs) };
   let app: INestApplication;
   let db: Database;
   let agent: HostAgent | undefined;
@@ -58,6 +60,7 @@ describe('the vastai CLI executing commands in and updating a Docker-backed inst
       transport: new InProcessTransport(),
       identity: { adminKey: ADMIN_KEY, mailer },
       marketplace: { billingIntervalMs: 0 },
+      clock,
     });
     await app.listen(0, '127.0.0.1');
     // Ids of their own: container names (rigmarket-instance-<id>) of concurrent runs never meet.
@@ -247,4 +250,69 @@ describe('the vastai CLI executing commands in and updating a Docker-backed inst
     const runtime = app.get<ContextRuntime>(INSTANCE_RUNTIME);
     expect(await settledRebuildMismatches(runtime)).toEqual([]);
   }, 180_000);
+
+  it('vastai execute --schedule: runs at once, stored as an hourly job, and the runner runs it again when due', async () => {
+    await inContainer('echo again > /data/scratch.txt');
+    // Unlike a plain execute, the CLI does not print the output here, so its 1.9.1 bug is not reached.
+    const scheduled = await vastai(
+      'execute',
+      String(instanceId),
+      'rm /data/scratch.txt',
+      '--schedule',
+      'HOURLY',
+      '--day',
+      '*',
+      '--hour',
+      '*',
+    );
+    expect(scheduled.out).toContain('add_scheduled_job insert: success - Scheduling HOURLY job to execute');
+    expect(await inContainer('ls /data')).not.toContain('scratch.txt');
+    const jobs = JSON.parse((await vastai('show', 'scheduled-jobs', '--raw')).stdout) as Array<{
+      id: number;
+      api_endpoint: string;
+      request_body: { command: string };
+    }>;
+    expect(jobs).toEqual([
+      expect.objectContaining({
+        api_endpoint: `/api/v0/instances/command/${instanceId}/`,
+        request_body: expect.objectContaining({ command: 'rm /data/scratch.txt' }),
+      }),
+    ]);
+    const refused = await vastai(
+      'execute',
+      String(instanceId),
+      'cat /etc/passwd',
+      '--schedule',
+      'HOURLY',
+      '--day',
+      '*',
+      '--hour',
+      '*',
+    );
+    // the CLI runs the command first, so the refusal comes from execute itself and nothing is stored
+    expect(refused.out).toContain('Failed with error 400: only ls, rm and du can be executed');
+    const stored = await http()
+      .post('/api/v0/commands/schedule_job/')
+      .set(admin)
+      .send({
+        start_time: Date.now() / 1000,
+        end_time: Date.now() / 1000 + 86_400,
+        api_endpoint: `/api/v0/instances/command/${instanceId}/`,
+        request_method: 'PUT',
+        request_body: { command: 'ls; rm -rf /' },
+        day_of_the_week: null,
+        hour_of_the_day: null,
+        frequency: 'HOURLY',
+        instance_id: instanceId,
+      });
+    expect(stored.status).toBe(400);
+    expect(stored.body).toMatchObject({ success: false, error: 'invalid_command' });
+    expect(JSON.parse((await vastai('show', 'scheduled-jobs', '--raw')).stdout)).toHaveLength(1);
+
+    await inContainer('echo again > /data/scratch.txt');
+    clock.skipMs += 61 * 60_000;
+    const runs = await app.get(ScheduledJobRunner).runOnce();
+    expect(runs).toEqual([expect.objectContaining({ jobId: jobs[0]!.id, ok: true })]);
+    expect(await inContainer('ls /data')).not.toContain('scratch.txt');
+  }, 120_000);
 });

@@ -1,13 +1,14 @@
 import type { Command } from '@nestjs/cqrs';
-import { ApiError, type EventMetadata } from '@rigmarket/contracts';
+import { ApiError, type EventMetadata, parseExecCommand } from '@rigmarket/contracts';
+import { ExecuteCommand } from '../logs/execute.handlers';
 import { ChangeBidCommand } from '../instances/change-bid/change-bid.command';
 import { RestartInstanceCommand } from '../instances/restart-instance/restart-instance.command';
 
 /**
  * The API calls a scheduled job may repeat: the allow-list. Each names its method and path (the instance id
  * in the path) and turns the stored call into the command its route runs, as the job's owner, through the
- * same command path (CommandBus, deciders, events) as the route itself. Another route (the `execute` and
- * `cloud copy` commands accept `--schedule` too) becomes schedulable by adding its entry here.
+ * same command path (CommandBus, deciders, events) as the route itself. Another route becomes schedulable
+ * by adding its entry here (`cloud copy --schedule` is not: its route belongs to sync-maintenance).
  */
 export interface SchedulableRoute {
   /** What the job does, for its run results. */
@@ -31,18 +32,31 @@ const positivePrice = (body: Record<string, unknown>): number => {
   return price;
 };
 
+/** `execute`'s command (ls, rm or du with plain words), checked when the job is stored, not only at each run. */
+const allowedCommand = (body: Record<string, unknown>): unknown => {
+  const parsed = parseExecCommand(body.command);
+  if (!parsed.ok) throw new ApiError(400, 'invalid_command', parsed.reason);
+  return body.command;
+};
+
 export const SCHEDULABLE_ROUTES: readonly SchedulableRoute[] = [
   {
     name: 'reboot instance',
     method: 'PUT',
-    path: /^\/api\/v0\/instances\/reboot\/(\d{1,9})\/?$/,
+    path: /^\/api\/v0\/instances\/reboot\/(\d{1,10})\/?$/,
     command: (owner, id, _body, metadata) => new RestartInstanceCommand(owner, id, false, metadata),
   },
   {
     name: 'change bid',
     method: 'PUT',
-    path: /^\/api\/v0\/instances\/bid_price\/(\d{1,9})\/?$/,
+    path: /^\/api\/v0\/instances\/bid_price\/(\d{1,10})\/?$/,
     command: (owner, id, body, metadata) => new ChangeBidCommand(owner, id, positivePrice(body), metadata),
+  },
+  {
+    name: 'execute',
+    method: 'PUT',
+    path: /^\/api\/v0\/instances\/command\/(\d{1,10})\/?$/,
+    command: (owner, id, body) => new ExecuteCommand(owner, id, allowedCommand(body)),
   },
 ];
 
@@ -53,7 +67,8 @@ export function schedulableRoute(
 ): { route: SchedulableRoute; instanceId: number } | undefined {
   for (const route of SCHEDULABLE_ROUTES) {
     const match = route.method === method.toUpperCase() ? route.path.exec(endpoint) : null;
-    if (match) return { route, instanceId: Number(match[1]) };
+    // instance ids are PostgreSQL integers: a longer number names no instance
+    if (match && Number(match[1]) <= 2_147_483_647) return { route, instanceId: Number(match[1]) };
   }
   return undefined;
 }
