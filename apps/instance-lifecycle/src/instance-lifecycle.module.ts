@@ -50,6 +50,7 @@ import {
   ScheduledJobRunner,
 } from './scheduled-jobs/scheduled-job.runner';
 import { ScheduledJobsController } from './scheduled-jobs/scheduled-jobs.http.controller';
+import { HandOffCloudCopyHandler } from './scheduled-jobs/scheduled-call';
 import { CreditExhaustedReactor } from './instances/credit-exhausted.reactor';
 import { PendingKeyBox } from './instances/pending-keys';
 import { VolumeForInstanceReactor } from './instances/volume-for-instance.reactor';
@@ -197,6 +198,7 @@ export class InstanceLifecycleModule {
           useValue: scheduledJobsInterval(options.scheduledJobsIntervalMs),
         },
         ScheduledJobRunner,
+        HandOffCloudCopyHandler,
       ],
     });
   }

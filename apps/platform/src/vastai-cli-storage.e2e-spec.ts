@@ -8,7 +8,7 @@ import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
-import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
+import { INSTANCE_RUNTIME, ScheduledJobRunner } from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { SYNC_RUNTIME, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
@@ -37,6 +37,8 @@ describe('the vastai CLI: storage commands', () => {
   let db: Database;
   let port: number;
   const mailer = new RecordingMailer();
+  /** Real time, which the scheduled cloud copy test moves forward to make its job due. */
+  const clock = { skipMs: 0, now: () => new Date(Date.now() + clock.skipMs) };
   const home = mkdtempSync(join(tmpdir(), 'vast-storage-home-'));
   let owner: string;
   let other: string;
@@ -64,6 +66,7 @@ describe('the vastai CLI: storage commands', () => {
       transport: new InProcessTransport(),
       identity: { adminKey: ADMIN_KEY, mailer },
       sync: { copyExecutor: new UnavailableCopyExecutor() },
+      clock,
     });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
@@ -354,6 +357,101 @@ describe('the vastai CLI: storage commands', () => {
     expect(agentLog.length).toBeGreaterThan(0);
     expect(agentLog.filter((line) => line.includes('S3RVER'))).toEqual([]);
   });
+
+  it('vastai cloud copy --schedule: stores an hourly copy, and each run that comes due copies again', async () => {
+    const connection = await connect('s3rver-hourly');
+    await shell.sh(container(), 'mkdir -p /data/hourly && echo run-1 > /data/hourly/state.txt');
+    const schedule = ['--schedule', 'HOURLY', '--day', '*', '--hour', '*'];
+    // The CLI asks to confirm the upload cost of a scheduled Instance To Cloud copy: the user says y.
+    const scheduled = await runVastai(
+      { url: `http://127.0.0.1:${port}`, home, key: owner },
+      [
+        'cloud',
+        'copy',
+        '--src',
+        '/data/hourly/',
+        '--dst',
+        `/${BUCKET}/hourly`,
+        '--instance',
+        String(instanceId),
+        '--connection',
+        String(connection),
+        '--transfer',
+        'Instance To Cloud',
+        ...schedule,
+      ],
+      'y\n',
+    );
+    expect(scheduled.out).toContain(
+      'add_scheduled_job insert: success - Scheduling HOURLY job to cloud copy',
+    );
+    const jobs = JSON.parse((await vastai(owner, 'show', 'scheduled-jobs', '--raw')).stdout) as Array<{
+      id: number;
+      instance_id: number;
+      api_endpoint: string;
+      request_method: string;
+    }>;
+    expect(jobs).toEqual([
+      expect.objectContaining({
+        instance_id: instanceId,
+        api_endpoint: '/api/v0/commands/rclone/',
+        request_method: 'POST',
+      }),
+    ]);
+    const object = (key: string) =>
+      s3Client
+        .send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
+        .then((got) => got.Body!.transformToString())
+        .catch(() => undefined);
+    // with --schedule the CLI only schedules
+    expect(await object('hourly/state.txt')).toBeUndefined();
+
+    for (const round of ['run-1', 'run-2']) {
+      await shell.sh(container(), `echo ${round} > /data/hourly/state.txt`);
+      clock.skipMs += 61 * 60_000;
+      const runs = await app.get(ScheduledJobRunner).runOnce();
+      expect(runs).toEqual([
+        expect.objectContaining({
+          jobId: jobs[0]!.id,
+          ok: true,
+          msg: expect.stringContaining('copy requested'),
+        }),
+      ]);
+      await eventually(
+        async () => ((await object('hourly/state.txt')) === `${round}\n` ? true : undefined),
+        90_000,
+        `the ${round} copy in the bucket`,
+      );
+      await copyEnded(/Cloud Copy Operation Finished|failed/);
+    }
+    // the same run is never handed over twice
+    expect(await app.get(ScheduledJobRunner).runOnce()).toEqual([]);
+    const handedOver = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM instance_lifecycle.events WHERE type = 'ScheduledCloudCopyDue'`,
+    );
+    expect(handedOver[0]!.n).toBe(2);
+
+    // another account cannot schedule a copy of this instance
+    const foreign = await runVastai({ url: `http://127.0.0.1:${port}`, home, key: other }, [
+      'cloud',
+      'copy',
+      '--src',
+      '/data/hourly/',
+      '--dst',
+      `/${BUCKET}/stolen`,
+      '--instance',
+      String(instanceId),
+      '--connection',
+      String(connection),
+      '--transfer',
+      'Cloud To Instance',
+      '--end_date',
+      '2099-01-01 00:00:00 AM',
+      ...schedule,
+    ]);
+    expect(foreign.out).not.toContain('add_scheduled_job insert: success');
+    expect(JSON.parse((await vastai(other, 'show', 'scheduled-jobs', '--raw')).stdout)).toEqual([]);
+  }, 240_000);
 
   it('keeps the read models of instance-lifecycle and sync-maintenance equal to their rebuild', async () => {
     for (const token of [INSTANCE_RUNTIME, SYNC_RUNTIME])

@@ -11,6 +11,7 @@ import { COPY_EXECUTOR, SYNC_RUNTIME } from './sync-maintenance.tokens';
 import { type CopyExecutor, UnavailableCopyExecutor } from './syncs/executor/copy-executor';
 import { DockerCopyExecutor } from './syncs/executor/docker-copy.executor';
 import { AgentCopyReportsReactor } from './syncs/agent-copy-reports.reactor';
+import { ScheduledCloudCopiesReactor } from './syncs/scheduled-cloud-copies.reactor';
 import { SyncWorkflow } from './syncs/sync-workflow';
 import { CancelSyncHandler, StartSyncHandler } from './syncs/syncs.handlers';
 import { SyncsController } from './syncs/syncs.http.controller';
@@ -45,6 +46,7 @@ export class SyncMaintenanceModule {
         { provide: COPY_EXECUTOR, useFactory: () => options.copyExecutor ?? copyExecutorFromEnvironment() },
         SyncWorkflow,
         AgentCopyReportsReactor,
+        ScheduledCloudCopiesReactor,
         StartSyncHandler,
         CancelSyncHandler,
         ScheduleMaintenanceHandler,

@@ -82,6 +82,7 @@ import type {
   SyncRequested,
   SyncStarted,
 } from './sync';
+import type { ScheduledCloudCopyDue } from './cloud-copy-call';
 
 /**
  * The runtime schema of every public event's payload (its current schema version), checked before a
@@ -100,6 +101,12 @@ const id = z.number().int();
 const time = z.string().min(1);
 const money = z.number().int();
 const nullable = <S extends z.ZodType>(schema: S) => schema.nullable();
+
+const rclone = z.object({
+  connection: z.string(),
+  transfer: z.enum(['Instance To Cloud', 'Cloud To Instance']),
+  flags: z.array(z.string()),
+});
 
 const permissions: z.ZodType<PermissionsObject> = z.object({
   api: z.partialRecord(z.enum(PERMISSION_CATEGORIES), z.record(z.string(), z.unknown())),
@@ -496,6 +503,15 @@ const instance = {
   AgentCopyAborted: payload<AgentCopyAborted>()(
     z.object({ jobId: id, instanceId: id, bytesCopied: z.number(), at: time }),
   ),
+  ScheduledCloudCopyDue: payload<ScheduledCloudCopyDue>()(
+    z.object({
+      jobId: id,
+      userId: id,
+      dueAt: time,
+      call: z.object({ instanceId: id, srcPath: z.string(), dstPath: z.string(), rclone }),
+      at: time,
+    }),
+  ),
 };
 
 const syncJob = { instanceId: id, jobId: id, at: time };
@@ -524,13 +540,7 @@ const sync = {
       srcInstanceId: nullable(id),
       srcPath: z.string(),
       dstPath: z.string(),
-      rclone: nullable(
-        z.object({
-          connection: z.string(),
-          transfer: z.enum(['Instance To Cloud', 'Cloud To Instance']),
-          flags: z.array(z.string()),
-        }),
-      ),
+      rclone: nullable(rclone),
       executor: z.enum(['agents', 'platform']).optional(),
     }),
   ),

@@ -12,6 +12,7 @@ export * from './money';
 export * from './ledger-upcasters';
 export * from './agent-channel';
 export * from './cloud-connections';
+export * from './cloud-copy-call';
 export * from './host-agent-events';
 export * from './registry-login';
 export * from './event-schemas';

@@ -1,4 +1,5 @@
 import { CloudConnectionPublicEvents } from './cloud-connections';
+import { ScheduledCallPublicEvents } from './cloud-copy-call';
 import type { ContextName, EventEnvelope } from './envelope';
 import { HostAgentPublicEvents } from './host-agent-events';
 import { IdentityPublicEvents } from './identity';
@@ -15,7 +16,12 @@ export interface PublicEventSpec {
 export const PUBLIC_EVENTS: Record<ContextName, Record<string, PublicEventSpec>> = {
   identity: IdentityPublicEvents,
   marketplace: MarketplacePublicEvents,
-  instance: { ...InstancePublicEvents, ...HostAgentPublicEvents, ...CloudConnectionPublicEvents },
+  instance: {
+    ...InstancePublicEvents,
+    ...HostAgentPublicEvents,
+    ...CloudConnectionPublicEvents,
+    ...ScheduledCallPublicEvents,
+  },
   sync: SyncPublicEvents,
 };
 

@@ -161,3 +161,30 @@ describe('schedules', () => {
     expect(scheduleProblem({ frequency: 'WEEKLY', dayOfWeek: 6, hourOfDay: 23 })).toBeNull();
   });
 });
+
+describe('scheduled jobs state snapshots', () => {
+  it('folds into JSON data, so a snapshot read back decides as the full fold does', () => {
+    const { initialState, evolve, decide, snapshot } = scheduledJobsDecider;
+    expect(snapshot.every).toBeGreaterThan(0);
+    const history: ScheduledJobEvent[] = [created(1, reboot, '2026-05-01T13:00:00.000Z')];
+    for (let hour = 13; hour < 20; hour++) {
+      const dueAt = `2026-05-01T${hour}:00:00.000Z`;
+      history.push(started(dueAt, `2026-05-01T${hour + 1}:00:00.000Z`), {
+        type: 'ScheduledJobRunFinished',
+        data: { userId: 2, jobId: 1, dueAt, ok: true, error: null, msg: 'done', at: dueAt },
+      });
+    }
+    const folded = history.reduce(evolve, initialState());
+    const restored = JSON.parse(JSON.stringify(folded)) as typeof folded;
+    expect(restored).toEqual(folded);
+    const due = {
+      type: 'StartScheduledRun',
+      at: AT,
+      userId: 2,
+      jobId: 1,
+      dueAt: '2026-05-01T20:00:00.000Z',
+    } as const;
+    expect(decide(due, restored)).toEqual(decide(due, folded));
+    expect(decide(due, restored)).toHaveLength(1);
+  });
+});

@@ -49,7 +49,8 @@ interface JobState {
   running: string | null;
 }
 export interface ScheduledJobsState {
-  jobs: Map<number, JobState>;
+  /** By job id (a plain object, so the state can be snapshotted as JSON). */
+  jobs: Record<string, JobState>;
 }
 
 export type ScheduledJobCommand = { at: string; userId: number } & (
@@ -75,15 +76,15 @@ export const ScheduledJobErrors = {
 /** At most this many jobs per account. */
 export const SCHEDULED_JOB_LIMITS = { perAccount: 100 } as const;
 
-export const initialState = (): ScheduledJobsState => ({ jobs: new Map() });
+export const initialState = (): ScheduledJobsState => ({ jobs: {} });
 
-/** Updates the map in place (the runner owns the state it folds). */
+/** Updates the state in place (the runner owns the state it folds). */
 export function evolve(state: ScheduledJobsState, event: ScheduledJobEvent): ScheduledJobsState {
   const { jobs } = state;
   switch (event.type) {
     case 'ScheduledJobCreated':
     case 'ScheduledJobUpdated':
-      jobs.set(event.data.jobId, {
+      jobs[event.data.jobId] = {
         method: event.data.method,
         endpoint: event.data.endpoint,
         schedule: {
@@ -95,20 +96,20 @@ export function evolve(state: ScheduledJobsState, event: ScheduledJobEvent): Sch
         },
         nextRunAt: event.data.nextRunAt,
         running: null,
-      });
+      };
       break;
     case 'ScheduledJobDeleted':
-      jobs.delete(event.data.jobId);
+      delete jobs[event.data.jobId];
       break;
     case 'ScheduledJobRunStarted': {
-      const job = jobs.get(event.data.jobId);
+      const job = jobs[event.data.jobId];
       if (job)
-        jobs.set(event.data.jobId, { ...job, nextRunAt: event.data.nextRunAt, running: event.data.dueAt });
+        jobs[event.data.jobId] = { ...job, nextRunAt: event.data.nextRunAt, running: event.data.dueAt };
       break;
     }
     case 'ScheduledJobRunFinished': {
-      const job = jobs.get(event.data.jobId);
-      if (job?.running === event.data.dueAt) jobs.set(event.data.jobId, { ...job, running: null });
+      const job = jobs[event.data.jobId];
+      if (job?.running === event.data.dueAt) jobs[event.data.jobId] = { ...job, running: null };
       break;
     }
   }
@@ -120,17 +121,17 @@ const same = (a: { method: string; endpoint: string }, b: { method: string; endp
 
 export function decide(command: ScheduledJobCommand, state: ScheduledJobsState): ScheduledJobEvent[] {
   const { userId, jobId, at } = command;
-  const job = state.jobs.get(jobId);
+  const job = state.jobs[jobId];
   switch (command.type) {
     case 'CreateScheduledJob': {
-      for (const [id, existing] of state.jobs)
+      for (const [id, existing] of Object.entries(state.jobs))
         if (same(existing, command.job))
           throw new DomainError(
             ScheduledJobErrors.exists,
             `Scheduled job ${id} already calls ${command.job.method} ${command.job.endpoint}; update it with PUT commands/schedule_job/${id}/`,
-            { scheduled_job_id: id },
+            { scheduled_job_id: Number(id) },
           );
-      if (state.jobs.size >= SCHEDULED_JOB_LIMITS.perAccount)
+      if (Object.keys(state.jobs).length >= SCHEDULED_JOB_LIMITS.perAccount)
         throw new DomainError(
           'bad_request',
           `An account keeps at most ${SCHEDULED_JOB_LIMITS.perAccount} scheduled jobs`,
@@ -175,5 +176,14 @@ export function decide(command: ScheduledJobCommand, state: ScheduledJobsState):
   }
 }
 
-export const scheduledJobsDecider = { initialState, evolve, decide };
+/**
+ * Every run adds two events to the account's stream (an hourly job: 48 a day), so commands start from a
+ * snapshot instead of folding the whole history.
+ */
+export const scheduledJobsDecider = {
+  initialState,
+  evolve,
+  decide,
+  snapshot: { version: 1, every: 50 },
+};
 export const scheduledJobsStreamId = (userId: number): string => `scheduled_jobs-${userId}`;

@@ -108,14 +108,16 @@ export class ScheduledJobRunner implements OnApplicationBootstrap, OnApplication
     let error: string | null = null;
     let msg: string;
     try {
-      const found = schedulableRoute(row.request_method, row.api_endpoint);
-      if (!found) throw new Error(`${row.request_method} ${row.api_endpoint} can no longer be scheduled`);
       const body =
         typeof row.request_body === 'string'
           ? (JSON.parse(row.request_body) as Record<string, unknown>)
           : row.request_body;
-      await this.commands.execute(found.route.command(userId, found.instanceId, body, metadata));
-      msg = `${found.route.name} ${found.instanceId}: done`;
+      const found = schedulableRoute(row.request_method, row.api_endpoint, body);
+      if (!found) throw new Error(`${row.request_method} ${row.api_endpoint} can no longer be scheduled`);
+      await this.commands.execute(
+        found.route.command(userId, found.instanceId, body, metadata, { jobId, dueAt }),
+      );
+      msg = `${found.route.name} ${found.instanceId}: ${found.route.outcome ?? 'done'}`;
     } catch (failure) {
       ok = false;
       error = refusalCode(failure) ?? 'error';

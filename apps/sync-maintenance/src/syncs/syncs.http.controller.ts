@@ -1,6 +1,12 @@
 import { Body, Controller, Delete, HttpCode, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError, type CloudTransfer, type EventMetadata } from '@rigmarket/contracts';
+import {
+  ApiError,
+  type EventMetadata,
+  instanceIdOf,
+  parseCloudCopyCall,
+  requiredPath,
+} from '@rigmarket/contracts';
 import {
   ApiContract,
   Authenticated,
@@ -36,21 +42,6 @@ export class CancelSyncRequest {
   @IsOptional() dst_id?: unknown;
 }
 
-/** An instance id as an integer or a string of digits; anything else is refused with `error`/`msg`. */
-export function instanceIdOf(raw: unknown, error: string, msg: string): number {
-  const text = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
-  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
-    throw new ApiError(400, error, msg);
-  return Number(text);
-}
-
-function requiredPath(raw: unknown, name: string): string {
-  if (typeof raw !== 'string' || raw.trim() === '')
-    throw new ApiError(400, 'invalid_args', `${name} must be a path`);
-  if (raw.includes('\0')) throw new ApiError(400, 'invalid_args', `invalid ${name}`);
-  return raw.trim();
-}
-
 /** copy_direct locations: an instance id, or `C.<id>` (the CLI's container form); volumes and clouds are not served. */
 function copyLocationOf(raw: unknown, name: string): number {
   if (raw === 'local' || raw === null || raw === undefined) {
@@ -69,8 +60,6 @@ function copyLocationOf(raw: unknown, name: string): number {
     );
   return instanceIdOf(text, 'invalid_args', `invalid ${name}`);
 }
-
-const TRANSFERS: readonly CloudTransfer[] = ['Instance To Cloud', 'Cloud To Instance'];
 
 @Controller('api/v0/commands')
 @Authenticated()
@@ -116,34 +105,13 @@ export class SyncsController {
     },
   })
   async cloudCopy(@Body() body: CloudCopyRequest, @CallOf() { caller: principal, metadata }: Call) {
-    const instanceId = instanceIdOf(body.instance_id, 'invalid_args', 'invalid instance_id');
-    const transfer = TRANSFERS.find((t) => t === body.transfer);
-    if (!transfer)
-      throw new ApiError(400, 'invalid_args', `transfer must be one of: ${TRANSFERS.join(', ')}`);
-    const connection =
-      typeof body.selected === 'number' || typeof body.selected === 'string' ? String(body.selected) : '';
-    if (connection === '')
-      throw new ApiError(400, 'invalid_args', 'selected (the cloud connection id) is required');
-    const flags = Array.isArray(body.flags)
-      ? body.flags.filter((f): f is string => typeof f === 'string')
-      : [];
+    const call = parseCloudCopyCall(body as Record<string, unknown>);
     const { jobId } = await this.commands.execute(
-      new StartSyncCommand(
-        principal.userId,
-        {
-          kind: 'rclone',
-          instanceId,
-          srcInstanceId: null,
-          srcPath: requiredPath(body.src, 'src'),
-          dstPath: requiredPath(body.dst, 'dst'),
-          rclone: { connection, transfer, flags },
-        },
-        metadata,
-      ),
+      new StartSyncCommand(principal.userId, { kind: 'rclone', srcInstanceId: null, ...call }, metadata),
     );
     return {
       success: true,
-      msg: `Cloud copy recorded as job ${jobId}; its outcome appears in instance ${instanceId}'s status_msg`,
+      msg: `Cloud copy recorded as job ${jobId}; its outcome appears in instance ${call.instanceId}'s status_msg`,
       job_id: jobId,
     };
   }

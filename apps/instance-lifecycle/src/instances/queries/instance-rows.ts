@@ -37,6 +37,7 @@ export function joinedInstancesSql(
   const sql = `SELECT COALESCE(json_agg(t ORDER BY t.page_order), '[]')::text AS rows FROM (
     SELECT i.*, COALESCE(mm.verification, 'unverified') AS verification,
       mm.gpu_ram AS machine_gpu_ram, mm.public_ipaddr AS machine_public_ipaddr,
+      (mm.ask->>'endDate')::double precision AS machine_end_date,
       mw.machine_id AS mw_machine_id, mw.start_time AS mw_start_time, mw.end_time AS mw_end_time,
       mw.duration_hours AS mw_duration_hours, mw.category AS mw_category,
       sy.instance_id AS sync_instance_id, sy.job_id AS sync_job_id, sy.kind AS sync_kind,

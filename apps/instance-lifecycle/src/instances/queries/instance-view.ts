@@ -19,6 +19,8 @@ export interface InstanceRowRecord {
   verification?: string;
   machine_gpu_ram?: number | null;
   machine_public_ipaddr?: string | null;
+  /** The machine's listing end date (epoch seconds): the contract's end. */
+  machine_end_date?: number | null;
 }
 
 /** Transitions the caller may ask for now (PUT state, label, DELETE). */
@@ -102,7 +104,8 @@ export function instanceView(row: InstanceRowRecord) {
     ports,
     public_ipaddr: row.machine_public_ipaddr ?? details.publicIpaddr ?? null,
     start_date: Number(row.start_date),
-    end_date: null,
+    // The contract ends when the machine's listing does (the CLI's default end of a scheduled cloud copy).
+    end_date: row.machine_end_date ?? null,
     duration: null,
     extra_env: Object.entries(config.env).filter(([k]) => !k.startsWith('-')),
     machine_id: Number(row.machine_id),
