@@ -1,7 +1,8 @@
 // The benchmark suite: `npm run bench` (a full run, a few minutes; rewrites the generated section of
 // docs/benchmarks.md) or `node bench/run.js --short` (tiny sizes, a few seconds, writes nothing unless --out:
 // CI runs it only to check that the suite works; its figures mean nothing).
-// Distributed cases need DATABASE_URL (PostgreSQL); without it only the embedded ones run.
+// Distributed cases need DATABASE_URL (PostgreSQL); without it only the embedded ones run. Cases over Kafka
+// (the four apps as processes: lag) need KAFKA_BROKERS too.
 require('./no-rate-limits');
 require('reflect-metadata');
 const fs = require('node:fs');
@@ -25,6 +26,8 @@ const modes = [
   'embedded',
   ...(process.env.DATABASE_URL && !args.includes('--embedded') ? ['distributed'] : []),
 ];
+// Cases over Kafka: distributed only, when KAFKA_BROKERS is set too.
+const kafkaModes = modes.includes('distributed') && process.env.KAFKA_BROKERS ? ['distributed'] : [];
 
 const CASES = {
   search: { run: require('./cases/search'), modes },
@@ -33,6 +36,7 @@ const CASES = {
   heartbeat: { run: require('./cases/heartbeat'), modes },
   rebuild: { run: require('./cases/rebuild'), modes },
   platform: { run: require('./cases/platform'), modes: ['embedded'] },
+  lag: { run: require('./cases/lag'), modes: kafkaModes },
   boot: { run: require('./cases/boot'), modes },
   soak: { run: require('./cases/soak'), modes },
 };

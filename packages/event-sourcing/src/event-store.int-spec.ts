@@ -215,4 +215,37 @@ describe('event store on PostgreSQL', () => {
     expect(await relay.flush()).toBe(0);
     await relay.stop();
   });
+
+  it('a started relay looks again soon after a held-back row, not only at its next poll', async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    const transport = new RecordingTransport();
+    // The poll comes once a minute: the row must go out long before it.
+    const relay = new OutboxRelay(db, 'identity', transport, { pollIntervalMs: 60_000, heldRetryMs: 5 });
+    relay.start();
+    let releaseSlow!: () => void;
+    const slowCanCommit = new Promise<void>((r) => (releaseSlow = r));
+    let slowStarted!: () => void;
+    const slowHasStarted = new Promise<void>((r) => (slowStarted = r));
+    // An older transaction in flight (with a transaction id) holds back what commits after it.
+    const slow = db.transaction(async (sql) => {
+      await sql.query(`SELECT pg_current_xact_id()`);
+      slowStarted();
+      await slowCanCommit;
+    });
+    await slowHasStarted;
+    await db.transaction((sql) =>
+      store.append(sql, 'api_key-held', 0, [keyCreated(11)], metadata, new Date()),
+    );
+    expect(await relay.flush()).toBe(0);
+    releaseSlow();
+    await slow;
+    // Without the quick look again this waits for the poll, a minute away, and times out.
+    await eventually(
+      async () => (transport.published.some((m) => m.key === 'api_key-held') ? true : undefined),
+      30_000,
+      'the held row published',
+    );
+    await relay.stop();
+    expect(transport.published.map((m) => m.key)).toEqual(['api_key-held']);
+  });
 });

@@ -17,6 +17,11 @@ export interface RelayOptions {
   /** How long a relay's lease on the outbox lasts; a dead relay's lease expires after this. */
   leaseMs?: number;
   batchSize?: number;
+  /**
+   * First wait before looking again when committed rows were held back behind an older transaction still in
+   * flight (doubles while they stay held, up to the poll interval). Default 5 ms.
+   */
+  heldRetryMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -25,6 +30,8 @@ interface OutboxRow {
   topic: string;
   message_key: string;
   envelope: EventEnvelope | string;
+  /** Older than every transaction still in flight: safe to publish now. */
+  ready: boolean;
 }
 
 /**
@@ -42,6 +49,11 @@ export class OutboxRelay {
   private running: Promise<number> | undefined;
   private again = false;
   private stopped = false;
+  /** Between start() and stop(): only a started relay looks again on its own. */
+  private started = false;
+  /** A quick look again, set while committed rows are held back (see `heldRetryMs`). */
+  private heldTimer: NodeJS.Timeout | undefined;
+  private heldDelayMs = 0;
 
   constructor(
     private readonly db: Database,
@@ -52,6 +64,7 @@ export class OutboxRelay {
 
   start(): void {
     this.stopped = false;
+    this.started = true;
     const delay = idleBackoff(this.options.pollIntervalMs ?? 250, this.options.idlePollMaxMs);
     const tick = (): void => {
       if (this.stopped) return;
@@ -70,7 +83,10 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.started = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.heldTimer = undefined;
     await this.running?.catch(() => undefined);
     await this.db
       .execute(
@@ -88,20 +104,46 @@ export class OutboxRelay {
     }
     this.running = (async () => {
       let total = 0;
+      let held = false;
       try {
         do {
           this.again = false;
-          total += await this.drain();
+          const drained = await this.drain();
+          total += drained.published;
+          held = drained.held;
         } while (this.again);
       } finally {
         this.running = undefined;
       }
+      this.lookAgainIfHeld(held);
       return total;
     })();
     return this.running;
   }
 
-  private async drain(): Promise<number> {
+  /**
+   * Rows committed after a transaction that is still in flight (anywhere in the database cluster: the
+   * snapshot's xmin is cluster-wide) wait for it. Rather than leave them to the next poll (250 ms in
+   * distributed mode, up to seconds in embedded mode), the relay looks again after `heldRetryMs`, doubling
+   * while they stay held, up to the poll interval: most such transactions are short.
+   */
+  private lookAgainIfHeld(held: boolean): void {
+    if (!held || !this.started) {
+      this.heldDelayMs = 0;
+      return;
+    }
+    if (this.heldTimer) return;
+    const first = this.options.heldRetryMs ?? 5;
+    const most = Math.max(first, this.options.pollIntervalMs ?? 250);
+    this.heldDelayMs = this.heldDelayMs === 0 ? first : Math.min(this.heldDelayMs * 2, most);
+    this.heldTimer = setTimeout(() => {
+      this.heldTimer = undefined;
+      if (this.started) this.flush().catch((error: unknown) => this.options.onError?.(error));
+    }, this.heldDelayMs);
+  }
+
+  /** Publishes what is ready; `held`: committed rows were left for an older transaction still in flight. */
+  private async drain(): Promise<{ published: number; held: boolean }> {
     let published = 0;
     for (;;) {
       const leased = await this.db.execute(
@@ -110,16 +152,20 @@ export class OutboxRelay {
           WHERE id = 1 AND (holder = $1 OR lease_until < now())`,
         [this.holder, String(this.options.leaseMs ?? 5000)],
       );
-      if (leased === 0) return published;
-      const rows = await this.db.query<OutboxRow>(
+      if (leased === 0) return { published, held: false };
+      const found = await this.db.query<OutboxRow>(
         // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
         // sort '10' before '9', delivering a stream's events out of order (a read-model drift found under load).
-        `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope FROM ${this.schema}.outbox o
-          WHERE o.published_at IS NULL AND o.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        // Rows not `ready` are committed but newer than a transaction still in flight: they wait for it.
+        `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope,
+                o.transaction_id < pg_snapshot_xmin(pg_current_snapshot()) AS ready
+           FROM ${this.schema}.outbox o
+          WHERE o.published_at IS NULL
           ORDER BY o.id LIMIT $1`,
         [this.options.batchSize ?? 200],
       );
-      if (rows.length === 0) return published;
+      const rows = found.filter((r) => r.ready);
+      if (rows.length === 0) return { published, held: found.length > 0 };
       const messages = rows.map((r) => ({
         topic: r.topic,
         key: r.message_key,

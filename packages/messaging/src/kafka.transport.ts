@@ -11,7 +11,11 @@ export interface KafkaTransportOptions {
   clientId: string;
   /** Tries per message before it goes to the topic's dead-letter topic. */
   maxAttempts?: number;
-  /** How long a fetch waits for new data; bounds the delivery latency. */
+  /**
+   * How long the broker holds a fetch that finds no new data (default 1,000 ms). It does not delay delivery:
+   * with minBytes 1 a fetch returns as soon as a message arrives. It sets how often an idle consumer asks
+   * again, and there is one consumer per subscribed projection and reactor (about 35 in the four apps).
+   */
   maxWaitTimeMs?: number;
   sessionTimeoutMs?: number;
   logger?: (level: string, message: string) => void;
@@ -121,7 +125,7 @@ export class KafkaTransport implements Transport {
       groupId: this.ns + subscription.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 1_000,
-      maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 100,
+      maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
       allowAutoTopicCreation: false,
     });
     await consumer.connect();
