@@ -136,6 +136,7 @@ const CASES = [
   ['PUT', '/api/v0/machines/create_asks/', 'marketplace', '{"machine":1}'],
   ['DELETE', '/api/v0/machines/123/asks/', 'marketplace', '{"why":"body on DELETE"}'],
   ['GET', '/api/v0/volumes/search/', 'marketplace'],
+  ['POST', '/api/v0/volumes/copy/', 'marketplace', '{"src_id":3,"dst_id":222}'],
   ['GET', '/api/v0/gpu_names/unique/', 'marketplace'],
   ['GET', '/api/v0/charges', 'marketplace'],
   ['GET', '/api/v0/credit/', 'marketplace'],

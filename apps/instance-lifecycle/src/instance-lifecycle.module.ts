@@ -10,6 +10,7 @@ import {
 import { AgentChannelServer } from './agent/agent-channel.server';
 import { AgentCopyReactor } from './agent/agent-copy.reactor';
 import { AgentCopyRelay } from './agent/agent-copy.relay';
+import { VolumeCopyReactor } from './agent/volume-copy.reactor';
 import { AgentSessions } from './agent/agent-sessions';
 import { RoutingHostDriver } from './agent/routing-host.driver';
 import { HostCommandDispatcher } from './host/host-command.dispatcher';
@@ -175,6 +176,7 @@ export class InstanceLifecycleModule {
         AgentSessions,
         AgentCopyRelay,
         AgentCopyReactor,
+        VolumeCopyReactor,
         AgentChannelServer,
         RoutingHostDriver,
         // Machines with a connected host agent get its commands; the others stay simulated.

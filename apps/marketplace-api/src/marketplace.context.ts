@@ -9,6 +9,7 @@ import { instanceDepositsProjection } from './read-models/instance-deposits/proj
 import { ledgerProjection } from './read-models/ledger/projection';
 import { machinesProjection } from './read-models/machines/projection';
 import { maintenanceWindowsProjection } from './read-models/maintenance-windows/projection';
+import { volumeClonesProjection } from './read-models/volume-clones/projection';
 import { volumeInstancesProjection } from './read-models/volume-instances/projection';
 import { templateUsageProjection } from './read-models/template-usage/projection';
 import { templatesProjection } from './read-models/templates/projection';
@@ -36,6 +37,7 @@ export const marketplaceContext: ContextDefinition = {
     ledgerProjection,
     instanceChargedUntilProjection,
     instanceDepositsProjection,
+    volumeClonesProjection,
   ],
   subscribedProjections: [
     authKeysProjection(SCHEMA),
@@ -47,6 +49,8 @@ export const marketplaceContext: ContextDefinition = {
     maintenanceWindowsProjection,
     templateUsageProjection,
     volumeInstancesProjection,
+    // volume_clones: inline for the volume streams, subscribed for instance-lifecycle's volumecopy streams
+    volumeClonesProjection,
   ],
   folds: {
     machine: streamFold(machineDecider),

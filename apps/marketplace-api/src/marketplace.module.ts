@@ -41,6 +41,7 @@ import { DepositHandler, DepositRefundsReactor, PrepayInstanceHandler } from './
 import { InstanceVolumesReactor } from './volumes/instance-volumes.reactor';
 import { VolumesController } from './volumes/volumes.http.controller';
 import {
+  CloneVolumeHandler,
   CreateVolumeHandler,
   DeleteVolumeHandler,
   ListVolumeSpaceHandler,
@@ -118,6 +119,7 @@ export class MarketplaceModule {
         ListVolumeSpaceHandler,
         UnlistVolumeSpaceHandler,
         CreateVolumeHandler,
+        CloneVolumeHandler,
         DeleteVolumeHandler,
         ListVolumesHandler,
         SearchVolumeOffersHandler,

@@ -129,6 +129,8 @@ export const VOLUME = namedSchema(
       type: str,
       host_id: nullable(int),
       instances: arrayOf(int),
+      cloned_from: nullable(int),
+      status_msg: nullable(str),
     },
     ['id', 'size', 'machine_id', 'status'],
   ),
@@ -301,6 +303,10 @@ export const BODIES = {
   volumeSearch: { type: 'object', properties: { q: anyObject } },
   createVolume: objectOf({ id: numOrText, size: numOrText, name: str }, ['id', 'size']),
   deleteVolume: objectOf({ id: numOrText }, []),
+  cloneVolume: objectOf(
+    { src_id: numOrText, dst_id: numOrText, size: numOrText, disable_compression: bool },
+    ['src_id', 'dst_id'],
+  ),
   credit: objectOf({ user_id: int, amount: num, note: str }, ['user_id', 'amount']),
   transferCredit: objectOf(
     { sender: { const: 'me' }, recipient: { type: ['string', 'integer'] }, amount: numOrText },

@@ -119,10 +119,10 @@ export type LifecycleToAgent =
   /** Run argv (parseExecCommand's) in the instance's container without a shell, bounded (instance-exec.ts); answered by `exec`. */
   | { type: 'exec'; requestId: string; instanceId: number; argv: string[] }
   | { type: 'snapshot'; commandId?: number; instanceId: number; snapshot: AgentSnapshotRequest }
-  /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), answer copy_ready. */
-  | { type: 'copy_receive'; jobId: number; instanceId: number; path: string }
-  /** To the source's agent: stream a tar of `path` as binary copy frames, at most bytesPerSecond, within the window. */
-  | { type: 'copy_send'; jobId: number; instanceId: number; path: string; bytesPerSecond: number }
+  /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), or into the volume; answer copy_ready. */
+  | ({ type: 'copy_receive'; jobId: number } & CopyEndpoint)
+  /** To the source's agent: stream a tar of `path` (or of the whole volume) as binary copy frames, at most bytesPerSecond, within the window. */
+  | ({ type: 'copy_send'; jobId: number; bytesPerSecond: number } & CopyEndpoint)
   /** To the source's agent: the destination has extracted `bytes` so far (the window slides). */
   | { type: 'copy_ack'; jobId: number; bytes: number }
   /** To the destination's agent: the source's tar ended after `bytes`; finish the extract and answer copy_done. */
@@ -135,6 +135,15 @@ export type LifecycleToAgent =
    * copy_source (started), copy_ack (bytes so far), then copy_done or copy_failed; copy_abort stops it.
    */
   | ({ type: 'cloud_copy'; jobId: number; instanceId: number } & CloudCopyOrder);
+
+/** One side of a copy between agents: a path in an instance's container, or the whole of a volume (`clone volume`). */
+export type CopyEndpoint = { instanceId: number; path: string } | { volumeId: number };
+
+/**
+ * The channel job id of a volume's clone copy: its own range above the sync jobs' ids (2^31 and up, so a
+ * volume id, at most 2^31 - 1, keeps the uint32 of the data frames).
+ */
+export const volumeCopyJobId = (volumeId: number): number => 0x80000000 + volumeId;
 
 /** What the agent needs for a cloud copy. The credentials travel only down the channel, never in an event. */
 export interface CloudCopyOrder {

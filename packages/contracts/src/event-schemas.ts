@@ -7,6 +7,9 @@ import type {
   AgentCopyProgressed,
   AgentCopyStarted,
   HostAgentEnrolled,
+  VolumeCopyCompleted,
+  VolumeCopyFailed,
+  VolumeCopyStarted,
 } from './host-agent-events';
 import type {
   ApiKeyCreated,
@@ -339,6 +342,7 @@ const marketplace = {
       priceDisk: z.number(),
       createdAt: time,
       instanceId: id.optional(),
+      cloneOf: z.object({ volumeId: id, machineId: id }).optional(),
     }),
   ),
   VolumeDeleted: payload<VolumeDeleted>()(
@@ -512,6 +516,11 @@ const instance = {
       at: time,
     }),
   ),
+  VolumeCopyStarted: payload<VolumeCopyStarted>()(z.object({ volumeId: id, srcVolumeId: id, at: time })),
+  VolumeCopyCompleted: payload<VolumeCopyCompleted>()(
+    z.object({ volumeId: id, bytesCopied: z.number(), at: time }),
+  ),
+  VolumeCopyFailed: payload<VolumeCopyFailed>()(z.object({ volumeId: id, reason: z.string(), at: time })),
 };
 
 const syncJob = { instanceId: id, jobId: id, at: time };

@@ -39,6 +39,26 @@ export type AgentCopyAborted = DomainEvent<
   { jobId: number; instanceId: number; bytesCopied: number; at: string }
 >;
 
+/**
+ * `volumecopy-<volumeId>`: the data of a cloned volume (`vastai clone volume`, marketplace's VolumeCreated
+ * with cloneOf) copied by the host agents of the two volumes' machines over the agent channel, as
+ * instance-lifecycle relayed it. `volumeId` is the new volume, `srcVolumeId` the one it copies. Ends once:
+ * completed or failed. Marketplace shows it as the volume's status (`show volumes`).
+ */
+export type VolumeCopyStarted = DomainEvent<
+  'VolumeCopyStarted',
+  { volumeId: number; srcVolumeId: number; at: string }
+>;
+export type VolumeCopyCompleted = DomainEvent<
+  'VolumeCopyCompleted',
+  { volumeId: number; bytesCopied: number; at: string }
+>;
+export type VolumeCopyFailed = DomainEvent<
+  'VolumeCopyFailed',
+  { volumeId: number; reason: string; at: string }
+>;
+export type VolumeCopyEvent = VolumeCopyStarted | VolumeCopyCompleted | VolumeCopyFailed;
+
 export type HostAgentEvent = HostAgentEnrolled;
 export type AgentCopyEvent =
   AgentCopyStarted | AgentCopyProgressed | AgentCopyCompleted | AgentCopyFailed | AgentCopyAborted;
@@ -50,4 +70,7 @@ export const HostAgentPublicEvents = {
   AgentCopyCompleted: { schemaVersion: 1, streamType: 'agentcopy' },
   AgentCopyFailed: { schemaVersion: 1, streamType: 'agentcopy' },
   AgentCopyAborted: { schemaVersion: 1, streamType: 'agentcopy' },
+  VolumeCopyStarted: { schemaVersion: 1, streamType: 'volumecopy' },
+  VolumeCopyCompleted: { schemaVersion: 1, streamType: 'volumecopy' },
+  VolumeCopyFailed: { schemaVersion: 1, streamType: 'volumecopy' },
 } as const;

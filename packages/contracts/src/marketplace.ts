@@ -130,7 +130,9 @@ export type MachineEvent =
 
 /**
  * A renter's volume on a machine (`volume-<id>`). instanceId: created for that instance's volume_info
- * create_new (absent for `PUT /api/v0/volumes/`).
+ * create_new (absent for `PUT /api/v0/volumes/`). cloneOf: created by `vastai clone volume` as a copy of
+ * the owner's volume `volumeId` on machine `machineId`; the copy itself is instance-lifecycle's
+ * `volumecopy-<id>` stream (host-agent-events.ts).
  */
 export type VolumeCreated = DomainEvent<
   'VolumeCreated',
@@ -143,6 +145,7 @@ export type VolumeCreated = DomainEvent<
     priceDisk: number;
     createdAt: string;
     instanceId?: number;
+    cloneOf?: { volumeId: number; machineId: number };
   }
 >;
 export type VolumeDeleted = DomainEvent<

@@ -16,7 +16,7 @@ export function topicFor(context: ContextName, streamType: string, major = 1): s
 export const STREAM_TYPES: Record<ContextName, readonly string[]> = {
   identity: ['user', 'api_key', 'team_role'],
   marketplace: ['machine', 'template', 'volume', 'ledger'],
-  instance: ['instance', 'hostagent', 'agentcopy', 'cloud_connections', 'scheduledcall'],
+  instance: ['instance', 'hostagent', 'agentcopy', 'cloud_connections', 'scheduledcall', 'volumecopy'],
   sync: ['sync', 'maintenance'],
 };
 

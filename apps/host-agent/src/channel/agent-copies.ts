@@ -5,6 +5,7 @@ import {
   type AgentToLifecycle,
   COPY_MAX_CHUNK_BYTES,
   COPY_WINDOW_BYTES,
+  type CopyEndpoint,
   type LifecycleToAgent,
   encodeCopyData,
 } from '@rigmarket/contracts';
@@ -37,8 +38,8 @@ const reasonOf = (error: unknown): string =>
   (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);
 
 /**
- * The host agent's side of copies between instances (docs/adr/0011-agent-copies.md). As the source it reads
- * a tar of the path from its driver, through a throttle, and sends it up in binary frames, never more than
+ * The host agent's side of copies between instances (docs/adr/0011-agent-copies.md) and of volume clones
+ * (a whole volume instead of an instance's path). As the source it reads a tar of the path from its driver, through a throttle, and sends it up in binary frames, never more than
  * COPY_WINDOW_BYTES beyond what the destination acknowledged. As the destination it extracts what arrives
  * into the container and acknowledges each chunk once the extract has taken it (the backpressure), then
  * reports done or failed. An abort (cancel, or the other side failed) stops both at once.
@@ -55,10 +56,10 @@ export class AgentCopies {
   handle(command: CopyCommand): void {
     switch (command.type) {
       case 'copy_receive':
-        void this.receive(command.jobId, command.instanceId, command.path);
+        void this.receive(command.jobId, command);
         return;
       case 'copy_send':
-        void this.sendTar(command.jobId, command.instanceId, command.path, command.bytesPerSecond);
+        void this.sendTar(command.jobId, command, command.bytesPerSecond);
         return;
       case 'copy_ack': {
         const sender = this.senders.get(command.jobId);
@@ -112,11 +113,15 @@ export class AgentCopies {
     this.channel.send({ type: 'copy_failed', jobId, reason: reasonOf(error) });
   }
 
-  private async receive(jobId: number, instanceId: number, path: string): Promise<void> {
+  private async receive(jobId: number, into: CopyEndpoint): Promise<void> {
     const receiver: Receiver = { abort: new AbortController(), sink: null, done: null, written: 0 };
     this.receivers.set(jobId, receiver);
+    const signal = receiver.abort.signal;
     try {
-      const { sink, done } = await this.driver.writeArchive(instanceId, path, receiver.abort.signal);
+      const { sink, done } =
+        'volumeId' in into
+          ? await this.driver.writeVolumeArchive(into.volumeId, signal)
+          : await this.driver.writeArchive(into.instanceId, into.path, signal);
       receiver.sink = sink;
       receiver.done = done;
       sink.on('error', () => undefined);
@@ -152,17 +157,15 @@ export class AgentCopies {
     this.channel.send({ type: 'copy_done', jobId, bytes: receiver.written });
   }
 
-  private async sendTar(
-    jobId: number,
-    instanceId: number,
-    path: string,
-    bytesPerSecond: number,
-  ): Promise<void> {
+  private async sendTar(jobId: number, from: CopyEndpoint, bytesPerSecond: number): Promise<void> {
     const sender: Sender = { abort: new AbortController(), acked: 0, wake: null };
     this.senders.set(jobId, sender);
     const signal = sender.abort.signal;
     try {
-      const { tar, totalBytes } = await this.driver.readArchive(instanceId, path, signal);
+      const { tar, totalBytes } =
+        'volumeId' in from
+          ? { ...(await this.driver.readVolumeArchive(from.volumeId, signal)), totalBytes: null }
+          : await this.driver.readArchive(from.instanceId, from.path, signal);
       if (signal.aborted) throw signal.reason;
       this.channel.send({ type: 'copy_source', jobId, totalBytes });
       const throttle = new ThrottleStream(bytesPerSecond);

@@ -55,6 +55,13 @@ export interface AgentDriver {
     signal: AbortSignal,
   ): Promise<{ sink: Writable; done: Promise<void> }>;
   /**
+   * `clone volume`: a tar of the whole of the volume's data on this host (empty when nothing was ever
+   * written to it). Rejects with a message for the renter.
+   */
+  readVolumeArchive(volumeId: number, signal: AbortSignal): Promise<{ tar: Readable }>;
+  /** `clone volume`: an extract of the tar written to `sink` into the volume (made if missing), as writeArchive. */
+  writeVolumeArchive(volumeId: number, signal: AbortSignal): Promise<{ sink: Writable; done: Promise<void> }>;
+  /**
    * `take snapshot`: commits the instance's container (paused while it commits when asked), pushes it as
    * `request.image` with `request.auth`, and resolves with the pushed manifest's digest; rejects with a
    * message for the renter. Gives up at `request.timeLimitMs`, or when `signal` aborts. Never logs the login.

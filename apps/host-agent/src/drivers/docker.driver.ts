@@ -22,6 +22,7 @@ import {
   registryAuth,
   storageHonoursDiskSize,
 } from './container-spec';
+import { readVolumeArchive, writeVolumeArchive } from './volume-archive';
 
 export interface DockerDriverOptions {
   machineId: number;
@@ -424,6 +425,17 @@ export class DockerDriver implements AgentDriver {
       () => undefined,
     );
     return { sink, done };
+  }
+
+  async readVolumeArchive(volumeId: number, signal: AbortSignal): Promise<{ tar: Readable }> {
+    return readVolumeArchive(this.docker, this.options.machineId, volumeId, signal);
+  }
+
+  async writeVolumeArchive(
+    volumeId: number,
+    signal: AbortSignal,
+  ): Promise<{ sink: Writable; done: Promise<void> }> {
+    return writeVolumeArchive(this.docker, this.options.machineId, volumeId, signal);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,10 @@
+import { Readable, Writable } from 'node:stream';
 import { type AgentProvisionSpec, authorizedKeysSummary } from '@rigmarket/contracts';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
 import { containerPorts } from './container-spec';
+
+/** A tar with no entries: its two zero blocks. */
+const EMPTY_TAR = Buffer.alloc(1024);
 
 /**
  * `--driver simulated`: an agent without containers, for trying the channel on a machine without Docker.
@@ -11,6 +15,8 @@ export class SimulatedAgentDriver implements AgentDriver {
   private report: ReportTransition = () => undefined;
   private readonly specs = new Map<number, AgentProvisionSpec>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Each volume's data as a tar (clone volume). */
+  private readonly volumes = new Map<number, Buffer>();
 
   constructor(private readonly options: { sshHost: string; daemonLog: DaemonLog; bootMs?: number }) {}
 
@@ -110,6 +116,34 @@ export class SimulatedAgentDriver implements AgentDriver {
     throw new Error(
       `Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy into`,
     );
+  }
+
+  /** The volume's data as the last clone into it left it (an empty tar when none did): no disk here. */
+  async readVolumeArchive(volumeId: number): Promise<{ tar: Readable }> {
+    return { tar: Readable.from([this.volumes.get(volumeId) ?? EMPTY_TAR]) };
+  }
+
+  /** Keeps what a clone sends in memory, as the volume's data. */
+  async writeVolumeArchive(
+    volumeId: number,
+    signal: AbortSignal,
+  ): Promise<{ sink: Writable; done: Promise<void> }> {
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, callback) => {
+        chunks.push(chunk);
+        callback();
+      },
+    });
+    const done = new Promise<void>((resolve, reject) => {
+      sink.once('finish', () => {
+        this.volumes.set(volumeId, Buffer.concat(chunks));
+        resolve();
+      });
+      sink.once('close', () => reject(new Error('the extract into the volume was stopped')));
+      signal.addEventListener('abort', () => reject(new Error('the extract into the volume was aborted')));
+    });
+    return { sink, done };
   }
 
   async close(): Promise<void> {

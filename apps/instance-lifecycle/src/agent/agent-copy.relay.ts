@@ -1,5 +1,12 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { AgentToLifecycle, CloudCopyOrder, EventMetadata, LifecycleToAgent } from '@rigmarket/contracts';
+import {
+  type AgentToLifecycle,
+  type CloudCopyOrder,
+  type CopyEndpoint,
+  type EventMetadata,
+  type LifecycleToAgent,
+  volumeCopyJobId,
+} from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
@@ -7,6 +14,7 @@ import { type AgentCopyCommand, agentCopyDecider, agentCopyStreamId } from './ag
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
 import { isAgentMachine } from './agent-machines';
 import { type AgentSession, AgentSessions } from './agent-sessions';
+import { volumeCopyDecider, volumeCopyStreamId } from './volume-copy.decider';
 
 /** A copy_direct or cloud copy job the agents are asked to carry out (from its SyncRequested). */
 export interface AgentCopyJob {
@@ -21,24 +29,66 @@ export interface AgentCopyJob {
   cloud?: { order: CloudCopyOrder } | { refused: string };
 }
 
+/** A volume clone's copy (marketplace's VolumeCreated with cloneOf): the source volume's data into the new one. */
+export interface VolumeCopyJob {
+  volumeId: number;
+  machineId: number;
+  srcVolumeId: number;
+  srcMachineId: number;
+}
+
 type CopyReport = Extract<AgentToLifecycle, { type: `copy_${string}` }>;
-type CopyCommandBody = AgentCopyCommand extends infer C
+
+/** What happened to a transfer, recorded on its own stream (agentcopy-<jobId> or volumecopy-<volumeId>). */
+type Outcome =
+  | { type: 'started'; totalBytes: number | null }
+  | { type: 'progressed'; bytes: number }
+  | { type: 'completed'; bytes: number }
+  | { type: 'failed'; reason: string }
+  | { type: 'aborted' };
+
+interface Transfer {
+  /** The job id on the channel (its data frames carry it). */
+  jobId: number;
+  from: CopyEndpoint;
+  into: CopyEndpoint;
+  /** A cloud copy: one agent runs it, its acknowledgements are only progress. */
+  cloud: boolean;
+  /** How a failure an agent reports is shown ("Copy from instance 5 failed: ..."). */
+  failure: (reason: string) => string;
+  record: (outcome: Outcome) => Promise<unknown>;
+  srcMachineId: number;
+  dstMachineId: number;
+  acked: number;
+  /** The source file's size (null for a directory); the tar is a little larger, so counts are capped at it. */
+  totalBytes: number | null;
+  lastProgressAt: number;
+  /** Outcomes recorded one after the other. */
+  recording: Promise<void>;
+}
+
+type NewTransfer = Omit<Transfer, 'acked' | 'totalBytes' | 'lastProgressAt' | 'recording'>;
+
+type AgentCopyBody = AgentCopyCommand extends infer C
   ? C extends AgentCopyCommand
     ? Omit<C, 'at' | 'jobId' | 'instanceId'>
     : never
   : never;
 
-interface Transfer {
-  job: AgentCopyJob;
-  srcMachineId: number;
-  dstMachineId: number;
-  metadata: EventMetadata;
-  acked: number;
-  /** The source file's size (null for a directory); the tar is a little larger, so counts are capped at it. */
-  totalBytes: number | null;
-  lastProgressAt: number;
-  /** Commands on the job's agentcopy stream, one after the other. */
-  recording: Promise<void>;
+/** An outcome as the command on the job's agentcopy stream. */
+function agentCopyCommand(outcome: Outcome, srcInstanceId: number): AgentCopyBody {
+  switch (outcome.type) {
+    case 'started':
+      return { type: 'StartAgentCopy', srcInstanceId, totalBytes: outcome.totalBytes };
+    case 'progressed':
+      return { type: 'ReportAgentCopyProgress', bytesCopied: outcome.bytes };
+    case 'completed':
+      return { type: 'CompleteAgentCopy', bytesCopied: outcome.bytes };
+    case 'failed':
+      return { type: 'FailAgentCopy', reason: outcome.reason };
+    case 'aborted':
+      return { type: 'AbortAgentCopy' };
+  }
 }
 
 const ENDED_SYNC = ['completed', 'failed', 'canceled'];
@@ -46,12 +96,14 @@ const capped = (transfer: Transfer, bytes: number): number =>
   transfer.totalBytes === null ? bytes : Math.min(bytes, transfer.totalBytes);
 
 /**
- * Carries copies between instances of host-agent machines (docs/adr/0011-agent-copies.md): tells the
- * destination's agent to get ready, then the source's agent to send, relays the source's binary frames to
- * the destination and the destination's acknowledgements back to the source (its window: backpressure end
- * to end), and records what happens on `agentcopy-<jobId>` (public events sync-maintenance turns into the
- * job's progress). A cancel, a failure on either side or a disconnected agent stops both sides at once.
- * Transfers live in the process that holds both agents' connections (ADR 0010's one-process limit).
+ * Carries copies between instances of host-agent machines (docs/adr/0011-agent-copies.md), and volume clones
+ * between the volumes' machines: tells the destination's agent to get ready, then the source's agent to
+ * send, relays the source's binary frames to the destination and the destination's acknowledgements back to
+ * the source (its window: backpressure end to end), and records what happens on the transfer's stream
+ * (`agentcopy-<jobId>`, public events sync-maintenance turns into the job's progress, or
+ * `volumecopy-<volumeId>`, marketplace's volume status). A cancel, a failure on either side or a
+ * disconnected agent stops both sides at once. Transfers live in the process that holds both agents'
+ * connections (ADR 0010's one-process limit).
  */
 @Injectable()
 export class AgentCopyRelay implements BeforeApplicationShutdown {
@@ -74,42 +126,37 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
   async start(job: AgentCopyJob, metadata: EventMetadata): Promise<void> {
     const { jobId } = job;
     if (this.transfers.has(jobId) || this.canceled.has(jobId)) return;
+    const record = (outcome: Outcome | null) => this.recordJob(job, metadata, outcome);
     // Redelivered, or already over (an interrupted transfer is never resumed: the job was failed).
-    const current = await this.record(job, metadata, null);
-    if (current !== 'none') return;
+    if ((await record(null)) !== 'none') return;
     if (await this.syncOver(job)) return;
-    const fail = (reason: string) =>
-      this.record(job, metadata, { type: 'FailAgentCopy', reason }).then(() => undefined);
+    const fail = (reason: string) => record({ type: 'failed', reason }).then(() => undefined);
     if (job.cloud && 'refused' in job.cloud) return fail(job.cloud.refused);
     const srcMachineId = await this.machineOf(job.srcInstanceId);
     const dstMachineId = await this.machineOf(job.instanceId);
     if (srcMachineId === null) return fail(`Source instance ${job.srcInstanceId} no longer exists`);
     if (dstMachineId === null) return fail(`Destination instance ${job.instanceId} no longer exists`);
-    for (const [machineId, role, instanceId] of [
-      [srcMachineId, 'source', job.srcInstanceId],
-      [dstMachineId, 'destination', job.instanceId],
-    ] as const) {
-      if (!(await isAgentMachine(this.runtime.db, machineId))) {
-        return fail(
-          `The ${role} instance ${instanceId} runs on machine ${machineId}, which has no host agent: copies between instances need both on host-agent machines`,
-        );
-      }
-      if (!this.sessions.current(machineId))
-        return fail(
-          `The host agent of machine ${machineId} (${role} instance ${instanceId}) is not connected; start the copy again once it is back`,
-        );
-    }
-    if (this.transfers.has(jobId) || this.canceled.has(jobId)) return;
-    this.transfers.set(jobId, {
-      job,
+    const refused = await this.unreachable(
+      [srcMachineId, `source instance ${job.srcInstanceId}`],
+      [dstMachineId, `destination instance ${job.instanceId}`],
+      'copies between instances need both on host-agent machines',
+      'start the copy again once it is back',
+    );
+    if (refused) return fail(refused);
+    const transfer = this.begin({
+      jobId,
+      from: { instanceId: job.srcInstanceId, path: job.srcPath },
+      into: { instanceId: job.instanceId, path: job.dstPath },
+      cloud: Boolean(job.cloud),
+      failure: (reason) =>
+        job.cloud
+          ? `Cloud copy failed: ${reason}`
+          : `Copy from instance ${job.srcInstanceId} failed: ${reason}`,
+      record,
       srcMachineId,
       dstMachineId,
-      metadata,
-      acked: 0,
-      totalBytes: null,
-      lastProgressAt: Date.now(),
-      recording: Promise.resolve(),
     });
+    if (!transfer) return;
     if (job.cloud && 'order' in job.cloud) {
       // The order carries the connection's credentials: never logged.
       this.logger.log(
@@ -126,11 +173,97 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     this.logger.log(
       `copy job ${jobId}: instance ${job.srcInstanceId} (machine ${srcMachineId}) -> instance ${job.instanceId} (machine ${dstMachineId})`,
     );
-    this.sessions.send(dstMachineId, {
-      type: 'copy_receive',
+    this.receive(transfer);
+  }
+
+  /** A cloned volume: the source volume's whole data into the new one, by the two machines' agents. */
+  async startVolumeCopy(clone: VolumeCopyJob, metadata: EventMetadata): Promise<void> {
+    const jobId = volumeCopyJobId(clone.volumeId);
+    if (this.transfers.has(jobId)) return;
+    const streamId = volumeCopyStreamId(clone.volumeId);
+    const command = (outcome: Outcome) => {
+      const base = { volumeId: clone.volumeId, at: this.runtime.infra.clock.now().toISOString() };
+      switch (outcome.type) {
+        case 'started':
+          return { ...base, type: 'StartVolumeCopy' as const, srcVolumeId: clone.srcVolumeId };
+        case 'completed':
+          return { ...base, type: 'CompleteVolumeCopy' as const, bytesCopied: outcome.bytes };
+        case 'failed':
+          return { ...base, type: 'FailVolumeCopy' as const, reason: outcome.reason };
+        default:
+          return null; // progress and cancels are not recorded for a clone
+      }
+    };
+    const record = async (outcome: Outcome) => {
+      const body = command(outcome);
+      if (body)
+        await this.runtime.runner.run(streamId, volumeCopyDecider, body, {
+          ...metadata,
+          causationId: `volume-copy-${clone.volumeId}`,
+        });
+    };
+    const { state } = await this.runtime.runner.load(streamId, volumeCopyDecider);
+    if (state.status !== 'none') return; // redelivered: an interrupted copy is never resumed (it failed)
+    const refused = await this.unreachable(
+      [clone.srcMachineId, `source volume ${clone.srcVolumeId}`],
+      [clone.machineId, `new volume ${clone.volumeId}`],
+      'volumes are cloned between host-agent machines',
+      'delete this volume and clone again once it is back',
+    );
+    if (refused)
+      return record({ type: 'failed', reason: `Clone of volume ${clone.srcVolumeId} failed: ${refused}` });
+    const transfer = this.begin({
       jobId,
-      instanceId: job.instanceId,
-      path: job.dstPath,
+      from: { volumeId: clone.srcVolumeId },
+      into: { volumeId: clone.volumeId },
+      cloud: false,
+      failure: (reason) => `Clone of volume ${clone.srcVolumeId} failed: ${reason}`,
+      record,
+      srcMachineId: clone.srcMachineId,
+      dstMachineId: clone.machineId,
+    });
+    if (!transfer) return;
+    this.logger.log(
+      `volume copy ${jobId}: volume ${clone.srcVolumeId} (machine ${clone.srcMachineId}) -> volume ${clone.volumeId} (machine ${clone.machineId})`,
+    );
+    this.receive(transfer);
+  }
+
+  /** Why the agents of these machines cannot carry the transfer out now, or null. */
+  private async unreachable(
+    source: readonly [number, string],
+    destination: readonly [number, string],
+    rule: string,
+    again: string,
+  ): Promise<string | null> {
+    for (const [machineId, what] of [source, destination]) {
+      if (!(await isAgentMachine(this.runtime.db, machineId)))
+        return `The ${what} is on machine ${machineId}, which has no host agent: ${rule}`;
+      if (!this.sessions.current(machineId))
+        return `The host agent of machine ${machineId} (${what}) is not connected; ${again}`;
+    }
+    return null;
+  }
+
+  /** Holds the new transfer (null when one runs, or it was canceled, meanwhile). */
+  private begin(fields: NewTransfer): Transfer | null {
+    if (this.transfers.has(fields.jobId) || this.canceled.has(fields.jobId)) return null;
+    const transfer: Transfer = {
+      ...fields,
+      acked: 0,
+      totalBytes: null,
+      lastProgressAt: Date.now(),
+      recording: Promise.resolve(),
+    };
+    this.transfers.set(fields.jobId, transfer);
+    return transfer;
+  }
+
+  private receive(transfer: Transfer): void {
+    this.sessions.send(transfer.dstMachineId, {
+      type: 'copy_receive',
+      jobId: transfer.jobId,
+      ...transfer.into,
     });
   }
 
@@ -140,7 +273,7 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     const transfer = this.transfers.get(jobId);
     if (!transfer) return;
     this.end(transfer, { type: 'copy_abort', jobId, reason: 'the copy was canceled' });
-    this.enqueue(transfer, { type: 'AbortAgentCopy' });
+    this.enqueue(transfer, { type: 'aborted' });
     await transfer.recording;
   }
 
@@ -148,7 +281,7 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
   fromAgent(session: AgentSession, message: CopyReport): void {
     const transfer = this.transfers.get(message.jobId);
     if (!transfer) return;
-    const { job } = transfer;
+    const { jobId } = transfer;
     const fromSource = session.machineId === transfer.srcMachineId;
     const fromDestination = session.machineId === transfer.dstMachineId;
     switch (message.type) {
@@ -156,46 +289,30 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
         if (!fromDestination) return;
         this.sessions.send(transfer.srcMachineId, {
           type: 'copy_send',
-          jobId: job.jobId,
-          instanceId: job.srcInstanceId,
-          path: job.srcPath,
+          jobId,
           bytesPerSecond: this.options.copyBytesPerSecond,
+          ...transfer.from,
         });
         return;
       case 'copy_source':
         if (!fromSource) return;
         transfer.totalBytes = message.totalBytes;
-        this.enqueue(transfer, {
-          type: 'StartAgentCopy',
-          srcInstanceId: job.srcInstanceId,
-          totalBytes: message.totalBytes,
-        });
+        this.enqueue(transfer, { type: 'started', totalBytes: message.totalBytes });
         return;
       case 'copy_sent':
         if (!fromSource) return;
-        this.sessions.send(transfer.dstMachineId, {
-          type: 'copy_end',
-          jobId: job.jobId,
-          bytes: message.bytes,
-        });
+        this.sessions.send(transfer.dstMachineId, { type: 'copy_end', jobId, bytes: message.bytes });
         return;
       case 'copy_ack': {
         if (!fromDestination) return;
         transfer.acked = Math.max(transfer.acked, message.bytes);
         // A cloud copy's acknowledgements are only its progress (one agent, no window to slide).
-        if (!job.cloud)
-          this.sessions.send(transfer.srcMachineId, {
-            type: 'copy_ack',
-            jobId: job.jobId,
-            bytes: transfer.acked,
-          });
+        if (!transfer.cloud)
+          this.sessions.send(transfer.srcMachineId, { type: 'copy_ack', jobId, bytes: transfer.acked });
         const now = Date.now();
         if (now - transfer.lastProgressAt >= this.options.copyProgressIntervalMs) {
           transfer.lastProgressAt = now;
-          this.enqueue(transfer, {
-            type: 'ReportAgentCopyProgress',
-            bytesCopied: capped(transfer, transfer.acked),
-          });
+          this.enqueue(transfer, { type: 'progressed', bytes: capped(transfer, transfer.acked) });
         }
         return;
       }
@@ -203,24 +320,15 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
         if (!fromDestination) return;
         this.end(transfer);
         this.enqueue(transfer, {
-          type: 'CompleteAgentCopy',
+          type: 'completed',
           // rclone's own count for a cloud copy; the tar's, capped at the file's size, between instances
-          bytesCopied: job.cloud ? message.bytes : (transfer.totalBytes ?? message.bytes),
+          bytes: transfer.cloud ? message.bytes : (transfer.totalBytes ?? message.bytes),
         });
         return;
       case 'copy_failed':
         if (!fromSource && !fromDestination) return;
-        this.end(transfer, {
-          type: 'copy_abort',
-          jobId: job.jobId,
-          reason: `the other side failed: ${message.reason}`,
-        });
-        this.enqueue(transfer, {
-          type: 'FailAgentCopy',
-          reason: job.cloud
-            ? `Cloud copy failed: ${message.reason}`
-            : `Copy from instance ${job.srcInstanceId} failed: ${message.reason}`,
-        });
+        this.end(transfer, { type: 'copy_abort', jobId, reason: `the other side failed: ${message.reason}` });
+        this.enqueue(transfer, { type: 'failed', reason: transfer.failure(message.reason) });
         return;
     }
   }
@@ -238,11 +346,8 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     for (const transfer of [...this.transfers.values()]) {
       if (transfer.srcMachineId !== machineId && transfer.dstMachineId !== machineId) continue;
       const reason = `the host agent of machine ${machineId} disconnected during the copy; start the copy again`;
-      this.end(transfer, { type: 'copy_abort', jobId: transfer.job.jobId, reason });
-      this.enqueue(transfer, {
-        type: 'FailAgentCopy',
-        reason: `Copy from instance ${transfer.job.srcInstanceId} failed: ${reason}`,
-      });
+      this.end(transfer, { type: 'copy_abort', jobId: transfer.jobId, reason });
+      this.enqueue(transfer, { type: 'failed', reason: transfer.failure(reason) });
     }
   }
 
@@ -251,11 +356,11 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
     for (const transfer of open) {
       this.end(transfer, {
         type: 'copy_abort',
-        jobId: transfer.job.jobId,
+        jobId: transfer.jobId,
         reason: 'instance-lifecycle is stopping',
       });
       this.enqueue(transfer, {
-        type: 'FailAgentCopy',
+        type: 'failed',
         reason: 'Interrupted: instance-lifecycle stopped during the copy; start the copy again',
       });
     }
@@ -264,31 +369,33 @@ export class AgentCopyRelay implements BeforeApplicationShutdown {
 
   /** Forgets the transfer and tells both agents to stop (when given an abort). */
   private end(transfer: Transfer, abort?: LifecycleToAgent): void {
-    if (this.transfers.get(transfer.job.jobId) !== transfer) return;
-    this.transfers.delete(transfer.job.jobId);
+    if (this.transfers.get(transfer.jobId) !== transfer) return;
+    this.transfers.delete(transfer.jobId);
     if (!abort) return;
     this.sessions.send(transfer.srcMachineId, abort);
     if (transfer.dstMachineId !== transfer.srcMachineId) this.sessions.send(transfer.dstMachineId, abort);
   }
 
-  private enqueue(transfer: Transfer, command: CopyCommandBody): void {
+  private enqueue(transfer: Transfer, outcome: Outcome): void {
     transfer.recording = transfer.recording
-      .then(() => this.record(transfer.job, transfer.metadata, command))
+      .then(() => transfer.record(outcome))
       .then(() => undefined)
       .catch((error: unknown) =>
-        this.logger.warn(
-          `copy job ${transfer.job.jobId}: could not record ${command.type}: ${String(error)}`,
-        ),
+        this.logger.warn(`copy job ${transfer.jobId}: could not record ${outcome.type}: ${String(error)}`),
       );
   }
 
-  /** Runs a command on the job's agentcopy stream (or only reads it, with null); returns the status after it. */
-  private async record(
+  /**
+   * Records an outcome on the job's agentcopy stream (or only reads it, with null); returns the status
+   * after it.
+   */
+  private async recordJob(
     job: AgentCopyJob,
     metadata: EventMetadata,
-    command: CopyCommandBody | null,
+    outcome: Outcome | null,
   ): Promise<string> {
     const streamId = agentCopyStreamId(job.jobId);
+    const command = outcome && agentCopyCommand(outcome, job.srcInstanceId);
     const result = command
       ? await this.runtime.runner.run(
           streamId,

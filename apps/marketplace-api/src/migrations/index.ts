@@ -20,6 +20,7 @@ import { accountsAndTransfers } from './0018-accounts-and-transfers';
 import { volumeInstances } from './0019-volume-instances';
 import { instanceDeposits } from './0020-instance-deposits';
 import { allocationRenters } from './0021-allocation-renters';
+import { volumeClones } from './0022-volume-clones';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -44,4 +45,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   volumeInstances,
   instanceDeposits,
   allocationRenters,
+  volumeClones,
 ];

@@ -1,6 +1,7 @@
 import type { VolumeEvent } from '@rigmarket/contracts';
 import { deciderSpec } from '@rigmarket/testing';
-import { VolumeErrors, volumeDecider } from './volume.decider';
+import { DomainError } from '@rigmarket/contracts';
+import { VolumeErrors, cloneSource, volumeDecider } from './volume.decider';
 
 const AT = '2026-05-01T12:00:00.000Z';
 const created: VolumeEvent = {
@@ -81,5 +82,53 @@ describe('volume decider', () => {
       .given([refused])
       .when({ type: 'DeleteVolume', at: AT, requesterId: 2 })
       .thenThrows(VolumeErrors.notFound);
+  });
+
+  describe('clone volume', () => {
+    const source = { volumeId: 3, machineId: 42, sizeGb: 20 };
+    const clone = { ...create, volumeId: 8, machineId: 43, cloneOf: source };
+    const cloned: VolumeEvent = {
+      type: 'VolumeCreated',
+      data: { ...created.data, volumeId: 8, machineId: 43, cloneOf: { volumeId: 3, machineId: 42 } },
+    };
+
+    it("creates the new volume with its origin, at the source's size or larger", () => {
+      spec.given([]).when(clone).then([cloned]);
+      spec
+        .given([])
+        .when({ ...clone, sizeGb: 30 })
+        .then([{ ...cloned, data: { ...cloned.data, sizeGb: 30 } } as VolumeEvent]);
+    });
+
+    it("refuses a size below the source's, or beyond the offer's free space", () => {
+      spec
+        .given([])
+        .when({ ...clone, sizeGb: 19 })
+        .thenThrows(VolumeErrors.invalidSize);
+      spec
+        .given([])
+        .when({ ...clone, sizeGb: 101 })
+        .thenThrows(VolumeErrors.noSpace);
+    });
+
+    it("takes as source only the requester's own live volume", () => {
+      const live = volumeDecider.evolve(volumeDecider.initialState(), created);
+      expect(cloneSource(live, 2)).toEqual(source);
+      const refusedFor = (state: typeof live, requesterId: number) => {
+        try {
+          cloneSource(state, requesterId);
+          return null;
+        } catch (error) {
+          return error instanceof DomainError ? error.code : String(error);
+        }
+      };
+      expect(refusedFor(live, 9)).toBe(VolumeErrors.notFound);
+      expect(refusedFor(volumeDecider.initialState(), 2)).toBe(VolumeErrors.notFound);
+      const deleted = volumeDecider.evolve(live, {
+        type: 'VolumeDeleted',
+        data: { volumeId: 3, machineId: 42, sizeGb: 20, deletedAt: AT },
+      });
+      expect(refusedFor(deleted, 2)).toBe(VolumeErrors.notFound);
+    });
   });
 });

@@ -26,10 +26,19 @@ export type VolumeCommand = { at: string } & (
       priceDisk: number;
       freeGb: number;
       instanceId?: number;
+      /** `clone volume`: the owner's volume whose data the new one gets (its size is the least allowed). */
+      cloneOf?: CloneSource;
     } & NewVolume)
   | ({ type: 'RefuseVolume'; instanceId: number; reason: string } & NewVolume)
   | { type: 'DeleteVolume'; requesterId: number }
 );
+
+/** The volume a clone copies, as its stream has it. */
+export interface CloneSource {
+  volumeId: number;
+  machineId: number;
+  sizeGb: number;
+}
 
 export const VolumeErrors = {
   notFound: 'no_such_volume',
@@ -75,6 +84,11 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
       if (state.status !== 'none') throw new DomainError(VolumeErrors.exists, 'This volume id is taken');
       if (!Number.isInteger(command.sizeGb) || command.sizeGb < 1)
         throw new DomainError(VolumeErrors.invalidSize, 'size must be a whole number of GB >= 1');
+      if (command.cloneOf && command.sizeGb < command.cloneOf.sizeGb)
+        throw new DomainError(
+          VolumeErrors.invalidSize,
+          `size ${command.sizeGb} GB is smaller than volume ${command.cloneOf.volumeId} (${command.cloneOf.sizeGb} GB), which it copies`,
+        );
       if (command.sizeGb > command.freeGb) {
         throw new DomainError(
           VolumeErrors.noSpace,
@@ -93,6 +107,9 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
             priceDisk: command.priceDisk,
             createdAt: command.at,
             ...(command.instanceId !== undefined ? { instanceId: command.instanceId } : {}),
+            ...(command.cloneOf
+              ? { cloneOf: { volumeId: command.cloneOf.volumeId, machineId: command.cloneOf.machineId } }
+              : {}),
           },
         },
       ];
@@ -121,6 +138,13 @@ export function decide(command: VolumeCommand, state: VolumeState): VolumeEvent[
       ];
     }
   }
+}
+
+/** The volume a requester may clone: their own live one; anything else is no such volume (404, as for an unknown id). */
+export function cloneSource(state: VolumeState, requesterId: number): CloneSource {
+  if (state.status !== 'active' || state.ownerId !== requesterId)
+    throw new DomainError(VolumeErrors.notFound, 'No such volume');
+  return { volumeId: state.volumeId, machineId: state.machineId, sizeGb: state.sizeGb };
 }
 
 export const volumeDecider = { initialState, evolve, decide };

@@ -6,7 +6,13 @@ import { machineDecider, machineStreamId } from '../machines/machine.decider';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { coerce, type FieldSpec, type Filter, filterSql, parseFilter } from '../offers/offer-query';
-import { volumeDecider, volumeStreamId, type VolumeCommand } from './volume.decider';
+import {
+  type CloneSource,
+  type VolumeCommand,
+  cloneSource,
+  volumeDecider,
+  volumeStreamId,
+} from './volume.decider';
 import { volumeSpaceDecider, volumeSpaceStreamId } from './volume-space.decider';
 
 /** Host side: list disk space on machines for volumes (`vastai list volume`). */
@@ -119,38 +125,87 @@ export class CreateVolumeCommand extends Command<{ volumeId: number }> {
 export class CreateVolumeHandler implements ICommandHandler<CreateVolumeCommand> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
   async execute(command: CreateVolumeCommand): Promise<{ volumeId: number }> {
-    const offer = await findVolumeOffer(this.runtime, command.offerId);
-    if (!offer?.rentable) throw ApiError.notFound(`No volume offer ${command.offerId}`, 'no_such_offer');
-    const volumeId = await this.runtime.nextId('volume_ids');
-    const create: CommandBody<VolumeCommand> = {
-      type: 'CreateVolume',
-      volumeId,
-      ownerId: command.ownerId,
-      machineId: command.offerId,
-      sizeGb: command.sizeGb,
-      name: command.name,
-      priceDisk: offer.priceDisk,
-      freeGb: offer.freeGb,
-    };
-    const space = (type: 'ReserveSpace' | 'ReleaseSpace') =>
-      this.runtime.runner.run(
-        volumeSpaceStreamId(command.offerId),
-        volumeSpaceDecider,
-        type === 'ReserveSpace'
-          ? { type, machineId: command.offerId, volumeId, sizeGb: command.sizeGb, listedGb: offer.sizeGb }
-          : { type, machineId: command.offerId, volumeId },
-        command.metadata,
-        { maxAttempts: 50 },
-      );
-    // The space first, on the machine's one stream: concurrent creations cannot overbook it.
-    await space('ReserveSpace');
-    try {
-      await this.runtime.runner.run(volumeStreamId(volumeId), volumeDecider, create, command.metadata);
-    } catch (error) {
-      await space('ReleaseSpace');
-      throw error;
-    }
-    return { volumeId };
+    return createVolumeOnOffer(this.runtime, command, command.metadata);
+  }
+}
+
+/**
+ * A volume on a volume offer: its space reserved first, on the machine's one stream (concurrent creations
+ * cannot overbook it), then the volume's own stream; the space goes back when the volume is refused.
+ */
+async function createVolumeOnOffer(
+  runtime: ContextRuntime,
+  wanted: { ownerId: number; offerId: number; sizeGb: number; name: string | null; cloneOf?: CloneSource },
+  metadata: EventMetadata,
+): Promise<{ volumeId: number }> {
+  const offer = await findVolumeOffer(runtime, wanted.offerId);
+  if (!offer?.rentable) throw ApiError.notFound(`No volume offer ${wanted.offerId}`, 'no_such_offer');
+  const volumeId = await runtime.nextId('volume_ids');
+  const create: CommandBody<VolumeCommand> = {
+    type: 'CreateVolume',
+    volumeId,
+    ownerId: wanted.ownerId,
+    machineId: wanted.offerId,
+    sizeGb: wanted.sizeGb,
+    name: wanted.name,
+    priceDisk: offer.priceDisk,
+    freeGb: offer.freeGb,
+    ...(wanted.cloneOf ? { cloneOf: wanted.cloneOf } : {}),
+  };
+  const space = (type: 'ReserveSpace' | 'ReleaseSpace') =>
+    runtime.runner.run(
+      volumeSpaceStreamId(wanted.offerId),
+      volumeSpaceDecider,
+      type === 'ReserveSpace'
+        ? { type, machineId: wanted.offerId, volumeId, sizeGb: wanted.sizeGb, listedGb: offer.sizeGb }
+        : { type, machineId: wanted.offerId, volumeId },
+      metadata,
+      { maxAttempts: 50 },
+    );
+  await space('ReserveSpace');
+  try {
+    await runtime.runner.run(volumeStreamId(volumeId), volumeDecider, create, metadata);
+  } catch (error) {
+    await space('ReleaseSpace');
+    throw error;
+  }
+  return { volumeId };
+}
+
+/**
+ * Renter side: `vastai clone volume SRC OFFER [-s SIZE]`: a new volume on the volume offer, at least the
+ * source's size (its size by default), whose data instance-lifecycle has the host agents copy from the
+ * source (VolumeCreated's cloneOf). Another user's volume is no such volume.
+ */
+export class CloneVolumeCommand extends Command<{ volumeId: number }> {
+  constructor(
+    readonly ownerId: number,
+    readonly srcVolumeId: number,
+    readonly offerId: number,
+    readonly sizeGb: number | null,
+    readonly metadata: EventMetadata,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CloneVolumeCommand)
+export class CloneVolumeHandler implements ICommandHandler<CloneVolumeCommand> {
+  constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
+  async execute(command: CloneVolumeCommand): Promise<{ volumeId: number }> {
+    const { state } = await this.runtime.runner.load(volumeStreamId(command.srcVolumeId), volumeDecider);
+    const source = cloneSource(state, command.ownerId);
+    return createVolumeOnOffer(
+      this.runtime,
+      {
+        ownerId: command.ownerId,
+        offerId: command.offerId,
+        sizeGb: command.sizeGb ?? source.sizeGb,
+        name: null,
+        cloneOf: source,
+      },
+      command.metadata,
+    );
   }
 }
 
@@ -203,6 +258,10 @@ export interface VolumeView {
   verification: string | null;
   geolocation: string | null;
   instances: number[];
+  /** `clone volume`: the volume it copies (null for any other volume). */
+  cloned_from: number | null;
+  /** Why a clone's copy failed (null otherwise). */
+  status_msg: string | null;
 }
 
 interface VolumeRow {
@@ -217,6 +276,9 @@ interface VolumeRow {
   verification: string | null;
   hardware: object | string | null;
   instances: number[] | null;
+  cloned_from: number | null;
+  clone_status: string | null;
+  clone_msg: string | null;
 }
 
 export class ListVolumesQuery extends Query<VolumeView[]> {
@@ -237,8 +299,10 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
     const rows = await this.runtime.db.query<VolumeRow>(
       `SELECT v.volume_id, v.name, v.size_gb, v.machine_id, v.start_date, v.price_disk, m.owner_id, m.reliability, m.verification, m.hardware,
               (SELECT array_agg(vi.instance_id ORDER BY vi.instance_id) FROM ${SCHEMA}.volume_instances vi
-                WHERE vi.volume_id = v.volume_id) AS instances
+                WHERE vi.volume_id = v.volume_id) AS instances,
+              c.source_volume_id AS cloned_from, c.status AS clone_status, c.status_msg AS clone_msg
          FROM ${SCHEMA}.volumes v LEFT JOIN ${SCHEMA}.machines m ON m.machine_id = v.machine_id
+              LEFT JOIN ${SCHEMA}.volume_clones c ON c.volume_id = v.volume_id
         WHERE v.owner_id = $1 AND v.deleted_at IS NULL ORDER BY v.volume_id`,
       [query.ownerId],
     );
@@ -255,13 +319,16 @@ export class ListVolumesHandler implements IQueryHandler<ListVolumesQuery> {
         machine_id: Number(r.machine_id),
         start_date: Number(r.start_date),
         storage_cost: Number(r.price_disk),
-        status: 'online',
+        // a clone is cloning until its copy completes (then online), or failed with the reason
+        status: r.clone_status ?? 'online',
         type: 'local_volume',
         host_id: r.owner_id === null ? null : Number(r.owner_id),
         reliability2: r.reliability === null ? null : Number(r.reliability),
         verification: r.verification,
         geolocation: h?.geolocation ?? null,
         instances: (r.instances ?? []).map(Number),
+        cloned_from: r.cloned_from === null ? null : Number(r.cloned_from),
+        status_msg: r.clone_msg,
       };
     });
   }

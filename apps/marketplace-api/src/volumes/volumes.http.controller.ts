@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query as QueryParam } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiError } from '@rigmarket/contracts';
+import { ApiError, MONEY_LIMITS } from '@rigmarket/contracts';
 import {
   ApiContract,
   Authenticated,
@@ -10,6 +10,7 @@ import {
   RequirePermission,
 } from '@rigmarket/http-kit';
 import {
+  CloneVolumeCommand,
   CreateVolumeCommand,
   DeleteVolumeCommand,
   ListVolumeSpaceCommand,
@@ -24,6 +25,14 @@ function requiredNumber(name: string, raw: unknown): number {
   const value =
     typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value)) throw ApiError.badRequest(`${name} is required and must be a number`);
+  return value;
+}
+
+/** A volume or volume offer id in a body: a whole number within PostgreSQL's INTEGER (ids are sequences). */
+function requiredId(name: string, raw: unknown): number {
+  const value = requiredNumber(name, raw);
+  if (!Number.isInteger(value) || value < 1 || value > 2_147_483_647)
+    throw ApiError.badRequest(`${name} must be a volume id (a whole number from 1 to 2147483647)`);
   return value;
 }
 
@@ -108,6 +117,40 @@ export class VolumesController {
       ),
     );
     return { success: true, volume_id: volumeId, msg: `Volume ${volumeId} created` };
+  }
+
+  /**
+   * Renter: `clone volume SRC OFFER [-s SIZE] [-d]` ({src_id, dst_id, size?, disable_compression?}): a new
+   * volume on the volume offer dst_id with a copy of the caller's volume src_id, made by the host agents
+   * (`show volumes` says cloning, then online, or failed with the reason). The tar is not compressed, so
+   * disable_compression changes nothing.
+   */
+  @Post('copy')
+  @HttpCode(200)
+  @RequirePermission('instance_write')
+  @ApiContract({
+    body: BODIES.cloneVolume,
+    ok: ANSWERS.volumeCreated,
+    errors: {
+      400: ['invalid_size', 'insufficient_space'],
+      404: ['no_such_volume', 'no_such_offer'],
+      409: ['volume_exists'],
+    },
+  })
+  async clone(@Body() body: unknown, @CallOf() { caller: principal, metadata }: Call) {
+    if (!isJsonObject(body)) throw ApiError.badRequest('The body must be a JSON object');
+    const srcId = requiredId('src_id', body.src_id);
+    const dstId = requiredId('dst_id', body.dst_id);
+    const size = body.size === undefined || body.size === null ? null : requiredNumber('size', body.size);
+    if (size !== null && (size < 1 || size > MONEY_LIMITS.diskGb))
+      throw ApiError.badRequest(
+        `size must be from 1 to ${MONEY_LIMITS.diskGb.toLocaleString('en-US')} GB (got ${size})`,
+        { field: 'size' },
+      );
+    const { volumeId } = await this.commands.execute(
+      new CloneVolumeCommand(principal.userId, srcId, dstId, size, metadata),
+    );
+    return { success: true, volume_id: volumeId, msg: `Volume ${volumeId} created: cloning volume ${srcId}` };
   }
 
   @Get()

@@ -1076,6 +1076,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/volumes/copy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["VolumesController_clone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/machines/{id}/history": {
         parameters: {
             query?: never;
@@ -2183,6 +2199,8 @@ export interface components {
             type?: string;
             host_id?: number | null;
             instances?: number[];
+            cloned_from?: number | null;
+            status_msg?: string | null;
         };
         VolumeOffer: {
             id: number;
@@ -9698,6 +9716,103 @@ export interface operations {
             };
             /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit; error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this client; see the RateLimit headers; error: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    VolumesController_clone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    src_id: number | string;
+                    dst_id: number | string;
+                    size?: number | string;
+                    disable_compression?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        volume_id: number;
+                        msg: string;
+                    };
+                };
+            };
+            /** @description Refused; error: invalid_size, insufficient_space; Malformed input: bad JSON, a field of the wrong type, a string or list too long; error: bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired; error: missing_key, invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this route (scope, credential kind); error: forbidden, auth_error */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: no_such_volume, no_such_offer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused; error: volume_exists */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
