@@ -3,18 +3,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentCopyEvent, SyncEvent } from '@rigmarket/contracts';
+import type { AgentCopyEvent, SyncEvent, VolumeCopyEvent } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
-import { MarketplaceModule } from '@rigmarket/marketplace-api';
+import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import { SYNC_RUNTIME, SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import {
   BOTH_MODES,
   type PlatformHarness,
   eventually,
   rebuildMismatches,
+  settledRebuildMismatches,
   startPlatform,
 } from '@rigmarket/testing';
 import request from 'supertest';
@@ -304,5 +305,93 @@ describe.each(BOTH_MODES)(
       );
       expect(failed.remote_sync?.msg ?? failed.status_msg).toContain('/no/such/path not found');
     }, 60_000);
+
+    it("clones a volume from one agent's machine onto the other's: the data crosses the channel, show volumes says online", async () => {
+      const [sourceHost, destinationHost] = agents as [HostAgent, HostAgent];
+      // Volume ids of their own: Docker volumes are named by id (rigmarket-volume-<id>) on the shared engine.
+      await h.db.query(
+        `ALTER SEQUENCE marketplace.volume_ids RESTART WITH ${randomInt(1_000_000, 2_000_000_000)}`,
+      );
+      for (const agent of agents)
+        await http()
+          .post('/api/v0/volumes/')
+          .set(admin)
+          .send({ size: 20, machine: agent.machineId, price_disk: 0.1, end_date: 4102444800 })
+          .expect(200);
+      const source = (
+        await http()
+          .put('/api/v0/volumes/')
+          .set(admin)
+          .send({ size: 4, id: sourceHost.machineId })
+          .expect(200)
+      ).body.volume_id as number;
+      // The source volume's files, written by a container that mounts it.
+      const mounting = async (volumeId: number) => {
+        const container = await docker.createContainer({
+          Image: IMAGE,
+          Cmd: ['sleep', '120'],
+          HostConfig: {
+            NetworkMode: 'none',
+            Mounts: [{ Type: 'volume', Source: `rigmarket-volume-${volumeId}`, Target: '/v' }],
+          },
+        });
+        await container.start();
+        return container;
+      };
+      const writer = await mounting(source);
+      await shell.sh(
+        writer,
+        'mkdir -p /v/a/b && head -c 500000 /dev/urandom > /v/a/b/blob && echo kept > /v/note',
+      );
+      const md5 = await shell.md5(writer, '/v/a/b/blob');
+      await writer.remove({ force: true });
+
+      const answer = await eventually(
+        async () => {
+          const res = await http()
+            .post('/api/v0/volumes/copy/')
+            .set(admin)
+            .send({ src_id: source, dst_id: destinationHost.machineId });
+          return res.status === 200 ? res : undefined;
+        },
+        30_000,
+        'the clone created',
+      );
+      const clone = answer.body.volume_id as number;
+      const row = await eventually(
+        async () => {
+          const list = (await http().get('/api/v0/volumes').set(admin).expect(200)).body.volumes as Array<{
+            id: number;
+            status: string;
+            status_msg: string | null;
+            cloned_from: number | null;
+            machine_id: number;
+          }>;
+          const found = list.find((v) => v.id === clone);
+          return found && found.status !== 'cloning' ? found : undefined;
+        },
+        60_000,
+        'the clone copied',
+      );
+      expect(row).toMatchObject({
+        status: 'online',
+        status_msg: null,
+        cloned_from: source,
+        machine_id: destinationHost.machineId,
+      });
+      const copies = await history<VolumeCopyEvent>(INSTANCE_RUNTIME, `volumecopy-${clone}`);
+      expect(copies.map((e) => e.type)).toEqual(['VolumeCopyStarted', 'VolumeCopyCompleted']);
+      const reader = await mounting(clone);
+      expect(await shell.md5(reader, '/v/a/b/blob')).toBe(md5);
+      expect((await shell.sh(reader, 'cat /v/note')).trim()).toBe('kept');
+      await reader.remove({ force: true });
+      for (const id of [source, clone])
+        await docker
+          .getVolume(`rigmarket-volume-${id}`)
+          .remove()
+          .catch(() => undefined);
+      for (const token of [MARKETPLACE_RUNTIME, INSTANCE_RUNTIME])
+        expect(await settledRebuildMismatches(runtime(token))).toEqual([]);
+    }, 120_000);
   },
 );

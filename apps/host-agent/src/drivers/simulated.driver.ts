@@ -141,7 +141,9 @@ export class SimulatedAgentDriver implements AgentDriver {
         resolve();
       });
       sink.once('close', () => reject(new Error('the extract into the volume was stopped')));
-      signal.addEventListener('abort', () => reject(new Error('the extract into the volume was aborted')));
+      signal.addEventListener('abort', () => reject(new Error('the extract into the volume was aborted')), {
+        once: true,
+      });
     });
     return { sink, done };
   }
