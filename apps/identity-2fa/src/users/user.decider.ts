@@ -205,5 +205,9 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
   }
 }
 
-export const userDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (every login adds an event), so commands start from a snapshot of the state (plain JSON) every
+ * 100 events rather than folding the whole history.
+ */
+export const userDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
 export const userStreamId = (userId: number): string => `user-${userId}`;

@@ -88,7 +88,11 @@ export function decide(command: AgentCopyCommand, state: AgentCopyState): AgentC
   }
 }
 
-export const agentCopyDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (a long copy adds a progress event about every second), so commands start from a snapshot of the state (plain JSON) every
+ * 100 events rather than folding the whole history.
+ */
+export const agentCopyDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
 
 /** `hostagent-<machineId>`: the machine is served by a host agent, recorded once (its first accepted hello). */
 export type HostAgentCommand = {

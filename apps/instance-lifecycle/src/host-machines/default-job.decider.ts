@@ -64,5 +64,9 @@ export function decide(command: DefaultJobCommand, state: DefaultJobState): Defa
   }
 }
 
-export const defaultJobDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (the default job is set again every time a rental preempts or frees it), so commands start from a snapshot of the state (plain JSON) every
+ * 100 events rather than folding the whole history.
+ */
+export const defaultJobDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
 export const defaultJobStreamId = (machineId: number): string => `defjob-${machineId}`;

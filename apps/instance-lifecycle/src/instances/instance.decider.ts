@@ -184,5 +184,9 @@ function decideChange(command: InstanceCommand, state: InstanceState): InstanceE
   }
 }
 
-export const instanceDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (a long-lived instance gathers status reports, restarts (scheduled ones too), bid changes and updates), so commands start from a snapshot of the state (plain JSON) every
+ * 100 events rather than folding the whole history.
+ */
+export const instanceDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
 export const instanceStreamId = (instanceId: number): string => `instance-${instanceId}`;

@@ -118,5 +118,9 @@ export function decide(command: VolumeSpaceCommand, state: VolumeSpaceState): Vo
   }
 }
 
-export const volumeSpaceDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (every volume made on the machine adds its reservation and release, for the machine's whole life), so commands start from a snapshot of the state (plain JSON) every
+ * 100 events rather than folding the whole history.
+ */
+export const volumeSpaceDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
 export const volumeSpaceStreamId = (machineId: number): string => `volume-space-${machineId}`;

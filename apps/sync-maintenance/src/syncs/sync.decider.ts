@@ -156,4 +156,8 @@ export function decide(command: SyncCommand, state: SyncState): SyncEvent[] {
   }
 }
 
-export const syncDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (every copy on the instance adds its events, and a running copy one per progress report (about one a second)), so commands start from a snapshot of the state (plain JSON) every
+ * 100 events rather than folding the whole history.
+ */
+export const syncDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
