@@ -16,3 +16,6 @@ export { ScheduledJobRunner, type ScheduledRun } from './scheduled-jobs/schedule
 export { provisioningStreamId } from './instances/create-instance/provisioning.workflow';
 export { SnapshotTimeouts } from './instances/take-snapshot/snapshot-timeouts';
 export { SNAPSHOT_STALE_MS, SNAPSHOT_STALE_MSG } from './instances/snapshot.decider';
+export { DirectoryBackupStore, type BackupStore } from './backups/backup-store';
+export { type BackupOptions } from './backups/backup-options';
+export { BackupSweeper } from './backups/backup-sweeper';

@@ -5,6 +5,7 @@ import { accountCreditProjection } from './read-models/account-credit/projection
 import { benchmarksProjection } from './read-models/benchmarks/projection';
 import { cloudConnectionsProjection } from './read-models/cloud-connections/projection';
 import { envVarsProjection } from './read-models/env-vars/projection';
+import { instanceBackupsProjection } from './read-models/instance-backups/projection';
 import { instanceSyncsProjection } from './read-models/instance-syncs/projection';
 import { instancesProjection } from './read-models/instances/projection';
 import { machineMaintenanceProjection } from './read-models/machine-maintenance/projection';
@@ -42,6 +43,7 @@ export const instanceLifecycleContext: ContextDefinition = {
     benchmarksProjection,
     machineReportsProjection,
     scheduledJobsProjection,
+    instanceBackupsProjection,
   ],
   subscribedProjections: [
     authKeys,

@@ -8,6 +8,11 @@ import {
   agentChannelOptions,
 } from './agent/agent-channel.options';
 import { AgentChannelServer } from './agent/agent-channel.server';
+import { BACKUP_OPTIONS, type BackupOptions, backupOptions } from './backups/backup-options';
+import { BackupReceiver } from './backups/backup-receiver';
+import { type BackupStore, DirectoryBackupStore } from './backups/backup-store';
+import { BackupSweeper } from './backups/backup-sweeper';
+import { InstanceBackupsController } from './backups/instance-backups.http.controller';
 import { AgentCopyReactor } from './agent/agent-copy.reactor';
 import { AgentCopyRelay } from './agent/agent-copy.relay';
 import { VolumeCopyReactor } from './agent/volume-copy.reactor';
@@ -36,6 +41,7 @@ import { DefaultJobRestartReactor } from './host-machines/default-job.reactor';
 import { HOST_MACHINE_HANDLERS } from './host-machines/host-machines.handlers';
 import { HostMachinesController } from './host-machines/host-machines.http.controller';
 import {
+  BACKUP_STORE,
   ENV_VAR_BOX,
   HOST_DRIVER,
   INSTANCE_RUNTIME,
@@ -99,6 +105,10 @@ export interface InstanceLifecycleOptions {
   provisioningRecovery?: Partial<ProvisioningRecoveryOptions>;
   /** Resolution and retention of the host agents' GPU samples (defaults: gpu-metrics.store.ts). */
   gpuMetrics?: Partial<GpuMetricsOptions>;
+  /** Where instance backups go (default: an owner-only local directory, defaultBackupDir()). */
+  backupStore?: BackupStore;
+  /** Bounds of instance backups (defaults: backups/backup-options.ts, RIGMARKET_BACKUP_*). */
+  backups?: Partial<BackupOptions>;
   /** How often due scheduled jobs are run (ms; default RIGMARKET_SCHEDULED_JOBS_INTERVAL_MS, else 60 000; 0 = only when asked). */
   scheduledJobsIntervalMs?: number;
 }
@@ -137,6 +147,7 @@ export class InstanceLifecycleModule {
         BenchmarksController,
         HostMachinesController,
         ScheduledJobsController,
+        InstanceBackupsController,
       ],
       providers: [
         {
@@ -149,6 +160,10 @@ export class InstanceLifecycleModule {
           provide: LOG_STORE,
           useValue: options.logStore ?? S3LogStore.fromEnvironment() ?? new DirectoryLogStore(),
         },
+        { provide: BACKUP_STORE, useValue: options.backupStore ?? new DirectoryBackupStore() },
+        { provide: BACKUP_OPTIONS, useValue: backupOptions(options.backups) },
+        BackupReceiver,
+        BackupSweeper,
         RequestLogsHandler,
         ExecuteHandler,
         UpdateInstanceHandler,

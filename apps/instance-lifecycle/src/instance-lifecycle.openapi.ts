@@ -328,6 +328,30 @@ export const ANSWERS = {
   reports: succeeded({
     reports: arrayOf(objectOf({ problem: str, message: nullable(str), created: num, instance_id: int })),
   }),
+  instanceBackups: succeeded({
+    backups: arrayOf(
+      objectOf({
+        id: int,
+        contract_id: int,
+        type: { type: 'string', enum: ['instance', 'volume'] },
+        machine_id: int,
+        status: { type: 'string', enum: ['pending', 'success', 'error'] },
+        created_at: int,
+        info: str,
+      }),
+    ),
+  }),
+  instanceBackupFiles: succeeded(
+    {
+      authorization_token: nullable(str),
+      expires_in_sec: int,
+      truncated: bool,
+      files: arrayOf(objectOf({ name: str, size: int, url: str })),
+      msg: str,
+    },
+    ['authorization_token', 'expires_in_sec', 'truncated', 'files'],
+  ),
+  backupObject: { type: 'string', format: 'binary' },
 } as const;
 
 /** Refusals of the commands on one instance. */

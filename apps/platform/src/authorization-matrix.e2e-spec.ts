@@ -156,6 +156,12 @@ const MATRIX: Record<string, Entry> = {
     refused: [403],
   },
   'DELETE /api/v0/users/cloud_integrations/{id}': { params: (o) => ({ id: o.connectionId }) },
+  // the renter's backups only; the owner's running instance has none yet, which a stranger must not learn either
+  'GET /api/v0/instance_backups/{contractId}/download': { params: (o) => ({ contractId: o.instanceId }) },
+  // no API key opens a backup's object: only a download token of that backup (the stranger's key is refused)
+  'GET /api/v0/instance_backups/files/{backupId}/{name}': {
+    params: () => ({ backupId: 1, name: 'upper.tar' }),
+  },
   'PUT /api/v0/instances/prepay/{id}': { params: (o) => ({ id: o.instanceId }), body: () => ({ amount: 1 }) },
   'GET /api/v0/instances/balance/{id}': { params: (o) => ({ id: o.instanceId }) },
   'PUT /api/v0/commands/schedule_job/{id}': {

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Database } from '@rigmarket/event-sourcing';
 import { servePlatform } from '@rigmarket/http-kit';
-import { DirectoryLogStore } from '@rigmarket/instance-lifecycle';
+import { DirectoryBackupStore, DirectoryLogStore } from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
 import { embeddedSecrets } from './embedded-secrets';
@@ -42,6 +42,10 @@ async function main(): Promise<void> {
         ...(process.env.RIGMARKET_LOG_DIR || process.env.RIGMARKET_LOG_S3_BUCKET
           ? {}
           : { logStore: new DirectoryLogStore(join(dataDir, 'instance-logs')) }),
+        // Instance backups: owner-only, under the data folder (RIGMARKET_BACKUP_DIR elsewhere).
+        ...(process.env.RIGMARKET_BACKUP_DIR
+          ? {}
+          : { backupStore: new DirectoryBackupStore(join(dataDir, 'instance-backups')) }),
       },
     ),
     db,

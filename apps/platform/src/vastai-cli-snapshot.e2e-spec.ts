@@ -1,11 +1,10 @@
-import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
-import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import {
   INSTANCE_RUNTIME,
@@ -16,7 +15,7 @@ import {
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
-import { LIST_MACHINE_ASK } from './testing/fixtures';
+import { isolateContainerIds, rentOnDockerAgent } from './testing/docker-agent-rental';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { runVastai } from './testing/vastai-cli';
@@ -107,48 +106,20 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${port}`;
-    // Ids of their own: container names (rigmarket-instance-<id>) of concurrent runs on the shared engine never meet.
-    await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(
-      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
-    );
+    await isolateContainerIds(db);
     const hostKey = await verifiedUser(app.getHttpServer(), mailer, 'host');
     renterKey = await verifiedUser(app.getHttpServer(), mailer, 'renter');
     otherKey = await verifiedUser(app.getHttpServer(), mailer, 'other');
     await grantCredit(app.getHttpServer(), ADMIN_KEY, renterKey);
-    agent = await HostAgent.start({
-      apiUrl: baseUrl,
-      apiKey: hostKey,
+    ({ agent, machineId, instanceId } = await rentOnDockerAgent({
+      server: app.getHttpServer(),
+      baseUrl,
+      hostKey,
+      renterKey,
       stateDir,
-      driver: 'docker',
-      simulateGpus: '1:RTX_4090',
-      publicAddress: '127.0.0.1',
-      docker,
+      image: IMAGE,
       log: (line) => agentLog.push(line),
-    });
-    machineId = agent.machineId;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(as(hostKey))
-      .send({ machine: machineId, ...LIST_MACHINE_ASK })
-      .expect(200);
-    const rented = await eventually(
-      async () => {
-        const res = await http()
-          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
-          .set(as(renterKey))
-          .send({ image: IMAGE, disk: 8, runtype: 'ssh_direct' });
-        return res.status === 200 ? res : undefined;
-      },
-      60_000,
-      'the offer in instance-lifecycle',
-    );
-    instanceId = rented.body.new_contract as number;
-    await eventually(
-      async () => ((await show(instanceId)).actual_status === 'running' ? true : undefined),
-      90_000,
-      'the container running',
-    );
+    }));
   }, 240_000);
 
   afterAll(async () => {

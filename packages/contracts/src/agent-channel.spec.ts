@@ -1,4 +1,10 @@
-import { decodeCopyData, encodeCopyData, parseAgentMessage } from './agent-channel';
+import {
+  decodeBackupData,
+  decodeCopyData,
+  encodeBackupData,
+  encodeCopyData,
+  parseAgentMessage,
+} from './agent-channel';
 
 describe('agent channel messages from an agent', () => {
   it('reads benchmark results, keeping named finite measurements only', () => {
@@ -172,5 +178,31 @@ describe('copy data frames', () => {
     expect(decodeCopyData(frame)).toEqual({ jobId: 70_000, data: Buffer.from('tar bytes') });
     expect(decodeCopyData(Buffer.from([0x02, 0, 0, 0, 1, 9]))).toBeNull();
     expect(decodeCopyData(Buffer.from([0x01, 0, 0]))).toBeNull();
+  });
+});
+
+describe('backups from an agent', () => {
+  it('reads the end or the failure of a backup, bounded, and drops one without its id', () => {
+    expect(parseAgentMessage('{"type":"backup_sent","backupId":3,"bytes":10240}')).toEqual({
+      type: 'backup_sent',
+      backupId: 3,
+      bytes: 10_240,
+    });
+    expect(
+      parseAgentMessage(JSON.stringify({ type: 'backup_failed', backupId: 3, reason: 'x'.repeat(900) })),
+    ).toEqual({
+      type: 'backup_failed',
+      backupId: 3,
+      reason: 'x'.repeat(500),
+    });
+    expect(parseAgentMessage('{"type":"backup_sent","backupId":3,"bytes":-1}')).toBeNull();
+    expect(parseAgentMessage('{"type":"backup_failed","reason":"no container"}')).toBeNull();
+  });
+
+  it('sends its data in frames of its own, never taken for a copy', () => {
+    const frame = encodeBackupData(12, Buffer.from('tar bytes'));
+    expect(decodeBackupData(frame)).toEqual({ backupId: 12, data: Buffer.from('tar bytes') });
+    expect(decodeCopyData(frame)).toBeNull();
+    expect(decodeBackupData(encodeCopyData(12, Buffer.from('tar bytes')))).toBeNull();
   });
 });

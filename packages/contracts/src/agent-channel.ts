@@ -38,6 +38,21 @@ export interface AgentSnapshotRequest {
   timeLimitMs: number;
 }
 
+/**
+ * A backup to take before the instance's container is removed (docs/instances.md, "Instance backups"): a tar
+ * of what the container changed on top of its image, its entries under `upper/`, sent up in binary backup
+ * frames (BACKUP_DATA_FRAME) within COPY_WINDOW_BYTES of what instance-lifecycle acknowledged
+ * (backup_ack), at most `bytesPerSecond`. Over `maxBytes`, or past `timeLimitMs`, the agent stops and
+ * answers backup_failed; otherwise backup_sent. The instance's next command (its destroy) waits for it.
+ */
+export interface AgentBackupRequest {
+  backupId: number;
+  instanceId: number;
+  maxBytes: number;
+  timeLimitMs: number;
+  bytesPerSecond: number;
+}
+
 /** An instance's desired state, as the platform's instance stream says. */
 export interface AgentDesiredState {
   instanceId: number;
@@ -119,6 +134,12 @@ export type LifecycleToAgent =
   /** Run argv (parseExecCommand's) in the instance's container without a shell, bounded (instance-exec.ts); answered by `exec`. */
   | { type: 'exec'; requestId: string; instanceId: number; argv: string[] }
   | { type: 'snapshot'; commandId?: number; instanceId: number; snapshot: AgentSnapshotRequest }
+  /** Stream a backup of the instance's container up the channel (AgentBackupRequest), before its destroy. */
+  | { type: 'backup'; commandId?: number; instanceId: number; backup: AgentBackupRequest }
+  /** instance-lifecycle has stored `bytes` of the backup so far (the window slides). */
+  | { type: 'backup_ack'; backupId: number; bytes: number }
+  /** Stop sending the backup (it could not be stored, or it grew over its bound). */
+  | { type: 'backup_abort'; backupId: number; reason: string }
   /** To the destination's agent: get ready to extract a tar into `path` of the instance (mkdir -p), or into the volume; answer copy_ready. */
   | ({ type: 'copy_receive'; jobId: number } & CopyEndpoint)
   /** To the source's agent: stream a tar of `path` (or of the whole volume) as binary copy frames, at most bytesPerSecond, within the window. */
@@ -180,6 +201,10 @@ export type AgentToLifecycle =
   | { type: 'exec'; requestId: string; output: string; error?: string }
   /** The snapshot's outcome: the pushed manifest's digest, or why it failed (shown to the renter). */
   | { type: 'snapshot_report'; instanceId: number; snapshotId: number; digest: string | null; error?: string }
+  /** A backup's tar ended after `bytes`, all sent in binary backup frames. */
+  | { type: 'backup_sent'; backupId: number; bytes: number }
+  /** The backup could not be taken (no container, over its bound, time limit); `reason` is shown to the renter. */
+  | { type: 'backup_failed'; backupId: number; reason: string }
   /** Destination: the container is there and the directory exists; data may come. */
   | { type: 'copy_ready'; jobId: number }
   /** Source: the path exists; the tar's size when it is a file (null for a directory). */
@@ -202,17 +227,39 @@ export const COPY_DATA_FRAME = 0x01;
 export const COPY_WINDOW_BYTES = 4 * 1024 * 1024;
 export const COPY_MAX_CHUNK_BYTES = 256 * 1024;
 
-export function encodeCopyData(jobId: number, data: Buffer): Buffer {
+/** A backup's data (AgentBackupRequest): one byte BACKUP_DATA_FRAME, the backup id (uint32, big-endian), the bytes. */
+export const BACKUP_DATA_FRAME = 0x02;
+
+function encodeFrame(kind: number, id: number, data: Buffer): Buffer {
   const header = Buffer.alloc(5);
-  header.writeUInt8(COPY_DATA_FRAME, 0);
-  header.writeUInt32BE(jobId, 1);
+  header.writeUInt8(kind, 0);
+  header.writeUInt32BE(id, 1);
   return Buffer.concat([header, data]);
+}
+
+function decodeFrame(kind: number, frame: Buffer): { id: number; data: Buffer } | null {
+  if (frame.length < 5 || frame.readUInt8(0) !== kind) return null;
+  return { id: frame.readUInt32BE(1), data: frame.subarray(5) };
+}
+
+export function encodeCopyData(jobId: number, data: Buffer): Buffer {
+  return encodeFrame(COPY_DATA_FRAME, jobId, data);
 }
 
 /** Null when the frame is not a copy data frame (the receiver drops it). */
 export function decodeCopyData(frame: Buffer): { jobId: number; data: Buffer } | null {
-  if (frame.length < 5 || frame.readUInt8(0) !== COPY_DATA_FRAME) return null;
-  return { jobId: frame.readUInt32BE(1), data: frame.subarray(5) };
+  const decoded = decodeFrame(COPY_DATA_FRAME, frame);
+  return decoded && { jobId: decoded.id, data: decoded.data };
+}
+
+export function encodeBackupData(backupId: number, data: Buffer): Buffer {
+  return encodeFrame(BACKUP_DATA_FRAME, backupId, data);
+}
+
+/** Null when the frame is not a backup data frame. */
+export function decodeBackupData(frame: Buffer): { backupId: number; data: Buffer } | null {
+  const decoded = decodeFrame(BACKUP_DATA_FRAME, frame);
+  return decoded && { backupId: decoded.id, data: decoded.data };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -344,6 +391,14 @@ export function parseAgentMessage(text: string): AgentToLifecycle | null {
     case 'copy_done':
       return isInt(value.jobId) && isCount(value.bytes)
         ? { type: value.type, jobId: value.jobId, bytes: value.bytes }
+        : null;
+    case 'backup_sent':
+      return isInt(value.backupId) && isCount(value.bytes)
+        ? { type: 'backup_sent', backupId: value.backupId, bytes: value.bytes }
+        : null;
+    case 'backup_failed':
+      return isInt(value.backupId) && typeof value.reason === 'string'
+        ? { type: 'backup_failed', backupId: value.backupId, reason: value.reason.slice(0, 500) }
         : null;
     case 'copy_failed':
       return isInt(value.jobId) && typeof value.reason === 'string'

@@ -92,6 +92,8 @@ export const DomainErrorCodes = [
   'scheduled_job_not_found',
   'cloud_connection_exists',
   'no_such_cloud_connection',
+  'no_such_backup',
+  'backup_not_ready',
   // copies and maintenance
   'sync_in_progress',
   'sync_not_active',

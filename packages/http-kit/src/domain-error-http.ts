@@ -85,6 +85,8 @@ export const DOMAIN_ERROR_HTTP: Readonly<Record<DomainErrorCode, { status: numbe
   no_such_cloud_connection: { status: 404, msg: 'No such cloud connection' },
   sync_in_progress: { status: 409, msg: 'A copy is already running' },
   sync_not_active: { status: 409, msg: 'The copy job is no longer active' },
+  no_such_backup: { status: 404, msg: 'No such backup' },
+  backup_not_ready: { status: 409, msg: 'The backup holds no stored objects' },
   maintenance_overlaps: { status: 409, msg: 'The window overlaps another maintenance window' },
   too_many_ssh_keys: { status: 403, msg: 'The instance holds the most SSH keys it may; detach one first' },
   snapshot_in_progress: { status: 409, msg: 'A snapshot of this instance is already being taken' },

@@ -10,9 +10,9 @@ import { exactJsonContentType } from './json-content-type';
 import { rateLimitMiddleware } from './rate-limit';
 import { apiValidationPipe } from './validation';
 
-/** Drops secrets that may travel in a URL (older clients send `?api_key=`). */
+/** Drops secrets that may travel in a URL (older clients send `?api_key=`; backup downloads `?Authorization=`). */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:api_key|secret|key)=)[^&]*/gi, '$1[REDACTED]');
+  return url.replace(/([?&](?:api_key|secret|key|authorization)=)[^&]*/gi, '$1[REDACTED]');
 }
 
 /**

@@ -28,6 +28,7 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
  */
 export const REDACTED_QUERY_PARAMS = [
   'api_key',
+  'Authorization',
   'key',
   'secret',
   'token',

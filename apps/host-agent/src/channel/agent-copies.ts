@@ -1,15 +1,12 @@
 import type { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { ThrottleStream } from '@rigmarket/container-copy';
 import {
   type AgentToLifecycle,
-  COPY_MAX_CHUNK_BYTES,
-  COPY_WINDOW_BYTES,
   type CopyEndpoint,
   type LifecycleToAgent,
   encodeCopyData,
 } from '@rigmarket/contracts';
 import type { AgentDriver } from '../drivers/agent-driver';
+import { type Window, acknowledge, closeWindow, openWindow, sendThrottled } from './windowed-send';
 
 type CopyCommand = Extract<LifecycleToAgent, { type: `copy_${string}` }>;
 
@@ -19,12 +16,6 @@ export interface CopyChannel {
   /** A binary frame up the channel; rejects when the channel is not open. */
   sendBinary(frame: Buffer): Promise<void>;
   log(line: string): void;
-}
-
-interface Sender {
-  abort: AbortController;
-  acked: number;
-  wake: (() => void) | null;
 }
 
 interface Receiver {
@@ -45,7 +36,7 @@ const reasonOf = (error: unknown): string =>
  * reports done or failed. An abort (cancel, or the other side failed) stops both at once.
  */
 export class AgentCopies {
-  private readonly senders = new Map<number, Sender>();
+  private readonly senders = new Map<number, Window>();
   private readonly receivers = new Map<number, Receiver>();
 
   constructor(
@@ -63,9 +54,7 @@ export class AgentCopies {
         return;
       case 'copy_ack': {
         const sender = this.senders.get(command.jobId);
-        if (!sender) return;
-        sender.acked = Math.max(sender.acked, command.bytes);
-        sender.wake?.();
+        if (sender) acknowledge(sender, command.bytes);
         return;
       }
       case 'copy_end':
@@ -97,8 +86,7 @@ export class AgentCopies {
     const sender = this.senders.get(jobId);
     if (sender) {
       this.senders.delete(jobId);
-      sender.abort.abort(new Error(reason));
-      sender.wake?.();
+      closeWindow(sender, reason);
     }
     const receiver = this.receivers.get(jobId);
     if (receiver) {
@@ -158,7 +146,7 @@ export class AgentCopies {
   }
 
   private async sendTar(jobId: number, from: CopyEndpoint, bytesPerSecond: number): Promise<void> {
-    const sender: Sender = { abort: new AbortController(), acked: 0, wake: null };
+    const sender = openWindow();
     this.senders.set(jobId, sender);
     const signal = sender.abort.signal;
     try {
@@ -168,37 +156,18 @@ export class AgentCopies {
           : await this.driver.readArchive(from.instanceId, from.path, signal);
       if (signal.aborted) throw signal.reason;
       this.channel.send({ type: 'copy_source', jobId, totalBytes });
-      const throttle = new ThrottleStream(bytesPerSecond);
-      const flowing = pipeline(tar, throttle, { signal });
-      flowing.catch(() => undefined);
-      let sent = 0;
-      for await (const chunk of throttle as AsyncIterable<Buffer>) {
-        for (let at = 0; at < chunk.length; at += COPY_MAX_CHUNK_BYTES) {
-          const piece = chunk.subarray(at, at + COPY_MAX_CHUNK_BYTES);
-          while (sent + piece.length - sender.acked > COPY_WINDOW_BYTES) await this.acknowledged(sender);
-          await this.channel.sendBinary(encodeCopyData(jobId, piece));
-          sent += piece.length;
-        }
-      }
-      await flowing;
-      if (signal.aborted) throw signal.reason;
+      const sent = await sendThrottled(
+        tar,
+        bytesPerSecond,
+        sender,
+        (piece) => encodeCopyData(jobId, piece),
+        (frame) => this.channel.sendBinary(frame),
+      );
       this.channel.send({ type: 'copy_sent', jobId, bytes: sent });
     } catch (error) {
       if (!signal.aborted) this.failed(jobId, error);
     } finally {
       if (this.senders.get(jobId) === sender) this.senders.delete(jobId);
     }
-  }
-
-  /** Waits until the destination acknowledges more (or the job is aborted). */
-  private acknowledged(sender: Sender): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (sender.abort.signal.aborted) return reject(sender.abort.signal.reason as Error);
-      sender.wake = () => {
-        sender.wake = null;
-        if (sender.abort.signal.aborted) reject(sender.abort.signal.reason as Error);
-        else resolve();
-      };
-    });
   }
 }

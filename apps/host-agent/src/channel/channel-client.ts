@@ -10,6 +10,7 @@ import {
 } from '@rigmarket/contracts';
 import WebSocket from 'ws';
 import type { AgentDriver } from '../drivers/agent-driver';
+import { AgentBackups } from './agent-backups';
 import { AgentCopies } from './agent-copies';
 import { CloudCopies } from './cloud-copies';
 
@@ -43,6 +44,7 @@ export class ChannelClient {
   private onWelcome: (() => void) | undefined;
   private readonly copies: AgentCopies;
   private readonly cloudCopies: CloudCopies;
+  private readonly backups: AgentBackups;
 
   constructor(private readonly options: ChannelClientOptions) {
     const channel = {
@@ -52,6 +54,7 @@ export class ChannelClient {
     };
     this.copies = new AgentCopies(options.driver, channel);
     this.cloudCopies = new CloudCopies(options.driver, channel);
+    this.backups = new AgentBackups(options.driver, channel);
   }
 
   /** Connects; resolves at the first welcome. */
@@ -134,6 +137,7 @@ export class ChannelClient {
       this.welcomed = false;
       this.copies.abortAll('the agent channel closed');
       this.cloudCopies.abortAll('the agent channel closed');
+      this.backups.abortAll('the agent channel closed');
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.closed) return;
       this.options.log(`agent channel closed; reconnecting in ${this.backoffMs} ms`);
@@ -191,6 +195,15 @@ export class ChannelClient {
         );
       case 'snapshot':
         this.snapshot(message.snapshot);
+        return;
+      case 'backup':
+        // In the instance's queue: its destroy, sent right after, waits until the tar has been read.
+        return this.run(message.instanceId, message.type, () => this.backups.take(message.backup));
+      case 'backup_ack':
+        this.backups.ack(message.backupId, message.bytes);
+        return;
+      case 'backup_abort':
+        this.backups.abort(message.backupId, message.reason);
         return;
       case 'logs':
         void driver.logs(message.instanceId, message.daemon).then(

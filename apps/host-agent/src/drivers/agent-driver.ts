@@ -62,6 +62,12 @@ export interface AgentDriver {
   /** `clone volume`: an extract of the tar written to `sink` into the volume (made if missing), as writeArchive. */
   writeVolumeArchive(volumeId: number, signal: AbortSignal): Promise<{ sink: Writable; done: Promise<void> }>;
   /**
+   * Instance backups: a tar of what the instance's container changed on top of its image (files and folders
+   * added or modified, deletions left out), each entry under `upper/`. Rejects with a message for the renter
+   * when there is no container.
+   */
+  backupArchive(instanceId: number, signal: AbortSignal): Promise<Readable>;
+  /**
    * `take snapshot`: commits the instance's container (paused while it commits when asked), pushes it as
    * `request.image` with `request.auth`, and resolves with the pushed manifest's digest; rejects with a
    * message for the renter. Gives up at `request.timeLimitMs`, or when `signal` aborts. Never logs the login.

@@ -7,6 +7,7 @@ import {
   authorizedKeysSummary,
 } from '@rigmarket/contracts';
 import type Docker from 'dockerode';
+import { changedFilesTar } from './changed-files-tar';
 import { type AgentDriver, type DaemonLog, type ReportTransition, STOPPED_MSG } from './agent-driver';
 import { writeAuthorizedKeys } from './authorized-keys';
 import { execInContainer } from './container-exec';
@@ -408,6 +409,21 @@ export class DockerDriver implements AgentDriver {
       abortSignal: signal,
     })) as unknown as Readable;
     return { tar, totalBytes: source.totalBytes };
+  }
+
+  /**
+   * What `docker diff` lists as added or changed (the container's writable layer), cut out of `docker export`
+   * (the whole file system, read once) under upper/. Works on a stopped container.
+   */
+  async backupArchive(instanceId: number, signal: AbortSignal): Promise<Readable> {
+    const container = await this.container(instanceId);
+    if (!container) throw new Error('the container is gone from the host');
+    const changes = ((await container.changes()) ?? []) as Array<{ Path: string; Kind: number }>;
+    // Kind 0: modified, 1: added, 2: deleted (a deletion has nothing to keep).
+    const changed = new Set(changes.filter((c) => c.Kind !== 2).map((c) => c.Path));
+    this.log.line(instanceId, `backup: ${changed.size} changed path(s) of the container`);
+    const exported = (await container.export({ abortSignal: signal })) as unknown as Readable;
+    return changedFilesTar(exported, changed, 'upper', signal);
   }
 
   /** mkdir -p of the destination, then PUT /containers/{name}/archive fed by the returned sink. */

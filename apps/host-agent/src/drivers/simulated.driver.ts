@@ -112,6 +112,12 @@ export class SimulatedAgentDriver implements AgentDriver {
     );
   }
 
+  async backupArchive(instanceId: number): Promise<never> {
+    throw new Error(
+      `Instance ${instanceId} runs on a simulated host agent, which has no container files to back up`,
+    );
+  }
+
   async writeArchive(instanceId: number): Promise<never> {
     throw new Error(
       `Instance ${instanceId} runs on a simulated host agent, which has no container file system to copy into`,

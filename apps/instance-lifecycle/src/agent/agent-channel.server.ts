@@ -9,6 +9,7 @@ import {
   type InstanceActualStatus,
   type LifecycleToAgent,
   type InstanceIntendedStatus,
+  decodeBackupData,
   decodeCopyData,
   parseAgentMessage,
   scopeAllows,
@@ -24,6 +25,7 @@ import { findMachine } from '../read-models/market-machines/queries';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AGENT_CHANNEL_OPTIONS, type AgentChannelOptions } from './agent-channel.options';
+import { BackupReceiver } from '../backups/backup-receiver';
 import { AgentCopyRelay } from './agent-copy.relay';
 import { hostAgentDecider, hostAgentStreamId } from './agent-copy.decider';
 import { rememberAgentMachine } from './agent-machines';
@@ -63,6 +65,7 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     private readonly sessions: AgentSessions,
     private readonly reporter: HostReporter,
     private readonly copies: AgentCopyRelay,
+    private readonly backups: BackupReceiver,
     private readonly gpuMetrics: GpuMetricsStore,
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(AUTH_KEY_LOOKUP) private readonly keys: AuthKeyLookup,
@@ -120,6 +123,8 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
           : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
         const decoded = decodeCopyData(frame);
         if (session && decoded) this.copies.data(session, decoded.jobId, frame);
+        const backup = decoded ? null : decodeBackupData(frame);
+        if (session && backup) this.backups.data(session.machineId, backup.backupId, backup.data);
         return;
       }
       const message = parseAgentMessage(data.toString());
@@ -136,6 +141,7 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     ws.on('close', () => {
       if (!session) return;
       if (!this.closing) this.copies.agentGone(session.machineId);
+      if (!this.closing) this.backups.agentGone(session.machineId);
       this.disconnected(session);
     });
     ws.on('error', (error) => this.logger.warn(`agent socket error: ${error.message}`));
@@ -258,6 +264,10 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       case 'copy_failed':
         this.copies.fromAgent(session, message);
         return;
+      case 'backup_sent':
+        return this.backups.sent(session.machineId, message.backupId, message.bytes);
+      case 'backup_failed':
+        return this.backups.failed(session.machineId, message.backupId, message.reason);
       case 'report':
       case 'snapshot_report': {
         // An agent reports only about instances on its own machine.

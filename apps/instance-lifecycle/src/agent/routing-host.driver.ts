@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  type AgentBackupRequest,
   type AgentSnapshotRequest,
   ApiError,
   EXEC_TIMEOUT_MS,
@@ -8,6 +9,7 @@ import {
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import type { HostCommandKind } from '../host/host-commands';
 import type { HostDriver, ProvisionSpec } from '../host/host-driver';
+import { BackupReceiver } from '../backups/backup-receiver';
 import { HostReporter } from '../host/host-reporter';
 import { SimulatedHostDriver } from '../host/simulated-host.driver';
 import { SCHEMA } from '../schema';
@@ -17,6 +19,9 @@ import { isAgentMachine } from './agent-machines';
 import { AgentSessions } from './agent-sessions';
 
 const AGENT_GONE_MSG = 'Host offline: its agent is not connected';
+export const SIMULATED_BACKUP_MSG =
+  'this machine runs on the simulated host, which keeps no container files to back up; backups need a host agent with the Docker driver';
+export const AGENT_AWAY_BACKUP_MSG = 'the host agent was not connected when the instance was removed';
 export const SIMULATED_SNAPSHOT_MSG =
   'this machine runs on the simulated host, which runs no container to commit; snapshots need a host agent with the Docker driver';
 
@@ -35,6 +40,7 @@ export class RoutingHostDriver implements HostDriver {
     private readonly simulated: SimulatedHostDriver,
     private readonly sessions: AgentSessions,
     private readonly reporter: HostReporter,
+    private readonly backups: BackupReceiver,
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(AGENT_CHANNEL_OPTIONS) private readonly options: AgentChannelOptions,
   ) {}
@@ -101,6 +107,7 @@ export class RoutingHostDriver implements HostDriver {
       statusMsg?: string;
       authorizedKeys?: string[];
       snapshot?: AgentSnapshotRequest;
+      backup?: AgentBackupRequest;
     },
     waitedMs: number,
   ): Promise<'sent' | 'later'> {
@@ -120,11 +127,25 @@ export class RoutingHostDriver implements HostDriver {
               digest: null,
               reason: SIMULATED_SNAPSHOT_MSG,
             });
+        } else if (kind === 'backup') {
+          if (detail.backup) void this.backups.fail(detail.backup.backupId, SIMULATED_BACKUP_MSG);
         } else this.simulated[kind](instanceId);
       });
       return 'sent';
     }
     if (!this.sessions.current(machineId) && waitedMs < this.options.offlineGraceMs) return 'later';
+    if (kind === 'backup') {
+      const backup = detail.backup;
+      if (!backup) return 'sent';
+      // Its container's files come up the channel to the receiver, before the destroy that follows runs.
+      this.enqueue(instanceId, async () => {
+        if (!this.sessions.current(machineId))
+          return this.backups.fail(backup.backupId, AGENT_AWAY_BACKUP_MSG);
+        this.backups.expect(machineId, backup);
+        this.toAgent(machineId, instanceId, { type: 'backup', commandId, instanceId, backup }, false);
+      });
+      return 'sent';
+    }
     let message: LifecycleToAgent;
     if (kind === 'provision' || kind === 'update') {
       if (!detail.spec) return 'sent';

@@ -11,6 +11,7 @@ import {
 import { ApiError, type EventMetadata } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { allocationDecider, allocationStreamId, gpusInUse } from '../allocation/allocation.decider';
+import { requestInstanceBackupIn } from '../backups/backups';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { CreateInstanceCommand } from '../instances/create-instance/create-instance.command';
 import type { CreateRequest } from '../instances/create-instance/create-request';
@@ -166,6 +167,8 @@ export class CleanupMachineCommand extends Command<CleanedUp> {
 /**
  * `vastai cleanup machine`: every instance on the machine whose contract ended (the listing's end date has
  * passed) and which no longer runs is destroyed: the host deletes its container and disk, its GPUs are free.
+ * Its renter did not destroy it, so a backup of it is taken first (in the same transaction: its host is
+ * told to back it up before it removes the container; docs/instances.md, "Instance backups").
  */
 @CommandHandler(CleanupMachineCommand)
 export class CleanupMachineHandler implements ICommandHandler<CleanupMachineCommand> {
@@ -187,6 +190,20 @@ export class CleanupMachineHandler implements ICommandHandler<CleanupMachineComm
         instanceId,
         { type: 'ExpireInstance', hostId, contractEnd },
         metadata,
+        {
+          alsoInTransaction: async (sql, envelopes, _before, events) => {
+            const destroyed = events.find((e) => e.type === 'InstanceDestroyed');
+            if (!destroyed || destroyed.type !== 'InstanceDestroyed') return;
+            const { renter, machineId: onMachine } = destroyed.data;
+            await requestInstanceBackupIn(
+              this.runtime,
+              sql,
+              { contractId: instanceId, ownerId: renter, machineId: onMachine },
+              metadata,
+              new Date(envelopes[0]!.occurredAt),
+            );
+          },
+        },
       );
       if (!decided.some((e) => e.type === 'InstanceDestroyed')) continue;
       await releaseGpus(this.runtime, machineId, instanceId, metadata);

@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import type { AgentSnapshotRequest, InstanceIntendedStatus } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { isAgentMachine } from '../agent/agent-machines';
+import { BACKUP_OPTIONS, type BackupOptions } from '../backups/backup-options';
+import { pendingBackupOf } from '../backups/backups';
 import { RoutingHostDriver } from '../agent/routing-host.driver';
 import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
 import { findMachine } from '../read-models/market-machines/queries';
@@ -52,6 +54,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     private readonly reporter: HostReporter,
     @Inject(PENDING_KEY_BOX) private readonly keys: PendingKeyBox,
     @Inject(ENV_VAR_BOX) private readonly envVars: EnvVarBox,
+    @Inject(BACKUP_OPTIONS) private readonly backupOptions: BackupOptions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -141,6 +144,25 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       return this.routing.deliver(row, { authorizedKeys: authorizedKeys(detailsOf(instance)) }, waitedMs);
     }
     if (row.kind === 'snapshot') return this.deliverSnapshot(row, waitedMs);
+    if (row.kind === 'backup') {
+      // The backup its request recorded (with the command); one that ended meanwhile has nothing to deliver.
+      const backup = await pendingBackupOf(this.runtime.db, row.instanceId);
+      if (!backup) return 'sent';
+      const { maxBytes, timeLimitMs, bytesPerSecond } = this.backupOptions;
+      return this.routing.deliver(
+        row,
+        {
+          backup: {
+            backupId: backup.backupId,
+            instanceId: row.instanceId,
+            maxBytes,
+            timeLimitMs,
+            bytesPerSecond,
+          },
+        },
+        waitedMs,
+      );
+    }
     if (row.kind === 'update') {
       // The config as the read model holds it when delivered (a later update wins); the container keeps its key.
       const instance = await this.instance(row.instanceId);

@@ -10,7 +10,17 @@ import { type InstanceState, instanceDecider } from '../instances/instance.decid
  * afterwards, in order, at least once; a process that dies in between delivers them after its restart.
  */
 export type HostCommandKind =
-  'provision' | 'start' | 'stop' | 'reboot' | 'recycle' | 'destroy' | 'ssh_keys' | 'snapshot' | 'update';
+  | 'provision'
+  | 'start'
+  | 'stop'
+  | 'reboot'
+  | 'recycle'
+  | 'destroy'
+  | 'ssh_keys'
+  | 'snapshot'
+  | 'update'
+  /** Written with a backup's request (backups/backups.ts), before the instance's destroy. */
+  | 'backup';
 
 export interface HostCommand {
   kind: HostCommandKind;

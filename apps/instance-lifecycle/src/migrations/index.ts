@@ -20,6 +20,7 @@ import { gpuMetrics } from './0018-gpu-metrics';
 import { benchmarks } from './0019-benchmarks';
 import { machineReports } from './0020-machine-reports';
 import { scheduledJobs } from './0021-scheduled-jobs';
+import { instanceBackups } from './0022-instance-backups';
 
 /** instance-lifecycle's migrations, one file each, in the order they run (after the core ones every context has). */
 export const instanceLifecycleMigrations: readonly Migration[] = [
@@ -44,4 +45,5 @@ export const instanceLifecycleMigrations: readonly Migration[] = [
   benchmarks,
   machineReports,
   scheduledJobs,
+  instanceBackups,
 ];
