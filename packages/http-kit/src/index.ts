@@ -20,3 +20,4 @@ export * from './history';
 export * from './metrics';
 export * from './http-drain';
 export * from './tracing';
+export * from './json-text';

@@ -3,9 +3,9 @@ import { Database, eventStoreMigration, runMigrations } from '@rigmarket/event-s
 import { createTestDatabase } from '@rigmarket/testing';
 import { marketplaceContext } from '../marketplace.context';
 import { insertOfferRows } from '../read-models/machines/offers';
-import { HOURS_PER_MONTH, type OfferQuery, parseOfferQuery } from './offer-query';
+import { HOURS_PER_MONTH, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
-import { searchOffers } from './offers.handlers';
+import { nextMaintenanceWindows, searchOffers, searchOffersJson } from './offers.handlers';
 import { syntheticOfferRows } from './synthetic-offers';
 
 /**
@@ -269,6 +269,18 @@ function randomCases(count: number): Array<[string, Record<string, unknown>]> {
   return cases;
 }
 
+/** Where two texts part, with some context (readable where a whole answer would not be); null when equal. */
+function firstDifference(a: string, b: string): { at: number; actual: string; expected: string } | null {
+  if (a === b) return null;
+  let at = 0;
+  while (a[at] === b[at]) at += 1;
+  return {
+    at,
+    actual: a.slice(Math.max(0, at - 60), at + 60),
+    expected: b.slice(Math.max(0, at - 60), at + 60),
+  };
+}
+
 describe('offer search at 100,000 offers: SQL against an in-memory filter (PostgreSQL)', () => {
   let db: Database;
   let drop: () => Promise<void>;
@@ -301,6 +313,22 @@ describe('offer search at 100,000 offers: SQL against an in-memory filter (Postg
     const expected = inMemory(rows, body);
     const actual = (await searchOffers(db, parseOfferQuery(body), NOW)).map((o) => o.id);
     expect(actual).toEqual(expected);
+  });
+
+  // The answer is the database's JSON text, sent as is: it must be the very text that reading the rows one
+  // by one and serialising them in Node (the answer before) gave, key order and number forms included.
+  it.each(CASES)('%s: the JSON text equals the rows serialised in Node', async (_name, body) => {
+    const query = parseOfferQuery(body);
+    const text = await searchOffersJson(db, query, NOW);
+    const { sql, params } = offerSearchSql(
+      query,
+      'marketplace',
+      now,
+      await nextMaintenanceWindows(db, now, 'marketplace'),
+    );
+    const before = JSON.stringify(await db.query(sql, params));
+    expect(firstDifference(text, before)).toBeNull();
+    expect(text).toBe(before);
   });
 
   it('returns results for most cases (the comparison is not vacuous)', () => {

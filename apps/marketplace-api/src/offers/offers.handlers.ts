@@ -32,13 +32,19 @@ export async function nextMaintenanceWindows(
   return { machineIds: rows.map((r) => Number(r.machine_id)), starts: rows.map((r) => Number(r.next_start)) };
 }
 
-/** Runs a parsed search against the offers read model (offers clipped by maintenance windows). */
-export async function searchOffers(
+/**
+ * Runs a parsed search against the offers read model (offers clipped by maintenance windows) and answers the
+ * offers as one JSON array text, in the search's order. The SELECT list shapes each row as the API's offer
+ * (offerSearchSql) and the database aggregates the rows into one JSON value: the handler neither decodes
+ * 100 rows of 50 fields nor serialises them again, it sends the text (offers.http.controller.ts). A float8
+ * the database writes in exponent form (below 1e-4 or from 1e15) is the same number to a JSON reader.
+ */
+export async function searchOffersJson(
   sql: Sql,
   query: OfferQuery,
   now: Date,
   schema = SCHEMA,
-): Promise<OfferView[]> {
+): Promise<string> {
   const nowSeconds = now.getTime() / 1000;
   const { sql: text, params } = offerSearchSql(
     query,
@@ -46,11 +52,27 @@ export async function searchOffers(
     nowSeconds,
     await nextMaintenanceWindows(sql, nowSeconds, schema),
   );
-  // The SELECT list shapes each row as the API's offer (offerSearchSql): no per-row reshaping here.
-  return sql.query<OfferView>(text, params);
+  // The aggregate reads the LIMIT subquery's rows in their order. string_agg rather than json_agg, whose
+  // separator (a comma, a newline and a space) would make the text differ from JSON.stringify's.
+  const [row] = await sql.query<{ offers: string }>(
+    `SELECT '[' || COALESCE(string_agg(row_to_json(o)::text, ','), '') || ']' AS offers FROM (${text}) o`,
+    params,
+  );
+  return row?.offers ?? '[]';
 }
 
-export class SearchOffersQuery extends Query<OfferView[]> {
+/** The same search as objects (tests and in-process callers). */
+export async function searchOffers(
+  sql: Sql,
+  query: OfferQuery,
+  now: Date,
+  schema = SCHEMA,
+): Promise<OfferView[]> {
+  return JSON.parse(await searchOffersJson(sql, query, now, schema)) as OfferView[];
+}
+
+/** A search; its answer is the offers as JSON text (searchOffersJson). */
+export class SearchOffersQuery extends Query<string> {
   constructor(readonly body: unknown) {
     super();
   }
@@ -59,7 +81,7 @@ export class SearchOffersQuery extends Query<OfferView[]> {
 @QueryHandler(SearchOffersQuery)
 export class SearchOffersHandler implements IQueryHandler<SearchOffersQuery> {
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
-  execute(query: SearchOffersQuery): Promise<OfferView[]> {
-    return searchOffers(this.runtime.db, parseOfferQuery(query.body), this.runtime.infra.clock.now());
+  execute(query: SearchOffersQuery): Promise<string> {
+    return searchOffersJson(this.runtime.db, parseOfferQuery(query.body), this.runtime.infra.clock.now());
   }
 }
