@@ -1,5 +1,6 @@
 import type { ApiKeyEvent, InstanceCreated, InstanceDestroyed, KeyScope } from '@rigmarket/contracts';
 import { type Migration, type Projection, defineProjection } from '@rigmarket/event-sourcing';
+import { keysChanged } from './auth-key-cache';
 
 /**
  * Every app authenticates bearers from its own projection of identity's key events, in its own schema:
@@ -51,7 +52,9 @@ export function authKeysProjection(schema: string): Projection {
     ],
     tables: [table],
     eventTypes: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted', 'InstanceCreated', 'InstanceDestroyed'],
+    // No applyBatch: every event passes here, so that the key caches of this schema empty (auth-key-cache.ts).
     async apply(sql, event) {
+      keysChanged(schema);
       switch (event.type) {
         case 'ApiKeyCreated':
           await sql.execute(

@@ -14,6 +14,7 @@ import { Reflector } from '@nestjs/core';
 import { ApiError, type PermissionCategory, isRefusal, scopeAllows } from '@rigmarket/contracts';
 import type { Sql } from '@rigmarket/event-sourcing';
 import type { Request } from 'express';
+import type { AuthKeyCache } from './auth-key-cache';
 import type { AuthenticatedKey } from './auth-keys.projection';
 
 export const AUTH_KEY_LOOKUP = Symbol('AUTH_KEY_LOOKUP');
@@ -87,32 +88,44 @@ export class AuthKeyLookup {
     private readonly schema: string,
     /** The context's clock (sessions expire by it, as they were issued by it). */
     private readonly now: () => Date = () => new Date(),
+    /** Keys found valid, on the embedded database only (auth-key-cache.ts). */
+    private readonly cache?: AuthKeyCache,
   ) {}
 
   async find(value: string): Promise<AuthenticatedKey | null> {
     const hash = hashKey(value);
+    const now = this.now();
+    const cached = this.cache?.get(hash, now.getTime());
+    if (cached) return cached;
+    const mark = this.cache?.mark();
     const rows = await this.db.query<{
       key_id: number;
       user_id: number;
       kind: string;
       permissions: unknown;
       key_hash: string;
+      expires_at: Date | string | null;
     }>(
-      `SELECT key_id, user_id, kind, permissions, key_hash FROM ${this.schema}.auth_api_keys
+      `SELECT key_id, user_id, kind, permissions, key_hash, expires_at FROM ${this.schema}.auth_api_keys
        WHERE key_hash = $1 AND NOT revoked AND (expires_at IS NULL OR expires_at > $2)`,
-      [hash, this.now().toISOString()],
+      [hash, now.toISOString()],
     );
     const row = rows[0];
     // The index found the row by hash; compare again in constant time so no secret-dependent branch
     // leaks through timing.
     if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
     const permissions = typeof row.permissions === 'string' ? JSON.parse(row.permissions) : row.permissions;
-    return {
+    const key: AuthenticatedKey = {
       keyId: Number(row.key_id),
       userId: Number(row.user_id),
       kind: row.kind,
       scope: permissions ?? null,
     };
+    if (this.cache && mark !== undefined) {
+      const expiresAt = row.expires_at === null ? null : new Date(row.expires_at).getTime();
+      this.cache.store(hash, key, expiresAt, mark);
+    }
+    return key;
   }
 }
 

@@ -6,6 +6,7 @@ import {
   PLATFORM_INFRA,
   type RuntimeInfra,
 } from '@rigmarket/event-sourcing';
+import { AuthKeyCache } from './auth-key-cache';
 import { AUTH_KEY_LOOKUP, AuthKeyLookup } from './auth.guard';
 import { CONTEXT_METADATA } from './metrics';
 
@@ -42,8 +43,14 @@ export function contextModule(spec: ContextModuleSpec): DynamicModule {
       {
         provide: AUTH_KEY_LOOKUP,
         inject: [spec.runtimeToken],
+        // Keys found valid are cached on the embedded database only (auth-key-cache.ts).
         useFactory: (runtime: ContextRuntime) =>
-          new AuthKeyLookup(runtime.db, runtime.schema, () => runtime.runner.clock.now()),
+          new AuthKeyLookup(
+            runtime.db,
+            runtime.schema,
+            () => runtime.runner.clock.now(),
+            runtime.db.options.kind === 'pglite' ? new AuthKeyCache(runtime.schema) : undefined,
+          ),
       },
       ...(spec.providers ?? []),
     ],

@@ -21,3 +21,4 @@ export * from './metrics';
 export * from './http-drain';
 export * from './tracing';
 export * from './json-text';
+export * from './auth-key-cache';

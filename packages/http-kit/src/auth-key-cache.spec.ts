@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { EventEnvelope } from '@rigmarket/contracts';
+import { Database, type Sql } from '@rigmarket/event-sourcing';
+import { AuthKeyCache } from './auth-key-cache';
+import { AuthKeyLookup, hashKey } from './auth.guard';
+import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from './auth-keys.projection';
+
+const SCHEMA = 'keycache';
+const projection = authKeysProjection(SCHEMA);
+let position = 0;
+
+function event(streamId: string, type: string, data: Record<string, unknown>): EventEnvelope {
+  position += 1;
+  return {
+    eventId: randomUUID(),
+    type,
+    schemaVersion: 1,
+    streamId,
+    streamType: 'api_key',
+    streamPosition: position,
+    globalPosition: String(position),
+    occurredAt: new Date().toISOString(),
+    context: 'identity',
+    data,
+    metadata: { correlationId: 'spec', causationId: 'spec' },
+  } as EventEnvelope;
+}
+
+const created = (keyId: number, value: string, expiresAt?: string) =>
+  event(`api_key-${keyId}`, 'ApiKeyCreated', {
+    keyId,
+    userId: 7,
+    name: null,
+    keyHash: hashKey(value),
+    permissions: null,
+    kind: expiresAt ? 'session' : 'api',
+    createdAt: new Date().toISOString(),
+    ...(expiresAt ? { expiresAt } : {}),
+  });
+
+/**
+ * The embedded key cache (auth-key-cache.ts): a key found valid is not looked up again, and every change of
+ * the key projection (a deletion, a reset) is seen by the very next request, as without the cache.
+ */
+describe('API key look-ups cached on the embedded database', () => {
+  let db: Database;
+  let queries = 0;
+  let clock = new Date('2026-05-01T12:00:00.000Z');
+  let lookup: AuthKeyLookup;
+  /** The database with a count of the look-ups that reached it (and a hook run after each). */
+  let afterQuery: (() => Promise<void>) | undefined;
+  const counted: Sql = {
+    async query<Row>(sql: string, params?: unknown[]) {
+      queries += 1;
+      const rows = await db.query<Row>(sql, params);
+      const hook = afterQuery;
+      afterQuery = undefined;
+      await hook?.();
+      return rows;
+    },
+    execute: (sql, params) => db.execute(sql, params),
+  };
+  const apply = (envelope: EventEnvelope) => db.transaction((sql) => projection.apply(sql, envelope));
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    await db.execute(`CREATE SCHEMA ${SCHEMA}`);
+    await authKeysMigration().up(db, SCHEMA);
+    await authKeysExpiryMigration().up(db, SCHEMA);
+    lookup = new AuthKeyLookup(counted, SCHEMA, () => clock, new AuthKeyCache(SCHEMA));
+  });
+  afterAll(() => db?.close());
+  beforeEach(() => {
+    queries = 0;
+  });
+
+  it('answers a known key from memory after the first look-up, and never caches an unknown one', async () => {
+    await apply(created(1, 'key-one'));
+    expect(await lookup.find('key-one')).toEqual({ keyId: 1, userId: 7, kind: 'api', scope: null });
+    expect(await lookup.find('key-one')).toEqual({ keyId: 1, userId: 7, kind: 'api', scope: null });
+    expect(queries).toBe(1);
+    expect(await lookup.find('no-such-key')).toBeNull();
+    expect(await lookup.find('no-such-key')).toBeNull();
+    expect(queries).toBe(3);
+  });
+
+  it('refuses a deleted key on the next request', async () => {
+    await apply(created(2, 'key-two'));
+    expect(await lookup.find('key-two')).not.toBeNull();
+    expect(await lookup.find('key-two')).not.toBeNull();
+    await apply(event('api_key-2', 'ApiKeyDeleted', { keyId: 2, deletedAt: clock.toISOString() }));
+    expect(await lookup.find('key-two')).toBeNull();
+  });
+
+  it('refuses the old value of a reset key and accepts the new one', async () => {
+    await apply(created(3, 'key-three'));
+    expect(await lookup.find('key-three')).not.toBeNull();
+    await apply(
+      event('api_key-3', 'ApiKeyReset', {
+        keyId: 3,
+        keyHash: hashKey('key-three-new'),
+        resetAt: clock.toISOString(),
+      }),
+    );
+    expect(await lookup.find('key-three')).toBeNull();
+    expect(await lookup.find('key-three-new')).toMatchObject({ keyId: 3 });
+  });
+
+  it('refuses a cached session key once it expired by the clock', async () => {
+    await apply(created(4, 'session-four', '2026-05-01T13:00:00.000Z'));
+    expect(await lookup.find('session-four')).toMatchObject({ keyId: 4, kind: 'session' });
+    clock = new Date('2026-05-01T12:59:59.000Z');
+    expect(await lookup.find('session-four')).toMatchObject({ keyId: 4 });
+    clock = new Date('2026-05-01T13:00:00.000Z');
+    expect(await lookup.find('session-four')).toBeNull();
+  });
+
+  it('does not keep the answer of a look-up that a deletion overtook', async () => {
+    await apply(created(5, 'key-five'));
+    // The look-up reads the key as valid; the deletion is applied before the look-up ends.
+    afterQuery = () =>
+      apply(event('api_key-5', 'ApiKeyDeleted', { keyId: 5, deletedAt: clock.toISOString() }));
+    expect(await lookup.find('key-five')).not.toBeNull();
+    expect(await lookup.find('key-five')).toBeNull();
+  });
+});
