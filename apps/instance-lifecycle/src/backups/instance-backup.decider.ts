@@ -124,5 +124,9 @@ export function decide(command: InstanceBackupCommand, state: InstanceBackupStat
   }
 }
 
-export const instanceBackupDecider = { initialState, evolve, decide };
+/**
+ * The stream grows with use (an event per download token handed out), so commands start from a snapshot of
+ * the state (plain JSON) every 100 events rather than folding the whole history.
+ */
+export const instanceBackupDecider = { initialState, evolve, decide, snapshot: { version: 1, every: 100 } };
 export const instanceBackupStreamId = (backupId: number): string => `instance_backup-${backupId}`;
