@@ -1,15 +1,13 @@
-import { randomInt } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Database } from '@rigmarket/event-sourcing';
-import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
+import { separateDockerIds, startListedDockerAgent } from './testing/docker-agents';
 import { removeMachineContainers } from './testing/machine-containers';
 import { createEmbeddedApp } from './platform';
 import { InstanceContainers } from './testing/instance-containers';
@@ -30,7 +28,7 @@ describe('a remote copy between two instances run by a host agent with the Docke
   let app: INestApplication;
   let db: Database;
   let agent: HostAgent | undefined;
-  let stateDir: string;
+  let stateDir: string | undefined;
   let machineId: number | undefined;
   const http = () => request(app.getHttpServer());
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
@@ -49,33 +47,19 @@ describe('a remote copy between two instances run by a host agent with the Docke
       sync: { copyExecutor: new UnavailableCopyExecutor() },
     });
     await app.listen(0, '127.0.0.1');
-    await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(
-      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
-    );
+    await separateDockerIds(db);
     await eventually(
       async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined),
       60_000,
       'the admin key',
     );
-    stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-sync-'));
     const { port } = app.getHttpServer().address() as AddressInfo;
-    agent = await HostAgent.start({
-      apiUrl: `http://127.0.0.1:${port}`,
-      apiKey: ADMIN_KEY,
-      stateDir,
-      driver: 'docker',
-      simulateGpus: '2',
-      publicAddress: '127.0.0.1',
+    ({ agent, machineId, stateDir } = await startListedDockerAgent({
+      baseUrl: `http://127.0.0.1:${port}`,
+      hostKey: ADMIN_KEY,
       docker,
-      log: () => undefined,
-    });
-    machineId = agent.machineId;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(admin)
-      .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
-      .expect(200);
+      gpus: '2',
+    }));
     // The admin rents here: renting needs credit.
     await grantCredit(app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
   }, 120_000);

@@ -12,7 +12,7 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
-import { isolateContainerIds, rentOnDockerAgent } from './testing/docker-agent-rental';
+import { rentOnDockerAgent, separateDockerIds } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
@@ -81,7 +81,7 @@ describe('the vastai CLI: backups of instances the host removed', () => {
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${port}`;
-    await isolateContainerIds(db);
+    await separateDockerIds(db);
     hostKey = await verifiedUser(app.getHttpServer(), mailer, 'backup-host');
     renterKey = await verifiedUser(app.getHttpServer(), mailer, 'backup-renter');
     strangerKey = await verifiedUser(app.getHttpServer(), mailer, 'backup-stranger');

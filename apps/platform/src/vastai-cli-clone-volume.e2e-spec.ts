@@ -1,10 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
-import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME } from '@rigmarket/marketplace-api';
@@ -13,6 +13,7 @@ import { UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { separateDockerIds, startListedDockerAgent } from './testing/docker-agents';
 import { InstanceContainers } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
@@ -109,38 +110,18 @@ describe('the vastai CLI: clone volume', () => {
     });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
-    // Ids apart from other suites' on the shared Docker Engine (containers and volumes are named by id).
-    await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(
-      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
-    );
-    await db.query(
-      `ALTER SEQUENCE marketplace.volume_ids RESTART WITH ${randomInt(1_000_000, 2_000_000_000)}`,
-    );
+    await separateDockerIds(db);
     owner = await verifiedUser(app.getHttpServer(), mailer, 'clone-owner');
     other = await verifiedUser(app.getHttpServer(), mailer, 'clone-other');
-    for (const name of ['source-host', 'destination-host']) {
-      const stateDir = mkdtempSync(join(tmpdir(), `rigmarket-clone-${name}-`));
+    // a source host and a destination host
+    for (let n = 0; n < 2; n++) {
+      const { agent, stateDir } = await startListedDockerAgent({
+        baseUrl: `http://127.0.0.1:${port}`,
+        hostKey: ADMIN_KEY,
+        docker,
+      });
+      agents.push(agent);
       stateDirs.push(stateDir);
-      agents.push(
-        await HostAgent.start({
-          apiUrl: `http://127.0.0.1:${port}`,
-          apiKey: ADMIN_KEY,
-          stateDir,
-          driver: 'docker',
-          simulateGpus: '1',
-          publicAddress: '127.0.0.1',
-          docker,
-          log: () => undefined,
-        }),
-      );
-    }
-    for (const agent of agents) {
-      await http()
-        .put('/api/v0/machines/create_asks/')
-        .set(as(ADMIN_KEY))
-        .send({ machine: agent.machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
-        .expect(200);
       // 50 GB of volume space on each: the second takes a clone of 10 GB at most 50.
       await http()
         .post('/api/v0/volumes/')

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,12 +5,13 @@ import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME, ScheduledJobRunner } from '@rigmarket/instance-lifecycle';
-import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { separateDockerIds, startListedDockerAgent } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
@@ -32,7 +32,7 @@ describe('the vastai CLI executing commands in and updating a Docker-backed inst
   let app: INestApplication;
   let db: Database;
   let agent: HostAgent | undefined;
-  let stateDir: string;
+  let stateDir: string | undefined;
   let home: string;
   let baseUrl: string;
   let machineId: number | undefined;
@@ -63,35 +63,15 @@ describe('the vastai CLI executing commands in and updating a Docker-backed inst
       clock,
     });
     await app.listen(0, '127.0.0.1');
-    // Ids of their own: container names (rigmarket-instance-<id>) of concurrent runs never meet.
-    await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(
-      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
-    );
+    await separateDockerIds(db);
     baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
     home = await mkdtemp(join(tmpdir(), 'vast-home-exec-'));
-    stateDir = await mkdtemp(join(tmpdir(), 'rigmarket-agent-exec-'));
     await eventually(
       async () => ((await http().get('/api/v0/machines').set(admin)).status === 200 ? true : undefined),
       60_000,
       'the admin key',
     );
-    agent = await HostAgent.start({
-      apiUrl: baseUrl,
-      apiKey: ADMIN_KEY,
-      stateDir,
-      driver: 'docker',
-      simulateGpus: '1',
-      publicAddress: '127.0.0.1',
-      docker,
-      log: () => undefined,
-    });
-    machineId = agent.machineId;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(admin)
-      .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
-      .expect(200);
+    ({ agent, machineId, stateDir } = await startListedDockerAgent({ baseUrl, hostKey: ADMIN_KEY, docker }));
     await grantCredit(app.getHttpServer(), ADMIN_KEY, ADMIN_KEY);
     otherKey = await verifiedUser(app.getHttpServer(), mailer, 'other');
     instanceId = await eventually(

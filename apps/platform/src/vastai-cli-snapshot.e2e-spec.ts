@@ -15,7 +15,7 @@ import {
 import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
-import { isolateContainerIds, rentOnDockerAgent } from './testing/docker-agent-rental';
+import { rentOnDockerAgent, separateDockerIds } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { runVastai } from './testing/vastai-cli';
@@ -106,7 +106,7 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${port}`;
-    await isolateContainerIds(db);
+    await separateDockerIds(db);
     const hostKey = await verifiedUser(app.getHttpServer(), mailer, 'host');
     renterKey = await verifiedUser(app.getHttpServer(), mailer, 'renter');
     otherKey = await verifiedUser(app.getHttpServer(), mailer, 'other');

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { INestApplication } from '@nestjs/common';
 import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
-import { HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
+import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, ScheduledJobRunner } from '@rigmarket/instance-lifecycle';
 import { InProcessTransport } from '@rigmarket/messaging';
@@ -15,6 +15,7 @@ import { eventually, settledRebuildMismatches } from '@rigmarket/testing';
 import S3rver from 's3rver';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { separateDockerIds, startListedDockerAgent } from './testing/docker-agents';
 import { InstanceContainers } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
@@ -50,7 +51,7 @@ describe('the vastai CLI: storage commands', () => {
   let s3: S3rver | undefined;
   let s3Endpoint: string;
   let s3Client: S3Client;
-  const stateDir = mkdtempSync(join(tmpdir(), 'rigmarket-agent-storage-'));
+  const stateDirs: string[] = [];
   const s3Dir = mkdtempSync(join(tmpdir(), 's3rver-storage-'));
   const agentLog: string[] = [];
   const http = () => request(app.getHttpServer());
@@ -70,11 +71,7 @@ describe('the vastai CLI: storage commands', () => {
     });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
-    // Ids apart from other suites' on the shared Docker Engine (containers are named by instance id).
-    await db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await db.query(
-      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
-    );
+    await separateDockerIds(db);
     owner = await verifiedUser(app.getHttpServer(), mailer, 'storage-owner');
     other = await verifiedUser(app.getHttpServer(), mailer, 'storage-other');
 
@@ -93,22 +90,14 @@ describe('the vastai CLI: storage commands', () => {
       credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     });
 
-    agent = await HostAgent.start({
-      apiUrl: `http://127.0.0.1:${port}`,
-      apiKey: ADMIN_KEY,
-      stateDir,
-      driver: 'docker',
-      simulateGpus: '1',
-      publicAddress: '127.0.0.1',
+    let stateDir: string;
+    ({ agent, machineId, stateDir } = await startListedDockerAgent({
+      baseUrl: `http://127.0.0.1:${port}`,
+      hostKey: ADMIN_KEY,
       docker,
       log: (line) => agentLog.push(line),
-    });
-    machineId = agent.machineId;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(as(ADMIN_KEY))
-      .send({ machine: machineId, price_gpu: 0.5, min_chunk: 1, end_date: 4102444800 })
-      .expect(200);
+    }));
+    stateDirs.push(stateDir);
     await grantCredit(app.getHttpServer(), ADMIN_KEY, owner);
     instanceId = await eventually(
       async () => {
@@ -134,7 +123,7 @@ describe('the vastai CLI: storage commands', () => {
     await db?.close();
     await s3?.close();
     rmSync(s3Dir, { recursive: true, force: true });
-    rmSync(stateDir, { recursive: true, force: true });
+    for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   const instance = async (key: string, id: number) =>
