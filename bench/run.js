@@ -2,7 +2,7 @@
 // docs/benchmarks.md) or `node bench/run.js --short` (tiny sizes, a few seconds, writes nothing unless --out:
 // CI runs it only to check that the suite works; its figures mean nothing).
 // Distributed cases need DATABASE_URL (PostgreSQL); without it only the embedded ones run. Cases over Kafka
-// (the four apps as processes: lag) need KAFKA_BROKERS too.
+// (the four apps as processes: lag, rent) need KAFKA_BROKERS too.
 require('./no-rate-limits');
 require('reflect-metadata');
 const fs = require('node:fs');
@@ -37,6 +37,7 @@ const CASES = {
   rebuild: { run: require('./cases/rebuild'), modes },
   platform: { run: require('./cases/platform'), modes: ['embedded'] },
   lag: { run: require('./cases/lag'), modes: kafkaModes },
+  rent: { run: require('./cases/rent'), modes: ['embedded', ...kafkaModes] },
   boot: { run: require('./cases/boot'), modes },
   soak: { run: require('./cases/soak'), modes },
 };

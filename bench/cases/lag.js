@@ -5,7 +5,7 @@
 // directly in the database every ~2 ms, so the figure is the path outbox -> relay -> Kafka -> consumer ->
 // projection commit, not a search request's own time.
 const { stats } = require('../lib');
-const { sleep, api, until, listMachine } = require('../platform-api');
+const { sleep, api, until, listMachine, creditAdmin } = require('../platform-api');
 const { startDistributed } = require('../distributed-apps');
 
 /** The machine's free GPUs as search shows them: its largest offer (0 when none is left). */
@@ -21,16 +21,7 @@ module.exports = async function lag(mode, { short }) {
   const platform = await startDistributed('lag');
   const { base, db } = platform;
   try {
-    const me = await until('the admin user', async () => {
-      const r = await api(base, 'GET', '/api/v0/users/current/');
-      return r.status === 200 ? r.body : undefined;
-    });
-    await until(
-      'credit',
-      async () =>
-        (await api(base, 'POST', '/api/v0/credit/', { user_id: me.id, amount: 100_000, note: 'bench' }))
-          .status < 300,
-    );
+    await creditAdmin(base);
     // 8 GPUs a machine, one GPU a rent.
     const samples = short ? 3 : 60;
     const machines = Math.ceil(samples / 8);

@@ -6,7 +6,17 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { stats, timeEach, throughput } = require('../lib');
-const { ROOT, KEY, sleep, freePort, usage, api, until, listMachine } = require('../platform-api');
+const {
+  ROOT,
+  KEY,
+  sleep,
+  freePort,
+  usage,
+  api,
+  until,
+  listMachine,
+  creditAdmin,
+} = require('../platform-api');
 
 /**
  * Waits until the server is idle (under 10% of a core over 500 ms): a rent answers before the relay has
@@ -66,16 +76,7 @@ module.exports = async function platform(mode, { short }) {
     // Hosts and credit (the admin rents from its own machines: the renters are concurrent requests).
     const machines = short ? 2 : 16;
     const rounds = short ? 1 : 6;
-    const me = await until('the admin user', async () => {
-      const r = await api(base, 'GET', '/api/v0/users/current/');
-      return r.status === 200 ? r.body : undefined;
-    });
-    await until(
-      'credit',
-      async () =>
-        (await api(base, 'POST', '/api/v0/credit/', { user_id: me.id, amount: 100_000, note: 'bench' }))
-          .status < 300,
-    );
+    await creditAdmin(base);
     const machineIds = [];
     for (let n = 0; n < machines; n += 1) machineIds.push(await listMachine(base, n));
     const health = () => fetch(`${base}/healthz`).then((r) => r.text());

@@ -10,7 +10,7 @@ import type { Database, Sql } from './database';
 import { type EventStore, WrongExpectedVersion } from './event-store';
 import { eventsAppended } from './metrics';
 import { inSpan } from './tracing';
-import { type Projection, applyProjectionBatch } from './projections';
+import { type Projection, applyInlineProjections } from './projections';
 
 export interface Evolver<State, Event extends DomainEvent> {
   initialState(): State;
@@ -153,10 +153,9 @@ export class CommandRunner {
             return { events: [], decided: [], state, version, eventsRead };
           }
           const envelopes = await this.store.append(sql, streamId, version, events, metadata, now);
-          // Each read model takes the command's events as one batch (a fixed number of statements
-          // whatever their count, when the projection has applyBatch).
-          for (const projection of this.inlineProjections)
-            await applyProjectionBatch(sql, this.store.schema, projection, envelopes);
+          // One statement moves every read model's positions, then each takes the command's events as one
+          // batch (a fixed number of statements whatever their count, when the projection has applyBatch).
+          await applyInlineProjections(sql, this.store.schema, this.inlineProjections, envelopes);
           await options.alsoInTransaction?.(sql, envelopes, folded.state, events);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);

@@ -1,4 +1,5 @@
 import { DataSource, QueryRunner } from 'typeorm';
+import { databaseStatements, databaseTransactions } from './metrics';
 import { pglitePoolClass } from './pglite-pool';
 
 /** A statement runner bound to one transaction (or to autocommit). */
@@ -15,10 +16,12 @@ export type DatabaseOptions =
 function bind(runner: QueryRunner): Sql {
   return {
     async query<Row>(sql: string, params?: unknown[]): Promise<Row[]> {
+      databaseStatements.inc();
       const result = await runner.query(sql, params, true);
       return (result.records ?? []) as Row[];
     },
     async execute(sql: string, params?: unknown[]): Promise<number> {
+      databaseStatements.inc();
       const result = await runner.query(sql, params, true);
       return result.affected ?? 0;
     },
@@ -65,6 +68,7 @@ export class Database implements Sql {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
+      databaseTransactions.inc();
       await runner.startTransaction();
       try {
         const result = await work(bind(runner));

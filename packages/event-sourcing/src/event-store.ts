@@ -11,7 +11,7 @@ import {
   topicFor,
   upcast,
 } from '@rigmarket/contracts';
-import type { Sql } from './database';
+import { Database, type Sql } from './database';
 import { chainTime, eventHash, lockChainHead } from './event-chain';
 import { currentTraceparent } from './tracing';
 
@@ -62,6 +62,13 @@ const COLUMNS = `global_position::text AS global_position, event_id, stream_id, 
   schema_version, data, metadata, occurred_at`;
 
 /** One context's event store: a Postgres table, appended to with an expected version. */
+/**
+ * The chain heads each open transaction (its Sql) holds locked, by schema, as its last append left them: a
+ * second append in the same transaction (a command and the workflow step it records) links to it without
+ * locking again.
+ */
+const lockedHeads = new WeakMap<Sql, Map<string, string>>();
+
 export class EventStore {
   constructor(
     readonly context: ContextName,
@@ -158,7 +165,10 @@ export class EventStore {
     const dataJson = events.map((event) => JSON.stringify(event.data));
     const storedMetadata: unknown = JSON.parse(metadataJson);
     const time = chainTime(at);
-    let previous = await lockChainHead(sql, this.schema);
+    // Autocommit (the Database itself) holds no lock from one statement to the next: never reused there.
+    const inTransaction = !(sql instanceof Database);
+    const held = inTransaction ? lockedHeads.get(sql)?.get(this.schema) : undefined;
+    let previous = held ?? (await lockChainHead(sql, this.schema));
     const hashes = envelopes.map((e, i) => {
       previous = eventHash(previous, {
         eventId: e.eventId,
@@ -184,6 +194,11 @@ export class EventStore {
         hashes.slice(from, from + 1000),
         metadataJson,
       );
+    }
+    if (inTransaction) {
+      const heads = lockedHeads.get(sql) ?? new Map<string, string>();
+      heads.set(this.schema, previous);
+      lockedHeads.set(sql, heads);
     }
     const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
     if (published.length > 0) {

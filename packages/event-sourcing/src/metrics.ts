@@ -33,6 +33,22 @@ export const eventsAppended = new Counter({
   registers,
 });
 
+/**
+ * Statements and transactions this process sent to its database (BEGIN and COMMIT not counted as
+ * statements): what a request or a delivery costs in round trips (bench/: statements per rent).
+ */
+export const databaseStatements = new Counter({
+  name: 'rigmarket_db_statements_total',
+  help: 'Statements sent to the database (queries and writes; BEGIN/COMMIT not included)',
+  registers,
+});
+
+export const databaseTransactions = new Counter({
+  name: 'rigmarket_db_transactions_total',
+  help: 'Transactions begun (committed or rolled back)',
+  registers,
+});
+
 export const outboxPublished = new Counter({
   name: 'rigmarket_outbox_published_total',
   help: 'Outbox rows the relay handed to the transport (acknowledged)',

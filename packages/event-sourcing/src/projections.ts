@@ -220,9 +220,52 @@ export async function applyProjectionBatch(
     schema,
     projection.name,
     [...touched].map((id) => [id, positions.get(id)!]),
+    checkpoints.length > 0 ? { version: projection.version, checkpoints } : undefined,
   );
-  for (const checkpoint of checkpoints) await saveCheckpoint(sql, schema, projection, checkpoint);
   return { applied: fresh.length, duplicates: events.length - fresh.length };
+}
+
+/**
+ * A context's own (inline) projections applied to the events a command has just appended, in the command's
+ * transaction. Events appended in this transaction cannot have been applied before, so nothing is claimed:
+ * one multi-row upsert moves every projection's stream positions first (writers take the positions before
+ * they touch a read model, in the order a rebuild's swap locks them: see rebuildInChunks), then each
+ * projection applies its events (`applyBatch` when it has one). One statement besides the projections' own,
+ * whatever the number of projections and events.
+ */
+export async function applyInlineProjections(
+  sql: Sql,
+  schema: string,
+  projections: readonly Projection[],
+  appended: readonly EventEnvelope[],
+): Promise<void> {
+  const positions: Array<{ projection: string; streamId: string; position: number }> = [];
+  const work: Array<[Projection, EventEnvelope[]]> = [];
+  for (const projection of projections) {
+    const events = appended.filter((e) => isSource(projection, e));
+    if (events.length === 0) continue;
+    work.push([projection, events]);
+    const last = new Map<string, number>();
+    for (const e of events) last.set(e.streamId, Math.max(last.get(e.streamId) ?? 0, e.streamPosition));
+    for (const [streamId, position] of last)
+      positions.push({ projection: projection.name, streamId, position });
+  }
+  if (positions.length === 0) return;
+  // Sorted, so two transactions that touch the same rows lock them in the same order.
+  positions.sort((a, b) =>
+    a.projection === b.projection
+      ? a.streamId.localeCompare(b.streamId)
+      : a.projection.localeCompare(b.projection),
+  );
+  await sql.execute(
+    `INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position)
+     SELECT s.projection, s.stream_id, s.position
+       FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS s (projection, stream_id, position, n)
+      ORDER BY s.n
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
+    [positions.map((p) => p.projection), positions.map((p) => p.streamId), positions.map((p) => p.position)],
+  );
+  for (const [projection, events] of work) await applyFresh(sql, projection, events);
 }
 
 async function saveCheckpoint(
@@ -239,18 +282,41 @@ async function saveCheckpoint(
   );
 }
 
+/**
+ * Moves a projection's stream positions; with `also`, writes its checkpoints (sources in the order given) in
+ * the same statement.
+ */
 async function saveStreamPositions(
   sql: Sql,
   schema: string,
   projection: string,
   positions: ReadonlyArray<[string, number]>,
+  also?: { version: number; checkpoints: ReadonlyArray<{ source: string; position: string }> },
 ): Promise<void> {
   if (positions.length === 0) return;
-  await sql.execute(
-    `INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position)
+  const upsert = `INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position)
      SELECT $1, s.stream_id, s.position FROM unnest($2::text[], $3::int[]) AS s (stream_id, position)
-     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
-    [projection, positions.map((p) => p[0]), positions.map((p) => p[1])],
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`;
+  const params: unknown[] = [projection, positions.map((p) => p[0]), positions.map((p) => p[1])];
+  if (!also) {
+    await sql.execute(upsert, params);
+    return;
+  }
+  // One round trip for both (a delivered batch's bookkeeping); each source once, at its last position.
+  const checkpoints = [...new Map(also.checkpoints.map((c) => [c.source, c.position]))];
+  await sql.execute(
+    `WITH checkpoints AS (
+       INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+       SELECT $1, $4, c.source, c.position, now()
+         FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS c (source, position, n) ORDER BY c.n
+       ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now())
+     ${upsert}`,
+    [
+      ...params,
+      also.version,
+      checkpoints.map(([source]) => source),
+      checkpoints.map(([, position]) => position),
+    ],
   );
 }
 

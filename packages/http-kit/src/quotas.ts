@@ -42,9 +42,13 @@ export async function enforceQuota(
   countSql: string,
   params: unknown[],
 ): Promise<void> {
-  const limit = quotaLimit(quota);
   const [row] = await db.query<{ n: string | number }>(countSql, params);
-  const held = Number(row?.n ?? 0);
+  refuseOverQuota(quota, Number(row?.n ?? 0));
+}
+
+/** enforceQuota's decision, for a caller that counted the account's objects in a query of its own. */
+export function refuseOverQuota(quota: Quota, held: number): void {
+  const limit = quotaLimit(quota);
   if (held >= limit) {
     throw new ApiError(
       403,

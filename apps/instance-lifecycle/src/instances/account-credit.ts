@@ -11,7 +11,11 @@ export const INSUFFICIENT_CREDIT = 'insufficient_credit';
  * (docs/instances.md, Credit).
  */
 export async function requirePositiveBalance(db: Queryable, userId: number, what: string): Promise<void> {
-  const balance = await accountBalanceMicros(db, userId);
+  refuseUnlessPositive(await accountBalanceMicros(db, userId), what);
+}
+
+/** requirePositiveBalance's decision, given the balance in micros. */
+export function refuseUnlessPositive(balance: number, what: string): void {
   if (balance > 0) return;
   throw new ApiError(
     402,

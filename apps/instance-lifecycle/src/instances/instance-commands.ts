@@ -16,7 +16,7 @@ import {
   type HandleOptions,
   type Sql,
   type TimedDecider,
-  applyProjection,
+  applyInlineProjections,
 } from '@rigmarket/event-sourcing';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
@@ -108,9 +108,7 @@ export async function decideIn<State, Command extends { at: string }, Event exte
   }
   if (decided.length === 0) return { before, after: before, envelopes: [], decided };
   const envelopes = await runtime.store.append(sql, streamId, history.length, decided, metadata, now);
-  for (const envelope of envelopes)
-    for (const projection of runtime.definition.inlineProjections)
-      await applyProjection(sql, runtime.schema, projection, envelope);
+  await applyInlineProjections(sql, runtime.schema, runtime.definition.inlineProjections, envelopes);
   return { before, after: state, envelopes, decided };
 }
 

@@ -128,14 +128,20 @@ export function withNotices<V extends Decorated>(
 
 /** The end (ISO) of the maintenance window the machine is in now, or null. */
 export async function maintenanceUntil(sql: Sql, machineId: number, now: Date): Promise<string | null> {
-  const nowSeconds = now.getTime() / 1000;
-  const rows = await sql.query<{ end_time: number }>(
-    `SELECT end_time FROM ${SCHEMA}.machine_maintenance WHERE machine_id = $1 AND start_time <= $2 AND end_time > $2 ORDER BY end_time DESC LIMIT 1`,
-    [machineId, nowSeconds],
+  const rows = await sql.query<{ end_time: number | null }>(
+    `SELECT ${maintenanceEndSql('$1', '$2')} AS end_time`,
+    [machineId, now.getTime() / 1000],
   );
-  const window = rows[0];
-  return window ? new Date(Number(window.end_time) * 1000).toISOString() : null;
+  return maintenanceEnd(rows[0]?.end_time ?? null);
 }
+
+/** A maintenance window's end_time (seconds) as the ISO time the refusals quote. */
+export const maintenanceEnd = (endTime: number | string | null): string | null =>
+  endTime === null ? null : new Date(Number(endTime) * 1000).toISOString();
+
+/** The end_time of the window a machine is in at a time (seconds), as a scalar subquery: its parameters' names. */
+export const maintenanceEndSql = (machine: string, now: string): string =>
+  `(SELECT end_time FROM ${SCHEMA}.machine_maintenance WHERE machine_id = ${machine} AND start_time <= ${now} AND end_time > ${now} ORDER BY end_time DESC LIMIT 1)`;
 
 /**
  * A machine in maintenance now cannot be rented (the offer search hides it; this refuses an accept by
@@ -147,7 +153,11 @@ export async function refuseDuringMaintenance(
   offerId: number,
   now: Date,
 ): Promise<void> {
-  const until = await maintenanceUntil(sql, machineId, now);
+  refuseInMaintenance(await maintenanceUntil(sql, machineId, now), machineId, offerId);
+}
+
+/** refuseDuringMaintenance's decision, given the window's end (null: none now). */
+export function refuseInMaintenance(until: string | null, machineId: number, offerId: number): void {
   if (until !== null)
     throw ApiError.conflict(
       `Offer ${offerId} is not rentable: machine ${machineId} is in maintenance until ${until}`,

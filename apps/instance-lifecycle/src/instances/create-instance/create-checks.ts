@@ -1,15 +1,23 @@
 import { Logger } from '@nestjs/common';
 import {
   ApiError,
+  decimalToMicros,
   type RegistryLoginBox,
   type TemplateContent,
   templateLoginScope,
 } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import type { HostDriver } from '../../host/host-driver';
+import { ACCOUNT_CREDIT_TABLE } from '../../read-models/account-credit/queries';
+import {
+  type MachineRecord,
+  type MachineRow,
+  machineRecord,
+} from '../../read-models/market-machines/queries';
 import { volumeOfferFreeGb } from '../../read-models/market-volume-offers/queries';
 import { findVolume } from '../../read-models/market-volumes/queries';
-import { maintenanceUntil } from '../sync-maintenance-notices';
+import { SCHEMA } from '../../schema';
+import { maintenanceEnd, maintenanceEndSql, maintenanceUntil } from '../sync-maintenance-notices';
 import type { CreateRequest } from './create-request';
 import { DEFAULT_NEW_VOLUME_GB } from './template-merge';
 
@@ -40,6 +48,44 @@ export function templateLogin(
     docker_login_user: found.content.docker_login_user,
     docker_login_pass: pass,
     docker_login_repo: found.content.docker_login_repo,
+  };
+}
+
+/** What a rent checks before anything else: the renter's balance and live instances, the machine, its maintenance. */
+export interface RentChecks {
+  balanceMicros: number;
+  instancesHeld: number;
+  machine: MachineRecord | null;
+  /** The end of the maintenance window the machine is in now (ISO), or null. */
+  maintenanceUntil: string | null;
+}
+
+/** The rent's first checks read in one query (one round trip, one snapshot), decided by the handler in order. */
+export async function readRentChecks(
+  sql: Pick<Sql, 'query'>,
+  renter: number,
+  machineId: number,
+  now: Date,
+): Promise<RentChecks> {
+  const [row] = await sql.query<{
+    balance: string | null;
+    held: string | number;
+    machine: MachineRow | string | null;
+    maintenance_end: number | string | null;
+  }>(
+    `SELECT (SELECT balance FROM ${ACCOUNT_CREDIT_TABLE} WHERE user_id = $1) AS balance,
+            (SELECT count(*) FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed) AS held,
+            (SELECT row_to_json(m) FROM ${SCHEMA}.market_machines m WHERE m.machine_id = $2) AS machine,
+            ${maintenanceEndSql('$2', '$3')} AS maintenance_end`,
+    [renter, machineId, now.getTime() / 1000],
+  );
+  const machine =
+    typeof row?.machine === 'string' ? (JSON.parse(row.machine) as MachineRow) : (row?.machine ?? null);
+  return {
+    balanceMicros: row?.balance == null ? 0 : decimalToMicros(row.balance),
+    instancesHeld: Number(row?.held ?? 0),
+    machine: machine ? machineRecord(machine) : null,
+    maintenanceUntil: maintenanceEnd(row?.maintenance_end ?? null),
   };
 }
 

@@ -3,7 +3,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ApiError, type InstanceConfig, MONEY_LIMITS, type RegistryLoginBox } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { hashKey, QUOTAS, enforceQuota } from '@rigmarket/http-kit';
+import { hashKey, QUOTAS, refuseOverQuota } from '@rigmarket/http-kit';
 import type { HostDriver } from '../../host/host-driver';
 import {
   HOST_DRIVER,
@@ -11,14 +11,13 @@ import {
   PENDING_KEY_BOX,
   REGISTRY_LOGIN_BOX,
 } from '../../instance-lifecycle.tokens';
-import { findMachine } from '../../read-models/market-machines/queries';
 import { findTemplate } from '../../read-models/market-templates/queries';
 import { SCHEMA } from '../../schema';
-import { requirePositiveBalance } from '../account-credit';
+import { refuseUnlessPositive } from '../account-credit';
 import { checkBidBound, runInstanceCommand } from '../instance-commands';
 import type { PendingKeyBox } from '../pending-keys';
-import { refuseDuringMaintenance } from '../sync-maintenance-notices';
-import { checkVolume, refuseIfUnavailable, templateLogin } from './create-checks';
+import { refuseInMaintenance } from '../sync-maintenance-notices';
+import { checkVolume, readRentChecks, refuseIfUnavailable, templateLogin } from './create-checks';
 import { CreateInstanceCommand, type CreatedInstance, offerParts } from './create-instance.command';
 import { instanceConfig } from './template-merge';
 import { IdempotencyRecords, requestHash } from './idempotency';
@@ -53,16 +52,13 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       if (prior) return prior;
       await idempotency.forget(renter, idempotencyKey);
     }
-    // Before anything else: an account at or below $0 rents nothing (docs/instances.md, Credit).
-    await requirePositiveBalance(this.runtime.db, renter, 'renting');
-    await enforceQuota(
-      this.runtime.db,
-      QUOTAS.instances,
-      `SELECT count(*) AS n FROM ${this.runtime.schema}.instances WHERE owner_id = $1 AND NOT destroyed`,
-      [renter],
-    );
     const { machineId, numGpus } = offerParts(offerId);
-    const machine = await findMachine(this.runtime.db, machineId);
+    // Balance, quota, machine and maintenance read in one query, decided in this order.
+    const checks = await readRentChecks(this.runtime.db, renter, machineId, this.runtime.runner.clock.now());
+    // Before anything else: an account at or below $0 rents nothing (docs/instances.md, Credit).
+    refuseUnlessPositive(checks.balanceMicros, 'renting');
+    refuseOverQuota(QUOTAS.instances, checks.instancesHeld);
+    const machine = checks.machine;
     if (!machine || numGpus < 1 || numGpus > machine.numGpus)
       throw ApiError.notFound(`No such offer ${offerId}`, 'no_such_offer');
     if (defaultJob && machine.ownerId !== renter)
@@ -71,7 +67,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       throw ApiError.conflict(`Offer ${offerId} is no longer available; search again`, 'offer_unavailable');
     if (request.cancelUnavail)
       await refuseIfUnavailable(this.runtime, this.host, machineId, offerId, request);
-    await refuseDuringMaintenance(this.runtime.db, machineId, offerId, this.runtime.runner.clock.now());
+    refuseInMaintenance(checks.maintenanceUntil, machineId, offerId);
     // A default job may run on an unlisted machine: its disk is then priced at 0.
     const ask = machine.ask ?? { priceGpu: 0, priceDisk: 0, minBid: 0 };
     if (request.price !== null) checkBidBound(request.price, numGpus);

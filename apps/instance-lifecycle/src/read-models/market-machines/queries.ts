@@ -19,20 +19,27 @@ export interface MachineRecord {
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
 
+/** A row of market_machines (as selected, or as its row_to_json). */
+export interface MachineRow {
+  machine_id: number;
+  owner_id: number;
+  gpu_name: string;
+  num_gpus: number;
+  gpu_ram: number;
+  public_ipaddr: string | null;
+  listed: boolean;
+  ask: unknown;
+  vms_enabled: boolean;
+}
+
 export async function findMachine(sql: Sql, machineId: number): Promise<MachineRecord | null> {
-  const rows = await sql.query<{
-    machine_id: number;
-    owner_id: number;
-    gpu_name: string;
-    num_gpus: number;
-    gpu_ram: number;
-    public_ipaddr: string | null;
-    listed: boolean;
-    ask: unknown;
-    vms_enabled: boolean;
-  }>(`SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`, [machineId]);
-  const row = rows[0];
-  if (!row) return null;
+  const rows = await sql.query<MachineRow>(`SELECT * FROM ${SCHEMA}.market_machines WHERE machine_id = $1`, [
+    machineId,
+  ]);
+  return rows[0] ? machineRecord(rows[0]) : null;
+}
+
+export function machineRecord(row: MachineRow): MachineRecord {
   return {
     machineId: Number(row.machine_id),
     ownerId: Number(row.owner_id),

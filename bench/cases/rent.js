@@ -1,0 +1,184 @@
+// Renting (PUT /asks/) with 16 concurrent renters on distinct offers, and what each rent costs the servers:
+// creates/s (answered, and with every event delivered to the other contexts), CPU seconds of the server
+// processes per rent and database statements per rent (their /metrics: rigmarket_db_statements_total), the
+// background deliveries to the other contexts included. Embedded: `node apps/platform/dist/main.js` (PGlite);
+// distributed: the four apps on PostgreSQL and Kafka (bench/distributed-apps.js; the broker's and
+// PostgreSQL's own CPU are not counted).
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { stats, throughput } = require('../lib');
+const {
+  ROOT,
+  KEY,
+  sleep,
+  freePort,
+  usage,
+  api,
+  until,
+  listMachine,
+  creditAdmin,
+} = require('../platform-api');
+const { startDistributed } = require('../distributed-apps');
+
+async function startEmbedded() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-bench-rent-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      KAFKA_BROKERS: '',
+      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
+      RIGMARKET_ADMIN_KEY: KEY,
+      RIGMARKET_DEMO_HOSTS: '0',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  await until('the first /healthz', async () => (await fetch(`${base}/healthz`)).status === 200, 120_000);
+  return {
+    base,
+    metricsBases: [base],
+    cpuS: () => usage(child.pid).cpuS,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Sum of rigmarket_db_statements_total / _transactions_total over the servers' /metrics. */
+async function dbCounts(bases) {
+  let statements = 0;
+  let transactions = 0;
+  for (const base of bases) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    statements += Number(/^rigmarket_db_statements_total (\S+)$/m.exec(text)?.[1] ?? NaN);
+    transactions += Number(/^rigmarket_db_transactions_total (\S+)$/m.exec(text)?.[1] ?? NaN);
+  }
+  return { statements, transactions };
+}
+
+/**
+ * Waits until the servers are back to their idle use (under `idleRate` plus 10% of a core over 500 ms); the
+ * seconds waited.
+ */
+async function quiet(cpuS, idleRate, timeoutMs = 120_000) {
+  const started = performance.now();
+  for (;;) {
+    const a = cpuS();
+    await sleep(500);
+    if ((cpuS() - a) / 0.5 < idleRate + 0.1 || performance.now() - started > timeoutMs)
+      return (performance.now() - started) / 1000;
+  }
+}
+
+/** The servers' CPU (cores) and statements and transactions per second while nobody calls them. */
+async function idleRates(platform, ms) {
+  const c0 = platform.cpuS();
+  const n0 = await dbCounts(platform.metricsBases);
+  await sleep(ms);
+  const n1 = await dbCounts(platform.metricsBases);
+  const s = ms / 1000;
+  return {
+    cpu: (platform.cpuS() - c0) / s,
+    statements: (n1.statements - n0.statements) / s,
+    transactions: (n1.transactions - n0.transactions) / s,
+  };
+}
+
+module.exports = async function rent(mode, { short }) {
+  const platform =
+    mode === 'embedded'
+      ? await startEmbedded()
+      : await startDistributed('rent').then((p) => ({
+          ...p,
+          metricsBases: [0, 1, 2, 3].map((i) => p.appBase(i)),
+        }));
+  const { base } = platform;
+  try {
+    await creditAdmin(base);
+    const renters = short ? 2 : 16;
+    const rounds = short ? 1 : 6;
+    const machineIds = [];
+    for (let n = 0; n < renters; n += 1) machineIds.push(await listMachine(base, n));
+    const rentOne = (machineId) =>
+      api(base, 'PUT', `/api/v0/asks/${machineId * 1000 + 1}/`, { image: 'busybox', disk: 10 });
+    // Warm-up, not timed: one rent per machine, retried until instance-lifecycle shows it listed.
+    const created = [];
+    for (const machineId of machineIds) {
+      const r = await until('the first rent of a machine', async () => {
+        const answer = await rentOne(machineId);
+        return answer.status < 300 ? answer : undefined;
+      });
+      created.push({ machineId, id: r.body.new_contract });
+    }
+    await quiet(platform.cpuS, mode === 'embedded' ? 0 : 0.3);
+    const idle = await idleRates(platform, short ? 1000 : 5000);
+    const health = () => fetch(`${base}/healthz`).then((r) => r.text());
+    const healthRate = await throughput(health, { concurrency: 16, durationMs: short ? 300 : 3000 });
+    const load = os.loadavg()[0];
+    const counts0 = await dbCounts(platform.metricsBases);
+    const cpu0 = platform.cpuS();
+    const times = [];
+    let refused = 0;
+    let firstRefusal;
+    const t0 = performance.now();
+    for (let round = 0; round < rounds; round += 1) {
+      await Promise.all(
+        machineIds.map(async (machineId) => {
+          const s = performance.now();
+          const r = await rentOne(machineId);
+          times.push(performance.now() - s);
+          if (r.status < 300 && r.body.new_contract) created.push({ machineId, id: r.body.new_contract });
+          else {
+            refused += 1;
+            firstRefusal ??= `${r.status} ${JSON.stringify(r.body)}`;
+          }
+        }),
+      );
+    }
+    const rentS = (performance.now() - t0) / 1000;
+    const cpuAnswered = platform.cpuS() - cpu0;
+    // Until every rent's events reached the other contexts: the work a rent still causes.
+    const deliveredS = rentS + (await quiet(platform.cpuS, idle.cpu)) - 0.5;
+    const cpuAll = platform.cpuS() - cpu0;
+    const counts1 = await dbCounts(platform.metricsBases);
+    if (firstRefusal) process.stderr.write(`bench rent: a rent refused: ${firstRefusal}\n`);
+    const timed = created.length - machineIds.length;
+    const distinct = new Set(created.map((c) => c.id)).size;
+    // Every create must hold GPUs of its own: no machine holds more than its 8 GPUs.
+    const perMachine = new Map();
+    for (const c of created) perMachine.set(c.machineId, (perMachine.get(c.machineId) ?? 0) + 1);
+    const over = [...perMachine.values()].filter((n) => n > 8).length + (created.length - distinct);
+    const per = (v) => (timed > 0 ? v / timed : NaN);
+    const s = stats(times);
+    return [
+      {
+        case: `rent: ${renters} concurrent renters on distinct offers, ${rounds} rounds (cost per rent)`,
+        mode,
+        p50: s.p50,
+        p99: s.p99,
+        perSec: timed / rentS,
+        ceiling:
+          `/healthz ${Math.round(healthRate.perSec)}/s (16 concurrent); ${timed} created, ${refused} refused, ${over} double allocations; ` +
+          `${(timed / deliveredS).toFixed(1)}/s with their events delivered; per rent (idle work over the same time included): ${(1000 * per(cpuAnswered)).toFixed(1)} ms server CPU until answered, ` +
+          `${(1000 * per(cpuAll)).toFixed(1)} ms until delivered, ${per(counts1.statements - counts0.statements).toFixed(1)} statements, ` +
+          `${per(counts1.transactions - counts0.transactions).toFixed(1)} transactions (idle: ${(100 * idle.cpu).toFixed(1)}% of a core, ${idle.statements.toFixed(0)} statements/s); load ${load.toFixed(1)}`,
+        ratio: timed / rentS / healthRate.perSec,
+        goal: '>= 300 creates/s, 0 double allocations',
+      },
+    ];
+  } finally {
+    await platform.stop();
+  }
+};
