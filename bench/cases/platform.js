@@ -68,10 +68,10 @@ module.exports = async function platform(mode, { short }) {
     await sleep(idleFor);
     const b = usage(child.pid);
     rows.push({
-      case: `idle CPU over ${idleFor / 1000} s (pollers and timers)`,
+      case: `CPU over the ${idleFor / 1000} s from ${(short ? 500 : 3000) / 1000} s after start, no request (pollers still backing off; the steady idle state: the boot case)`,
       mode,
-      ceiling: `${((100 * (b.cpuS - a.cpuS)) / (idleFor / 1000)).toFixed(2)}% of a core; RSS idle ${b.rssMb.toFixed(0)} MB`,
-      goal: '< 1% of a core; RSS <= 200 MB',
+      ceiling: `${((100 * (b.cpuS - a.cpuS)) / (idleFor / 1000)).toFixed(2)}% of a core; RSS ${b.rssMb.toFixed(0)} MB`,
+      goal: 'RSS <= 200 MB',
     });
     // Hosts and credit (the admin rents from its own machines: the renters are concurrent requests).
     const machines = short ? 2 : 16;

@@ -207,7 +207,7 @@ export class ReactorWorker {
     const tick = (): void => {
       if (this.stopped) return;
       const before = this.processed;
-      void this.drain().finally(() => {
+      void this.poll().finally(() => {
         delay.after(this.processed - before);
         if (!this.stopped) this.timer = setTimeout(tick, delay.ms);
       });
@@ -219,6 +219,25 @@ export class ReactorWorker {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+  }
+
+  /**
+   * A poll: drains only when an item is due. One read of the pending index costs less than the claims (an
+   * UPDATE per kind of reactor), which an idle server would otherwise run on every poll.
+   */
+  private async poll(): Promise<void> {
+    if (this.reactors.length === 0) return;
+    try {
+      const [due] = await this.db.query<{ due: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM ${this.schema}.reactor_queue
+                         WHERE done_at IS NULL AND claimed_until < now() AND attempts < $1 AND reactor = ANY($2::text[])) AS due`,
+        [this.options.maxAttempts ?? 10, this.reactors.map((r) => r.name)],
+      );
+      if (!due?.due) return;
+    } catch {
+      // The database is away: the drain reports it.
+    }
+    await this.drain();
   }
 
   /** Runs every item due now. Concurrent calls share one run (and one more after it). */

@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, idleBackoff } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
 import { SCHEMA } from '../schema';
 import type { SecretBox } from '../tfa/tfa.crypto';
@@ -38,6 +38,10 @@ const SWEEP_EVERY_MS = 10 * 60_000;
  * schedule's wait with jitter, or, with no try left, marks it failed. An endpoint whose attempts fail
  * `disableAfterFailures` times in a row is disabled by a command on its stream (WebhookEndpointDisabled,
  * in the audit log). Deliveries of a disabled endpoint wait, and go out if it is enabled again.
+ *
+ * New deliveries wake it (`wake`); it also polls, every `pollMs`, or, where the runtime's reactors back off
+ * while idle (embedded mode: `reactors.idlePollMaxMs`), with a delay that doubles up to that while passes send
+ * nothing, but never past the next retry that is due (then within `pollMs` of it, as before).
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -47,6 +51,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private again = false;
   private stopped = true;
   private lastSweep = 0;
+  private delay: { readonly ms: number; after(found: number): void } | undefined;
+  /** Milliseconds until the earliest pending retry, as of the last pass (undefined: none pending). */
+  private nextDueMs: number | undefined;
   /** Whether any endpoint subscribes to credit.low (refreshed each poll): ledger events are queued only then. */
   creditLowWatched = false;
 
@@ -58,13 +65,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationBootstrap(): void {
     this.stopped = false;
-    const tick = () => {
-      if (this.stopped) return;
-      void this.drain().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(tick, this.settings.pollMs);
-      });
-    };
-    tick();
+    this.delay = idleBackoff(this.settings.pollMs, this.runtime.infra.reactors?.idlePollMaxMs);
+    void this.drain();
+  }
+
+  /** After each pass: the next poll, sooner while passes send something or a retry falls due. */
+  private schedule(sent: number): void {
+    if (this.stopped || !this.delay) return;
+    this.delay.after(sent);
+    const due = this.nextDueMs ?? Infinity;
+    const ms = Math.max(this.settings.pollMs, Math.min(this.delay.ms, due));
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.drain(), ms);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -85,27 +97,39 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       return this.running;
     }
     this.running = (async () => {
+      let sent = 0;
       try {
         do {
           this.again = false;
-          while (!this.stopped && (await this.sendBatch()) > 0);
+          while (!this.stopped) {
+            const n = await this.sendBatch();
+            sent += n;
+            if (n === 0) break;
+          }
+          // Inside the loop: a wake during it runs another pass, not the next (maybe backed-off) poll.
+          await this.housekeeping();
         } while (this.again && !this.stopped);
-        await this.housekeeping();
       } catch (error) {
         // The database is away (shutdown, restart): the next poll tries again.
         if (!this.stopped) this.logger.warn(`webhook delivery pass failed: ${String(error)}`);
       } finally {
         this.running = undefined;
+        this.schedule(sent);
       }
     })();
     return this.running;
   }
 
   private async housekeeping(): Promise<void> {
-    const [watched] = await this.runtime.db.query<{ watched: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM ${SCHEMA}.webhook_endpoints WHERE deleted_at IS NULL AND 'credit.low' = ANY(event_types)) AS watched`,
+    const [row] = await this.runtime.db.query<{ watched: boolean; next_due_ms: number | string | null }>(
+      `SELECT EXISTS (SELECT 1 FROM ${SCHEMA}.webhook_endpoints WHERE deleted_at IS NULL AND 'credit.low' = ANY(event_types)) AS watched,
+              (SELECT EXTRACT(EPOCH FROM d.next_attempt_at - now()) * 1000 FROM ${SCHEMA}.webhook_deliveries d
+                 JOIN ${SCHEMA}.webhook_endpoints e ON e.endpoint_id = d.endpoint_id
+                WHERE d.status = 'pending' AND d.claimed_until < now() AND e.enabled AND e.deleted_at IS NULL
+                ORDER BY d.next_attempt_at LIMIT 1) AS next_due_ms`,
     );
-    this.creditLowWatched = Boolean(watched?.watched);
+    this.creditLowWatched = Boolean(row?.watched);
+    this.nextDueMs = row?.next_due_ms === null || row === undefined ? undefined : Number(row.next_due_ms);
     if (Date.now() - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = Date.now();
     const removed = await sweepWebhookLog(this.runtime.db, this.settings.retentionDays);

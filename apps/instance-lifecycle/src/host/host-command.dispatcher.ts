@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AgentSnapshotRequest, InstanceIntendedStatus } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { type ContextRuntime, idleBackoff } from '@rigmarket/event-sourcing';
 import { isAgentMachine } from '../agent/agent-machines';
 import { BACKUP_OPTIONS, type BackupOptions } from '../backups/backup-options';
 import { pendingBackupOf } from '../backups/backups';
@@ -18,6 +18,7 @@ import type { ProvisionSpec } from './host-driver';
 import { HostReporter } from './host-reporter';
 import { SimulatedHostDriver } from './simulated-host.driver';
 
+/** The fallback poll's delay (commits in this process kick the dispatcher at once). */
 const POLL_MS = 1_000;
 const LEASE_SECONDS = 30;
 const KEEP_DELIVERED = '1 day';
@@ -38,12 +39,19 @@ interface InstanceRow {
  * hands each to the host driver, then marks it delivered. At least once: a process that dies after
  * handing a command over and before marking it hands it over again after its restart (the agent ignores
  * a command id it already ran). At start it first resumes the simulated host from the stored state.
+ *
+ * A commit in this process that wrote commands kicks it at once (kickAfterCommit); it also polls, for
+ * leases that expire and commands another process wrote, every second, or, where the runtime's reactors
+ * back off while idle (embedded mode: `reactors.idlePollMaxMs`), with a delay that doubles up to that while
+ * polls claim nothing, so an idle server does not query every second.
  */
 @Injectable()
 export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('HostCommandDispatcher');
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
+  /** Rows claimed so far (delivered or put off): the poll backs off while this stays the same. */
+  private claimed = 0;
   private again = false;
   private stopped = false;
 
@@ -67,14 +75,24 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       )
       .catch(() => undefined);
     registerDispatcherKick(this.runtime, () => this.kick());
-    this.timer = setInterval(() => this.kick(), POLL_MS);
-    this.timer.unref();
-    this.kick();
+    const delay = idleBackoff(POLL_MS, this.runtime.infra.reactors?.idlePollMaxMs);
+    const tick = (): void => {
+      if (this.stopped) return;
+      const before = this.claimed;
+      this.kick();
+      void (this.running ?? Promise.resolve()).finally(() => {
+        delay.after(this.claimed - before);
+        if (this.stopped) return;
+        this.timer = setTimeout(tick, delay.ms);
+        this.timer.unref();
+      });
+    };
+    tick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     await this.running;
   }
 
@@ -111,6 +129,7 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
            ORDER BY command_id LIMIT 100 FOR UPDATE SKIP LOCKED)
         RETURNING command_id, instance_id, machine_id, kind, status_msg, instance_key_sealed, image_login_sealed, created_at`,
     );
+    this.claimed += claimed.length;
     const rows = claimed.map(rowOf).sort((a, b) => a.commandId - b.commandId);
     let delivered = 0;
     const deferred = new Set<number>();
