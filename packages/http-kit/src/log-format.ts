@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import PinoPretty from 'pino-pretty';
+import type PinoPrettyModule from 'pino-pretty';
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -16,8 +16,14 @@ export function logFormat(
   return stdoutIsTerminal ? 'pretty' : 'json';
 }
 
-/** One short line per entry: time, level, where from, what; written synchronously (no worker thread). */
+/**
+ * One short line per entry: time, level, where from, what; written synchronously (no worker thread).
+ * pino-pretty is loaded here, when first used: a process that logs JSON (not at a terminal) never needs it,
+ * and loading it costs about a tenth of a second of every start (docs/benchmarks.md).
+ */
 export function humanLogStream(destination: NodeJS.WritableStream = process.stdout): NodeJS.WritableStream {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+  const PinoPretty = require('pino-pretty') as typeof PinoPrettyModule;
   return PinoPretty({
     destination,
     sync: true,
