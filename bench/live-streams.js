@@ -6,12 +6,9 @@
 // process and reads the new events once, so the cost grows with streams x commits.
 // Run: npm run build && node bench/live-streams.js [N,N,...]
 require('./no-rate-limits');
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
-const path = require('node:path');
-const { ROOT, KEY, sleep, freePort, api, until, listMachine } = require('./platform-api');
+const { KEY, sleep, api, until, startEmbeddedPlatform, listMachine } = require('./platform-api');
 
 const COUNTS = (process.argv[2] ?? '1,50,200').split(',').map(Number);
 const pct = (xs, p) =>
@@ -89,27 +86,13 @@ async function phase(base, machineId, streams) {
 }
 
 (async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-sse-bench-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      KAFKA_BROKERS: '',
-      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
-      RIGMARKET_ADMIN_KEY: KEY,
-      RIGMARKET_DEMO_HOSTS: '0',
-      RIGMARKET_SSE_MAX_PER_USER: '1000',
-      RIGMARKET_SSE_MAX: '1000',
-      PORT: String(port),
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { base, stop } = await startEmbeddedPlatform({
+    env: { RIGMARKET_SSE_MAX_PER_USER: '1000', RIGMARKET_SSE_MAX: '1000' },
+    logLevel: 'silent',
+    readyPath: '/readyz',
+    prefix: 'rigmarket-sse-bench-',
   });
   try {
-    await until('the platform ready', async () => (await fetch(`${base}/readyz`)).status === 200, 120_000);
     const me = (await api(base, 'GET', '/api/v0/users/current/')).body.id;
     await api(base, 'POST', '/api/v0/credit/', { user_id: me, amount: 1000, note: 'bench' });
     const machineId = await listMachine(base, 1);
@@ -121,10 +104,7 @@ async function phase(base, machineId, streams) {
       );
     }
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    fs.rmSync(`${path.join(dataDir, 'data')}.secrets.json`, { force: true });
+    await stop();
   }
 })().catch((error) => {
   console.error(error);

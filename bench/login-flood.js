@@ -6,11 +6,8 @@
 // rest shed with 503 busy).
 // Run: npm run build && node bench/login-flood.js [seconds per phase, default 5]
 require('./no-rate-limits');
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
 const os = require('node:os');
-const path = require('node:path');
-const { ROOT, KEY, sleep, freePort } = require('./platform-api');
+const { KEY, sleep, startEmbeddedPlatform } = require('./platform-api');
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const FLOOD = 16;
@@ -53,43 +50,21 @@ async function phase(base, flood) {
 }
 
 async function run(label, env, flood) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-flood-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      KAFKA_BROKERS: '',
-      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
-      RIGMARKET_ADMIN_KEY: KEY,
-      RIGMARKET_DEMO_HOSTS: '0',
-      PORT: String(port),
-      LOG_LEVEL: 'silent',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { base, stop } = await startEmbeddedPlatform({
+    env,
+    logLevel: 'silent',
+    readyPath: '/readyz',
+    timeoutMs: 60_000,
+    prefix: 'rigmarket-flood-',
   });
   try {
-    for (let i = 0; i < 600; i += 1) {
-      try {
-        if ((await fetch(`${base}/readyz`)).status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      await sleep(100);
-    }
     await sleep(500);
     const result = await phase(base, flood);
     console.log(
       `${label.padEnd(52)} /healthz p50 ${result.healthP50.toFixed(1).padStart(7)} ms   users/current p50 ${result.currentP50.toFixed(1).padStart(7)} ms   logins by status ${JSON.stringify(result.logins)}`,
     );
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    fs.rmSync(`${path.join(dataDir, 'data')}.secrets.json`, { force: true });
+    await stop();
   }
 }
 

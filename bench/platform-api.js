@@ -1,5 +1,6 @@
-// What the platform cases share: a free port, /proc readings of a process, and the public API calls that
-// list a simulated 8-GPU host (register, ask, verify) as the admin.
+// What the platform cases share: the embedded platform started on a fresh folder, a free port, /proc readings
+// of a process, and the public API calls that list a simulated 8-GPU host (register, ask, verify) as the admin.
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -46,6 +47,60 @@ async function until(what, attempt, timeoutMs = 30_000) {
     if (Date.now() > deadline) throw new Error(`bench platform: ${what} timed out`);
     await sleep(100);
   }
+}
+
+/**
+ * Starts the embedded platform as `npm start` runs it (node apps/platform/dist/main.js: PGlite on disk in a
+ * fresh folder, no Kafka, the bench admin key, no demo hosts) on a free port, and waits until `readyPath`
+ * answers 200. Options: `env` (more variables; they win), `logLevel`, `readyPath` ('/healthz' or '/readyz'),
+ * `timeoutMs`, `prefix` (of the temporary folder). Returns its base URL, the child process, the ms from the
+ * spawn to the first 200, and stop() (SIGTERM, SIGKILL after 15 s, then the folder removed).
+ */
+async function startEmbeddedPlatform({
+  env = {},
+  logLevel = 'warn',
+  readyPath = '/healthz',
+  timeoutMs = 120_000,
+  prefix = 'rigmarket-bench-',
+} = {}) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      KAFKA_BROKERS: '',
+      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
+      RIGMARKET_ADMIN_KEY: KEY,
+      RIGMARKET_DEMO_HOSTS: '0',
+      PORT: String(port),
+      LOG_LEVEL: logLevel,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await until(
+      `the first ${readyPath}`,
+      async () => (await fetch(`${base}${readyPath}`)).status === 200,
+      timeoutMs,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { base, child, startMs: performance.now() - started, stop };
 }
 
 async function listMachine(base, n) {
@@ -113,4 +168,15 @@ async function creditAdmin(base) {
   );
 }
 
-module.exports = { ROOT, KEY, sleep, freePort, usage, api, until, listMachine, creditAdmin };
+module.exports = {
+  ROOT,
+  KEY,
+  sleep,
+  freePort,
+  usage,
+  api,
+  until,
+  startEmbeddedPlatform,
+  listMachine,
+  creditAdmin,
+};

@@ -1,17 +1,11 @@
 // The embedded platform as `npm start` runs it (node apps/platform/dist/main.js, PGlite on disk in a fresh
 // folder), measured from outside: start to a served request, RSS and CPU while idle, renting (PUT /asks/) with
 // 16 concurrent renters on distinct offers, polling GET /instances/ with 100 instances, RSS under that load.
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { stats, timeEach, throughput } = require('../lib');
 const {
-  ROOT,
-  KEY,
   sleep,
-  freePort,
   usage,
+  startEmbeddedPlatform,
   api,
   until,
   listMachine,
@@ -33,28 +27,9 @@ async function idle(pid, timeoutMs = 120_000) {
 }
 
 module.exports = async function platform(mode, { short }) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-bench-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      KAFKA_BROKERS: '',
-      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
-      RIGMARKET_ADMIN_KEY: KEY,
-      RIGMARKET_DEMO_HOSTS: '0',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { base, child, startMs, stop } = await startEmbeddedPlatform({ timeoutMs: 60_000 });
   const rows = [];
   try {
-    await until('the first /healthz', async () => (await fetch(`${base}/healthz`)).status === 200, 60_000);
-    const startMs = performance.now() - started;
     rows.push({
       case: 'embedded start (node on a built tree) to a served /healthz',
       mode,
@@ -166,17 +141,6 @@ module.exports = async function platform(mode, { short }) {
     });
     return rows;
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        r();
-      }, 15_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        r();
-      });
-    });
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stop();
   }
 };

@@ -4,56 +4,22 @@
 // background deliveries to the other contexts included. Embedded: `node apps/platform/dist/main.js` (PGlite);
 // distributed: the four apps on PostgreSQL and Kafka (bench/distributed-apps.js; the broker's and
 // PostgreSQL's own CPU are not counted).
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
 const os = require('node:os');
-const path = require('node:path');
 const { stats, throughput } = require('../lib');
 const {
-  ROOT,
-  KEY,
   sleep,
-  freePort,
   usage,
   api,
   until,
+  startEmbeddedPlatform,
   listMachine,
   creditAdmin,
 } = require('../platform-api');
 const { startDistributed } = require('../distributed-apps');
 
 async function startEmbedded() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rigmarket-bench-rent-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(ROOT, 'apps/platform/dist/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      KAFKA_BROKERS: '',
-      RIGMARKET_DATA_DIR: path.join(dataDir, 'data'),
-      RIGMARKET_ADMIN_KEY: KEY,
-      RIGMARKET_DEMO_HOSTS: '0',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  await until('the first /healthz', async () => (await fetch(`${base}/healthz`)).status === 200, 120_000);
-  return {
-    base,
-    metricsBases: [base],
-    cpuS: () => usage(child.pid).cpuS,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const { base, child, stop } = await startEmbeddedPlatform({ prefix: 'rigmarket-bench-rent-' });
+  return { base, metricsBases: [base], cpuS: () => usage(child.pid).cpuS, stop };
 }
 
 /** Sum of rigmarket_db_statements_total / _transactions_total over the servers' /metrics. */
