@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
-import { createPlatformApp } from '@rigmarket/http-kit';
+import { CONTEXT_SCHEMAS, type EventEnvelope } from '@rigmarket/contracts';
+import { Database, READ_MODEL_CHANNEL, applyProjection } from '@rigmarket/event-sourcing';
+import { authKeysProjection, createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule } from '@rigmarket/identity-2fa';
 import { KafkaTransport } from '@rigmarket/messaging';
 import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { Client } from 'pg';
 import request from 'supertest';
 
 const ADMIN_KEY = 'revocation-admin-key';
@@ -20,6 +22,7 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
   let transport: KafkaTransport;
   let db: Database;
   let drop: () => Promise<void>;
+  let url: string;
   let marketplace: ChildProcess;
   const namespace = `${uniqueName('revoke')}.`;
   const marketplaceUrl = `http://127.0.0.1:${MARKETPLACE_PORT}`;
@@ -27,6 +30,7 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
   beforeAll(async () => {
     const database = await createTestDatabase();
     drop = database.drop;
+    url = database.url;
     db = await Database.connect({ kind: 'postgres', url: database.url });
     transport = new KafkaTransport({
       brokers: requiredEnv('KAFKA_BROKERS').split(','),
@@ -134,5 +138,58 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
       20_000,
       'the scoped key',
     );
+  });
+
+  it("refuses a key at once when another process revokes it in marketplace's key table (its cache follows NOTIFY)", async () => {
+    const created = await request(identity.getHttpServer())
+      .post('/api/v0/auth/apikeys/')
+      .set('Authorization', `Bearer ${ADMIN_KEY}`)
+      .send({ name: 'cached' })
+      .expect(201);
+    const key = created.body.key as string;
+    await eventually(
+      async () => ((await machinesWith(key)).status === 200 ? true : undefined),
+      20_000,
+      'the key to reach marketplace-api',
+    );
+    // Found valid, so now cached in marketplace-api's process.
+    expect((await machinesWith(key)).status).toBe(200);
+
+    // A second marketplace-api replica (this process) applies the deletion to the shared key table; the
+    // spawned process gets no event of it, only the NOTIFY its commit sends.
+    const listener = new Client({ connectionString: url });
+    await listener.connect();
+    try {
+      await listener.query(`LISTEN ${READ_MODEL_CHANNEL}`);
+      const schema = CONTEXT_SCHEMAS.marketplace;
+      const notified = new Promise<void>((resolve) =>
+        listener.on('notification', (n) => {
+          if (n.payload?.includes(`${schema}.auth_api_keys`)) resolve();
+        }),
+      );
+      const deletion = {
+        eventId: '00000000-0000-4000-8000-00000000a11d',
+        type: 'ApiKeyDeleted',
+        schemaVersion: 1,
+        streamId: `api_key-${created.body.id}`,
+        streamType: 'api_key',
+        streamPosition: 2,
+        globalPosition: '0',
+        occurredAt: new Date().toISOString(),
+        context: 'identity',
+        data: { keyId: created.body.id, deletedAt: new Date().toISOString() },
+        metadata: { correlationId: 'replica', causationId: 'replica' },
+      } as EventEnvelope;
+      await db.transaction((sql) => applyProjection(sql, schema, authKeysProjection(schema), deletion));
+      await notified;
+      // The NOTIFY reached this listener; the other process's arrives at about the same time.
+      await eventually(
+        async () => ((await machinesWith(key)).status === 401 ? true : undefined),
+        2_000,
+        'the NOTIFY to reach marketplace-api',
+      );
+    } finally {
+      await listener.end();
+    }
   });
 });

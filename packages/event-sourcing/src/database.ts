@@ -1,6 +1,14 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { databaseStatements, databaseTransactions } from './metrics';
 import { pglitePoolClass } from './pglite-pool';
+import {
+  READ_MODEL_CHANNEL,
+  ReadModelListener,
+  ReadModelWatch,
+  openReadModelChanges,
+  readModelChangesCommitted,
+  readModelNotifyPayload,
+} from './read-model-signals';
 
 /** A statement runner bound to one transaction (or to autocommit). */
 export interface Sql {
@@ -33,6 +41,9 @@ function bind(runner: QueryRunner): Sql {
  * (embedded). Same SQL, same migrations in both.
  */
 export class Database implements Sql {
+  /** The LISTEN connection of read-model signals (PostgreSQL), started by the first watch. */
+  private listener: ReadModelListener | undefined;
+
   private constructor(
     readonly dataSource: DataSource,
     readonly options: DatabaseOptions,
@@ -71,8 +82,17 @@ export class Database implements Sql {
       databaseTransactions.inc();
       await runner.startTransaction();
       try {
-        const result = await work(bind(runner));
+        const sql = bind(runner);
+        // Read models the work's projections changed (read-model-signals.ts): told at commit.
+        const changed = openReadModelChanges(sql);
+        const result = await work(sql);
+        if (changed.size > 0 && this.options.kind === 'postgres')
+          await sql.execute(`SELECT pg_notify($1, $2)`, [
+            READ_MODEL_CHANNEL,
+            readModelNotifyPayload(changed),
+          ]);
         await runner.commitTransaction();
+        if (changed.size > 0) readModelChangesCommitted(changed);
         return result;
       } catch (error) {
         // A connection lost mid-transaction also fails the rollback (TypeORM: "Query runner already
@@ -94,7 +114,25 @@ export class Database implements Sql {
     return this.transactionless((s) => s.execute(sql, params));
   }
 
+  /**
+   * Follows changes to read-model tables (schema-qualified names) for a cache of answers derived from them
+   * (read-model-signals.ts). On PostgreSQL the first watch starts this process's LISTEN connection; its
+   * watches are live only while that connection is up.
+   */
+  watchReadModels(tables: readonly string[]): ReadModelWatch {
+    if (this.options.kind === 'pglite') return new ReadModelWatch(tables);
+    const listener = (this.listener ??= new ReadModelListener(this.options.url));
+    return new ReadModelWatch(tables, () => listener.connected);
+  }
+
+  /** Resolves once watches on this database are live (PostgreSQL: the LISTEN connection is up). */
+  readModelSignalsReady(): Promise<void> {
+    return this.listener?.ready() ?? Promise.resolve();
+  }
+
   async close(): Promise<void> {
+    await this.listener?.close();
+    this.listener = undefined;
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 

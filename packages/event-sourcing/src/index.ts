@@ -13,6 +13,7 @@ export * from './reactors';
 export * from './outbox-relay';
 export * from './command-runner';
 export * from './commit-signal';
+export { READ_MODEL_CHANNEL, ReadModelWatch, readModelsChanged } from './read-model-signals';
 export * from './context-runtime';
 export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
 export * from './nest';

@@ -13,6 +13,7 @@ import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
 import { type EventSource, contextEventSource, storeEventSource } from './event-source';
 import { EventStore } from './event-store';
 import { contextOfSchema, projectionEventsHandled } from './metrics';
+import { readModelsChanged } from './read-model-signals';
 import { consumeSpans } from './tracing';
 import type { Delivery, DeliveryInfo, Subscription, Transport } from './transport';
 
@@ -147,6 +148,7 @@ export async function applyProjection(
   );
   if (claimed.length === 0) return 'duplicate';
   await projection.apply(sql, upcast(raw));
+  readModelsChanged(sql, projection.tables);
   if (checkpoint) await saveCheckpoint(sql, schema, projection, checkpoint);
   return 'applied';
 }
@@ -215,6 +217,7 @@ export async function applyProjectionBatch(
   }
   if (fresh.length === 0) return { applied: 0, duplicates: events.length };
   await applyFresh(sql, projection, fresh);
+  readModelsChanged(sql, projection.tables);
   await saveStreamPositions(
     sql,
     schema,
@@ -265,7 +268,10 @@ export async function applyInlineProjections(
      ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
     [positions.map((p) => p.projection), positions.map((p) => p.streamId), positions.map((p) => p.position)],
   );
-  for (const [projection, events] of work) await applyFresh(sql, projection, events);
+  for (const [projection, events] of work) {
+    await applyFresh(sql, projection, events);
+    readModelsChanged(sql, projection.tables);
+  }
 }
 
 async function saveCheckpoint(
@@ -707,6 +713,7 @@ export async function rebuildInChunks(
       for (const [live, table] of scratch) {
         await swapTable(sql, live, table);
       }
+      readModelsChanged(sql, projection.tables);
       await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
         projection.name,
       ]);
@@ -741,6 +748,7 @@ export async function replayProjection(
   source: EventSource = storeEventSource(sql, REBUILD_PAGE_SIZE),
 ): Promise<number> {
   for (const table of projection.tables) await sql.execute(`DELETE FROM ${table}`);
+  readModelsChanged(sql, projection.tables);
   await sql.execute(`DELETE FROM ${schema}.projection_stream_positions WHERE projection = $1`, [
     projection.name,
   ]);

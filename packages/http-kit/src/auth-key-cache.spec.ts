@@ -67,7 +67,12 @@ describe('API key look-ups cached on the embedded database', () => {
     await db.execute(`CREATE SCHEMA ${SCHEMA}`);
     await authKeysMigration().up(db, SCHEMA);
     await authKeysExpiryMigration().up(db, SCHEMA);
-    lookup = new AuthKeyLookup(counted, SCHEMA, () => clock, new AuthKeyCache(SCHEMA));
+    lookup = new AuthKeyLookup(
+      counted,
+      SCHEMA,
+      () => clock,
+      new AuthKeyCache(db.watchReadModels([`${SCHEMA}.auth_api_keys`])),
+    );
   });
   afterAll(() => db?.close());
   beforeEach(() => {

@@ -1,6 +1,10 @@
 import type { ApiKeyEvent, InstanceCreated, InstanceDestroyed, KeyScope } from '@rigmarket/contracts';
-import { type Migration, type Projection, defineProjection } from '@rigmarket/event-sourcing';
-import { keysChanged } from './auth-key-cache';
+import {
+  type Migration,
+  type Projection,
+  defineProjection,
+  readModelsChanged,
+} from '@rigmarket/event-sourcing';
 
 /**
  * Every app authenticates bearers from its own projection of identity's key events, in its own schema:
@@ -52,9 +56,10 @@ export function authKeysProjection(schema: string): Projection {
     ],
     tables: [table],
     eventTypes: ['ApiKeyCreated', 'ApiKeyReset', 'ApiKeyDeleted', 'InstanceCreated', 'InstanceDestroyed'],
-    // No applyBatch: every event passes here, so that the key caches of this schema empty (auth-key-cache.ts).
     async apply(sql, event) {
-      keysChanged(schema);
+      // The projection runners report the change too; this covers an apply called on its own (the key
+      // caches of auth-key-cache.ts follow the table: told when the transaction commits).
+      readModelsChanged(sql, [table]);
       switch (event.type) {
         case 'ApiKeyCreated':
           await sql.execute(

@@ -88,7 +88,7 @@ export class AuthKeyLookup {
     private readonly schema: string,
     /** The context's clock (sessions expire by it, as they were issued by it). */
     private readonly now: () => Date = () => new Date(),
-    /** Keys found valid, on the embedded database only (auth-key-cache.ts). */
+    /** Keys found valid (auth-key-cache.ts). */
     private readonly cache?: AuthKeyCache,
   ) {}
 

@@ -43,13 +43,13 @@ export function contextModule(spec: ContextModuleSpec): DynamicModule {
       {
         provide: AUTH_KEY_LOOKUP,
         inject: [spec.runtimeToken],
-        // Keys found valid are cached on the embedded database only (auth-key-cache.ts).
+        // Keys found valid are cached, emptied by every change to the key table (auth-key-cache.ts).
         useFactory: (runtime: ContextRuntime) =>
           new AuthKeyLookup(
             runtime.db,
             runtime.schema,
             () => runtime.runner.clock.now(),
-            runtime.db.options.kind === 'pglite' ? new AuthKeyCache(runtime.schema) : undefined,
+            new AuthKeyCache(runtime.db.watchReadModels([`${runtime.schema}.auth_api_keys`])),
           ),
       },
       ...(spec.providers ?? []),
