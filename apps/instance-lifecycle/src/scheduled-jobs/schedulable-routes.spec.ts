@@ -24,12 +24,14 @@ describe('schedulableRoute (the calls a scheduled job may repeat)', () => {
   });
 
   it("execute's stored command is checked like the route checks it", () => {
-    const found = schedulableRoute('PUT', '/api/v0/instances/command/5/', {})!;
-    expect(found.route.command(3, 5, { command: 'du -s /data' }, metadata, run)).toEqual(
+    const path = '/api/v0/instances/command/5/';
+    expect(schedulableRoute('PUT', path, { command: 'du -s /data' })!.command(3, metadata, run)).toEqual(
       new ExecuteCommand(3, 5, 'du -s /data'),
     );
-    expect(() => found.route.command(3, 5, { command: 'cat /etc/passwd' }, metadata, run)).toThrow(ApiError);
-    expect(() => found.route.command(3, 5, {}, metadata, run)).toThrow(ApiError);
+    expect(() =>
+      schedulableRoute('PUT', path, { command: 'cat /etc/passwd' })!.command(3, metadata, run),
+    ).toThrow(ApiError);
+    expect(() => schedulableRoute('PUT', path, {})!.command(3, metadata, run)).toThrow(ApiError);
   });
 
   it("finds cloud copy by its body's instance, and hands each run over once per due time", () => {
@@ -43,7 +45,7 @@ describe('schedulableRoute (the calls a scheduled job may repeat)', () => {
     };
     const found = schedulableRoute('POST', '/api/v0/commands/rclone/', body)!;
     expect(found).toMatchObject({ route: { name: 'cloud copy' }, instanceId: 77 });
-    const command = found.route.command(3, 77, body, metadata, run) as HandOffCloudCopyCommand;
+    const command = found.command(3, metadata, run) as HandOffCloudCopyCommand;
     expect(command.call).toEqual({
       instanceId: 77,
       srcPath: '/data/out',

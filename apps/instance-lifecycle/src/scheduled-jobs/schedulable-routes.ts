@@ -18,18 +18,20 @@ export interface SchedulableRoute {
   method: 'PUT' | 'POST';
   /** Matches the stored path; its first group, when it has one, is the instance id. */
   path: RegExp;
-  /** The instance a call names when its path does not (the body checked as its route checks it). */
-  instanceIdInBody?: (body: Record<string, unknown>) => number;
   /** What a run that went through says (default: done). */
   outcome?: string;
-  /** The command the call runs (the body checked as the route checks it: 400 otherwise). */
-  command(
-    ownerId: number,
-    instanceId: number,
-    body: Record<string, unknown>,
-    metadata: EventMetadata,
-    run: ScheduledRunRef,
-  ): Command<unknown>;
+  /**
+   * The stored call, its body read once: the instance it names (`pathId`, the path's id, unless the body
+   * names it: NaN for a path without one) and the command a run sends. Checks of the body that the instance
+   * id does not need run in `command` (400 when its route would refuse the body).
+   */
+  call(pathId: number, body: Record<string, unknown>): ScheduledCall;
+}
+
+/** A stored call found schedulable: the instance it names and the command each of its runs sends. */
+export interface ScheduledCall {
+  instanceId: number;
+  command(ownerId: number, metadata: EventMetadata, run: ScheduledRunRef): Command<unknown>;
 }
 
 const positivePrice = (body: Record<string, unknown>): number => {
@@ -51,46 +53,60 @@ export const SCHEDULABLE_ROUTES: readonly SchedulableRoute[] = [
     name: 'reboot instance',
     method: 'PUT',
     path: /^\/api\/v0\/instances\/reboot\/(\d{1,10})\/?$/,
-    command: (owner, id, _body, metadata) => new RestartInstanceCommand(owner, id, false, metadata),
+    call: (id) => ({
+      instanceId: id,
+      command: (owner, metadata) => new RestartInstanceCommand(owner, id, false, metadata),
+    }),
   },
   {
     name: 'change bid',
     method: 'PUT',
     path: /^\/api\/v0\/instances\/bid_price\/(\d{1,10})\/?$/,
-    command: (owner, id, body, metadata) => new ChangeBidCommand(owner, id, positivePrice(body), metadata),
+    call: (id, body) => ({
+      instanceId: id,
+      command: (owner, metadata) => new ChangeBidCommand(owner, id, positivePrice(body), metadata),
+    }),
   },
   {
     name: 'execute',
     method: 'PUT',
     path: /^\/api\/v0\/instances\/command\/(\d{1,10})\/?$/,
-    command: (owner, id, body) => new ExecuteCommand(owner, id, allowedCommand(body)),
+    call: (id, body) => ({
+      instanceId: id,
+      command: (owner) => new ExecuteCommand(owner, id, allowedCommand(body)),
+    }),
   },
   {
     name: 'cloud copy',
     method: 'POST',
     path: /^\/api\/v0\/commands\/rclone\/?$/,
-    instanceIdInBody: (body) => parseCloudCopyCall(body).instanceId,
     outcome: "copy requested; its outcome appears in the instance's status_msg",
-    command: (owner, _id, body, metadata, run) =>
-      new HandOffCloudCopyCommand(owner, parseCloudCopyCall(body), run, metadata),
+    call: (_id, body) => {
+      const call = parseCloudCopyCall(body);
+      return {
+        instanceId: call.instanceId,
+        command: (owner, metadata, run) => new HandOffCloudCopyCommand(owner, call, run, metadata),
+      };
+    },
   },
 ];
 
 /**
- * The allowed route a stored call names, with its instance id; undefined for any other call. A body that
- * its route would refuse throws that route's 400.
+ * The allowed route a stored call names, with its instance id and the command a run sends; undefined for
+ * any other call. A body whose instance id its route would refuse throws that route's 400 here, the body's
+ * other checks throw it from `command`.
  */
 export function schedulableRoute(
   method: string,
   endpoint: string,
   body: Record<string, unknown>,
-): { route: SchedulableRoute; instanceId: number } | undefined {
+): ({ route: SchedulableRoute } & ScheduledCall) | undefined {
   for (const route of SCHEDULABLE_ROUTES) {
     const match = route.method === method.toUpperCase() ? route.path.exec(endpoint) : null;
     if (!match) continue;
-    const instanceId = route.instanceIdInBody ? route.instanceIdInBody(body) : Number(match[1]);
+    const call = route.call(Number(match[1]), body);
     // instance ids are PostgreSQL integers: a longer number names no instance
-    if (instanceId <= 2_147_483_647) return { route, instanceId };
+    if (call.instanceId <= 2_147_483_647) return { route, ...call };
   }
   return undefined;
 }

@@ -114,9 +114,7 @@ export class ScheduledJobRunner implements OnApplicationBootstrap, OnApplication
           : row.request_body;
       const found = schedulableRoute(row.request_method, row.api_endpoint, body);
       if (!found) throw new Error(`${row.request_method} ${row.api_endpoint} can no longer be scheduled`);
-      await this.commands.execute(
-        found.route.command(userId, found.instanceId, body, metadata, { jobId, dueAt }),
-      );
+      await this.commands.execute(found.command(userId, metadata, { jobId, dueAt }));
       msg = `${found.route.name} ${found.instanceId}: ${found.route.outcome ?? 'done'}`;
     } catch (failure) {
       ok = false;

@@ -74,13 +74,7 @@ function parse(body: unknown, now: Date): JobSpec {
   const end = epoch(body.end_time, 'end_time');
   if (end <= start) throw ApiError.badRequest('end_time must be after start_time');
   // The route's own checks of the body (a bid's price...) refuse it now rather than at every run.
-  found.route.command(
-    0,
-    found.instanceId,
-    requestBody,
-    { correlationId: 'check', causationId: 'check' },
-    { jobId: 0, dueAt: now.toISOString() },
-  );
+  found.command(0, { correlationId: 'check', causationId: 'check' }, { jobId: 0, dueAt: now.toISOString() });
   return {
     ...schedule,
     startTime: new Date(start).toISOString(),
