@@ -1,21 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
-import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
-import { RecordingMailer } from '@rigmarket/identity-2fa';
+import type { ContextRuntime, Database } from '@rigmarket/event-sourcing';
+import { containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { DirectoryBackupStore, INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
-import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
-import { createEmbeddedApp } from './platform';
-import { rentOnDockerAgent, separateDockerIds } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
-import { removeMachineContainers } from './testing/machine-containers';
-import { grantCredit, verifiedUser } from './testing/users';
+import { type RentedDockerPlatform, startRentedDockerPlatform } from './testing/rented-docker-platform';
 import { runVastai } from './testing/vastai-cli';
 
 const ADMIN_KEY = 'cli-backups-admin-key';
@@ -43,9 +37,9 @@ interface ListedBackup {
  * in no event or log; the read models rebuild equal to the live ones. The tests run in order.
  */
 describe('the vastai CLI: backups of instances the host removed', () => {
+  let rig: RentedDockerPlatform | undefined;
   let app: INestApplication;
   let db: Database;
-  let agent: HostAgent | undefined;
   let baseUrl: string;
   let hostKey: string;
   let renterKey: string;
@@ -59,7 +53,6 @@ describe('the vastai CLI: backups of instances the host removed', () => {
   const home = mkdtempSync(join(tmpdir(), 'vast-backups-home-'));
   const stateDir = mkdtempSync(join(tmpdir(), 'rigmarket-backups-agent-'));
   const backupDir = mkdtempSync(join(tmpdir(), 'rigmarket-backups-store-'));
-  const mailer = new RecordingMailer();
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
   const vastai = (key: string, ...args: string[]) => runVastai({ url: baseUrl, home, key }, args);
@@ -67,41 +60,22 @@ describe('the vastai CLI: backups of instances the host removed', () => {
     JSON.parse((await vastai(key, 'show', 'instance-backups', '--raw', ...more)).stdout) as ListedBackup[];
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
-      identity: { adminKey: ADMIN_KEY, mailer },
-      marketplace: { billingIntervalMs: 0 },
+    rig = await startRentedDockerPlatform({
+      adminKey: ADMIN_KEY,
+      users: { host: 'backup-host', renter: 'backup-renter', other: 'backup-stranger' },
       instances: {
         backupStore: new DirectoryBackupStore(backupDir),
         backups: { tokenTtlMs: TOKEN_TTL_MS, sweepIntervalMs: 0 },
       },
-    });
-    await app.listen(0, '127.0.0.1');
-    const { port } = app.getHttpServer().address() as AddressInfo;
-    baseUrl = `http://127.0.0.1:${port}`;
-    await separateDockerIds(db);
-    hostKey = await verifiedUser(app.getHttpServer(), mailer, 'backup-host');
-    renterKey = await verifiedUser(app.getHttpServer(), mailer, 'backup-renter');
-    strangerKey = await verifiedUser(app.getHttpServer(), mailer, 'backup-stranger');
-    await grantCredit(app.getHttpServer(), ADMIN_KEY, renterKey);
-    ({ agent, machineId, instanceId } = await rentOnDockerAgent({
-      server: app.getHttpServer(),
-      baseUrl,
-      hostKey,
-      renterKey,
       stateDir,
       image: IMAGE,
       log: (line) => agentLog.push(line),
-    }));
+    });
+    ({ app, db, baseUrl, hostKey, renterKey, otherKey: strangerKey, machineId, instanceId } = rig);
   }, 240_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    if (machineId !== undefined) await removeMachineContainers(docker, machineId);
-    await app?.close();
-    await db?.close();
+    await rig?.close();
     for (const dir of [home, stateDir, backupDir]) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,26 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { type ContextRuntime, Database } from '@rigmarket/event-sourcing';
-import { type HostAgent, containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
-import { RecordingMailer } from '@rigmarket/identity-2fa';
+import type { ContextRuntime, Database } from '@rigmarket/event-sourcing';
+import { containerName, dockerFromEnvironment } from '@rigmarket/host-agent';
 import {
   INSTANCE_RUNTIME,
   SNAPSHOT_STALE_MS,
   SNAPSHOT_STALE_MSG,
   SnapshotTimeouts,
 } from '@rigmarket/instance-lifecycle';
-import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually, settledRebuildMismatches, uniqueName } from '@rigmarket/testing';
 import request from 'supertest';
-import { rentOnDockerAgent, separateDockerIds } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
-import { removeMachineContainers } from './testing/machine-containers';
+import { type RentedDockerPlatform, startRentedDockerPlatform } from './testing/rented-docker-platform';
 import { runVastai } from './testing/vastai-cli';
-import { createEmbeddedApp } from './platform';
-import { grantCredit, verifiedUser } from './testing/users';
 
 const ADMIN_KEY = 'cli-snapshot-admin-key';
 const IMAGE = 'rigmarket/busybox:latest';
@@ -47,10 +41,9 @@ interface Row {
  * show instance says; another account's instance is 404; the password is in no event, outbox row or log.
  */
 describe('the vastai CLI taking snapshots of instances on a Docker host agent', () => {
+  let rig: RentedDockerPlatform | undefined;
   let app: INestApplication;
   let db: Database;
-  let agent: HostAgent | undefined;
-  let machineId: number;
   let renterKey: string;
   let otherKey: string;
   let instanceId: number;
@@ -61,7 +54,6 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     .toLowerCase()
     .replace(/[^a-z0-9]/g, '')}`;
   const pulled: string[] = [];
-  const mailer = new RecordingMailer();
   const http = () => request(app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
@@ -96,42 +88,23 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
     );
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
-      identity: { adminKey: ADMIN_KEY, mailer },
-      marketplace: { billingIntervalMs: 0 },
-    });
-    await app.listen(0, '127.0.0.1');
-    const { port } = app.getHttpServer().address() as AddressInfo;
-    baseUrl = `http://127.0.0.1:${port}`;
-    await separateDockerIds(db);
-    const hostKey = await verifiedUser(app.getHttpServer(), mailer, 'host');
-    renterKey = await verifiedUser(app.getHttpServer(), mailer, 'renter');
-    otherKey = await verifiedUser(app.getHttpServer(), mailer, 'other');
-    await grantCredit(app.getHttpServer(), ADMIN_KEY, renterKey);
-    ({ agent, machineId, instanceId } = await rentOnDockerAgent({
-      server: app.getHttpServer(),
-      baseUrl,
-      hostKey,
-      renterKey,
+    rig = await startRentedDockerPlatform({
+      adminKey: ADMIN_KEY,
+      users: { host: 'host', renter: 'renter', other: 'other' },
       stateDir,
       image: IMAGE,
       log: (line) => agentLog.push(line),
-    }));
+    });
+    ({ app, db, baseUrl, renterKey, otherKey, instanceId } = rig);
   }, 240_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    if (machineId !== undefined) await removeMachineContainers(docker, machineId);
+    await rig?.close();
     for (const image of pulled)
       await docker
         .getImage(image)
         .remove({ force: true })
         .catch(() => undefined);
-    await app?.close();
-    await db?.close();
     rmSync(home, { recursive: true, force: true });
     rmSync(stateDir, { recursive: true, force: true });
   });
@@ -232,8 +205,7 @@ describe('the vastai CLI taking snapshots of instances on a Docker host agent', 
   }, 120_000);
 
   it('vastai take snapshot: one at a time; a host that never answers (its agent went away) leaves it running until the sweep fails it', async () => {
-    await agent?.stop();
-    agent = undefined;
+    await rig!.stopAgent();
     const taken = await takeSnapshot(renterKey, instanceId, 'v3', REGISTRY_PASSWORD);
     expect(taken.out).toContain('Snapshot request sent successfully');
     expect(await show(instanceId)).toMatchObject({
