@@ -6,6 +6,7 @@ import {
   AS_OF_QUERY,
   ApiContract,
   Admits,
+  AnswersJsonText,
   asOfAnswer,
   asOfMillis,
   Authenticated,
@@ -43,9 +44,10 @@ export class InstancesV0Controller {
   @Get()
   @RequirePermission('instance_read')
   @ApiContract({ ok: ANSWERS.list })
-  async list(@CallOf() { caller: principal }: Call) {
-    const instances = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
-    return { success: true, instances_found: instances.length, instances };
+  @AnswersJsonText()
+  async list(@CallOf() { caller: principal }: Call): Promise<string> {
+    // The answer's JSON text, often from the poll cache (list-all-instances.query.ts).
+    return this.queries.execute(new ListAllInstancesQuery(principal.userId));
   }
 
   /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */

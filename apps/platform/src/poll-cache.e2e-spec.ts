@@ -1,0 +1,239 @@
+import { isDeepStrictEqual } from 'node:util';
+import { ManualClock } from '@rigmarket/event-sourcing';
+import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
+import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
+import { MarketplaceModule } from '@rigmarket/marketplace-api';
+import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
+import {
+  BOTH_MODES,
+  type HarnessMode,
+  type PlatformHarness,
+  eventually,
+  startPlatform,
+} from '@rigmarket/testing';
+import request from 'supertest';
+import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
+import { grantCredit, verifiedUser } from './testing/users';
+
+const ADMIN_KEY = 'admin-poll-cache-key-0123456789';
+const HOUR = 3600 * 1000;
+
+type Row = Record<string, unknown> & { id: number };
+
+/**
+ * The renter's poll (GET /api/v0/instances/) is answered from a per-owner cache (list-all-instances.query.ts):
+ * after every kind of change the answer is what a fresh read gives (the v1 listing, never cached, reads the
+ * same rows), a renter sees its own changes on the very next poll, an answer lapses when a maintenance
+ * window it shows ends or a finished sync's notice expires (by the platform's clock), and an owner never
+ * gets another's answer.
+ */
+describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode) => {
+  let h: PlatformHarness;
+  const clock = new ManualClock(new Date());
+  const mailer = new RecordingMailer();
+  const http = () => request(h.app.getHttpServer());
+  const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+  const admin = as(ADMIN_KEY);
+  let renterKey: string;
+  let otherKey: string;
+  let machineId: number;
+  const ids: number[] = [];
+
+  const poll = async (key = renterKey): Promise<{ instances_found: number; instances: Row[] }> => {
+    const res = await http().get('/api/v0/instances/?owner=me').set(as(key)).expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    return res.body;
+  };
+  const fresh = async (key = renterKey): Promise<Row[]> =>
+    (await http().get('/api/v1/instances/').set(as(key)).expect(200)).body.instances;
+  /**
+   * Polls twice (the second from the cache) between two fresh reads, until the two fresh reads agree (the
+   * simulated host may be moving the instance meanwhile), and checks the polls against them.
+   */
+  const pollMatchesFresh = async (key = renterKey): Promise<Row[]> =>
+    eventually(
+      async () => {
+        const before = await fresh(key);
+        const first = await poll(key);
+        const second = await poll(key);
+        const after = await fresh(key);
+        if (!isDeepStrictEqual(before, after)) return undefined;
+        expect(first.instances).toEqual(before);
+        expect(second.instances).toEqual(before);
+        expect(second.instances_found).toBe(before.length);
+        return second.instances;
+      },
+      30_000,
+      'a stable answer',
+    );
+  const rowOf = async (id: number): Promise<Row | undefined> =>
+    (await poll()).instances.find((r) => r.id === id);
+  const rent = async (key: string): Promise<number> => {
+    const res = await eventually(
+      async () => {
+        const r = await http()
+          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+          .set(as(key))
+          .send({ image: 'busybox', disk: 10 });
+        return r.status === 200 ? r : undefined;
+      },
+      60_000,
+      'the offer in instance-lifecycle',
+    );
+    return res.body.new_contract as number;
+  };
+
+  beforeAll(async () => {
+    h = await startPlatform(
+      mode,
+      [
+        IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
+        SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
+        MarketplaceModule.forRoot(),
+        InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 20, bootMs: 60, stopMs: 30 } }),
+      ],
+      { clock },
+    );
+    for (const path of ['/api/v0/machines', '/api/v0/machines/maintenances']) {
+      await eventually(
+        async () => ((await http().get(path).set(admin)).status === 200 ? true : undefined),
+        60_000,
+        `the admin key at ${path}`,
+      );
+    }
+    renterKey = await verifiedUser(h.app.getHttpServer(), mailer, 'poller');
+    otherKey = await verifiedUser(h.app.getHttpServer(), mailer, 'other');
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
+    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, otherKey);
+    machineId = (await http().post('/api/v0/machines/').set(admin).send(HOST_HARDWARE).expect(201)).body
+      .machine_id;
+    await http()
+      .put('/api/v0/machines/create_asks/')
+      .set(admin)
+      .send({ machine: machineId, ...LIST_MACHINE_ASK })
+      .expect(200);
+  }, 240_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows a rent, a label, the host reports and a stop on the very next poll, equal to a fresh read', async () => {
+    expect(await pollMatchesFresh()).toEqual([]);
+    const id = await rent(renterKey);
+    ids.push(id);
+    // Read-your-writes: no waiting.
+    expect((await rowOf(id))?.id).toBe(id);
+    await pollMatchesFresh();
+
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ label: 'cached' }).expect(200);
+    expect((await rowOf(id))?.label).toBe('cached');
+    await pollMatchesFresh();
+
+    // The simulated host's reports move the instance to running (no request of the renter's).
+    await eventually(
+      async () => ((await rowOf(id))?.actual_status === 'running' ? true : undefined),
+      60_000,
+      'the host report in the poll',
+    );
+    await pollMatchesFresh();
+
+    await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ state: 'stopped' }).expect(200);
+    expect((await rowOf(id))?.intended_status).toBe('stopped');
+    await pollMatchesFresh();
+  });
+
+  it('never answers an owner with another owner’s instances', async () => {
+    const mine = await pollMatchesFresh();
+    expect(mine.length).toBeGreaterThan(0);
+    const others = await pollMatchesFresh(otherKey);
+    expect(others).toEqual([]);
+    const otherId = await rent(otherKey);
+    expect((await poll(otherKey)).instances.map((r) => r.id)).toEqual([otherId]);
+    expect((await poll()).instances.map((r) => r.id)).not.toContain(otherId);
+    await http().delete(`/api/v0/instances/${otherId}/`).set(as(otherKey)).send({}).expect(200);
+    expect((await poll(otherKey)).instances).toEqual([]);
+  });
+
+  it('shows a maintenance window once it is scheduled and drops it when its end passes by the clock', async () => {
+    const id = ids[0]!;
+    await eventually(
+      async () =>
+        (await http().put(`/api/v0/machines/${machineId}/cancel_maint/`).set(admin).send({})).status === 200
+          ? true
+          : undefined,
+      60_000,
+      'the machine in sync-maintenance',
+    );
+    const sdate = Math.floor(clock.now().getTime() / 1000) + 3600;
+    await http()
+      .put(`/api/v0/machines/${machineId}/dnotify/`)
+      .set(admin)
+      .send({ client_id: 'me', sdate: sdate + 0.0, duration: 1.0, maintenance_category: 'power' })
+      .expect((res) => expect([res.status, res.body]).toEqual([200, expect.anything()]));
+    const shown = await eventually(
+      async () => {
+        const row = await rowOf(id);
+        return row?.upcoming_maintenance ? row : undefined;
+      },
+      60_000,
+      'the window in the poll',
+    );
+    expect(shown.upcoming_maintenance).toMatchObject({ start_time: sdate, end_time: sdate + 3600 });
+    await pollMatchesFresh();
+    // Nothing changes in the read models; only the time passes the window's end.
+    clock.advance(2 * HOUR - 1000);
+    expect((await rowOf(id))?.upcoming_maintenance).not.toBeNull();
+    clock.advance(1000);
+    expect((await rowOf(id))?.upcoming_maintenance).toBeNull();
+    await pollMatchesFresh();
+  });
+
+  it("shows a finished sync's notice, and the instance's own message once the notice lapses", async () => {
+    const dst = ids[0]!;
+    const src = await rent(renterKey);
+    ids.push(src);
+    // The new instance reaches sync-maintenance over the transport first.
+    await eventually(
+      async () =>
+        (
+          await http()
+            .put('/api/v0/commands/copy_direct/')
+            .set(as(renterKey))
+            .send({
+              client_id: 'me',
+              src_id: String(src),
+              dst_id: `C.${dst}`,
+              src_path: '/workspace/',
+              dst_path: '/workspace/',
+            })
+        ).status === 200
+          ? true
+          : undefined,
+      60_000,
+      'the copy to start',
+    );
+    const failed = await eventually(
+      async () => {
+        const row = await rowOf(dst);
+        return typeof row?.status_msg === 'string' && row.status_msg.includes('failed') ? row : undefined;
+      },
+      60_000,
+      'the finished (failed) copy in the poll',
+    );
+    expect(failed.remote_sync).toMatchObject({ kind: 'copy_direct', status: 'failed' });
+    await pollMatchesFresh();
+    clock.advance(HOUR + 60_000);
+    const after = await rowOf(dst);
+    expect(after?.status_msg ?? '').not.toContain('failed');
+    expect(after?.remote_sync).toMatchObject({ status: 'failed' });
+    await pollMatchesFresh();
+  });
+
+  it('drops a destroyed instance on the very next poll', async () => {
+    for (const id of ids) {
+      await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);
+      expect((await poll()).instances.map((r) => r.id)).not.toContain(id);
+    }
+    expect(await pollMatchesFresh()).toEqual([]);
+  });
+});
