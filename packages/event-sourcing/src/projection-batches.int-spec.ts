@@ -4,10 +4,12 @@ import { Database } from './database';
 import { deadLettersMigration } from './dead-letters';
 import { EventStore } from './event-store';
 import { eventChainMigration } from './event-chain';
+import { databaseStatements, databaseTransactions } from './metrics';
 import { eventStoreMigration, runMigrations } from './migrations';
 import {
   type Projection,
   applyProjectionBatch,
+  contextProjectionsSubscription,
   defineProjection,
   projectionSubscription,
   rebuildInChunks,
@@ -86,6 +88,34 @@ function keysProjection(batches: { calls: number }): Projection {
   });
 }
 
+/** A second read model of the same events, `sync_maintenance.key_names`, which refuses nothing. */
+const namesProjection: Projection = defineProjection<ApiKeyEvent>({
+  name: 'key_names',
+  version: 1,
+  sources: [{ context: 'identity', streamType: 'api_key' }],
+  tables: ['sync_maintenance.key_names'],
+  eventTypes: ['ApiKeyCreated', 'ApiKeyDeleted'],
+  async apply(sql, event) {
+    if (event.type === 'ApiKeyCreated')
+      await sql.execute(`INSERT INTO sync_maintenance.key_names (key_id, name) VALUES ($1, $2)`, [
+        event.data.keyId,
+        event.data.name ?? '-',
+      ]);
+    else if (event.type === 'ApiKeyDeleted')
+      await sql.execute(`DELETE FROM sync_maintenance.key_names WHERE key_id = $1`, [event.data.keyId]);
+  },
+});
+
+const counted = async <T>(work: () => Promise<T>): Promise<{ statements: number; transactions: number }> => {
+  const s0 = (await databaseStatements.get()).values[0]?.value ?? 0;
+  const t0 = (await databaseTransactions.get()).values[0]?.value ?? 0;
+  await work();
+  return {
+    statements: ((await databaseStatements.get()).values[0]?.value ?? 0) - s0,
+    transactions: ((await databaseTransactions.get()).values[0]?.value ?? 0) - t0,
+  };
+};
+
 describe('projections apply events in batches (PostgreSQL)', () => {
   let db: Database;
   let drop: () => Promise<void>;
@@ -113,6 +143,9 @@ describe('projections apply events in batches (PostgreSQL)', () => {
           sql
             .execute(`CREATE TABLE ${s}.keys (key_id INTEGER PRIMARY KEY CHECK (key_id <> 13), name TEXT)`)
             .then(() => sql.execute(`CREATE INDEX keys_by_name ON ${s}.keys (name)`))
+            .then(() =>
+              sql.execute(`CREATE TABLE ${s}.key_names (key_id INTEGER PRIMARY KEY, name TEXT NOT NULL)`),
+            )
             .then(() => undefined),
       },
     ]);
@@ -120,7 +153,9 @@ describe('projections apply events in batches (PostgreSQL)', () => {
   });
   beforeEach(async () => {
     await db.execute(`DELETE FROM sync_maintenance.keys`);
+    await db.execute(`DELETE FROM sync_maintenance.key_names`);
     await db.execute(`DELETE FROM sync_maintenance.projection_stream_positions`);
+    await db.execute(`DELETE FROM sync_maintenance.projection_checkpoints`);
     await db.execute(`DELETE FROM sync_maintenance.dead_letters`);
   });
   afterAll(async () => {
@@ -193,6 +228,72 @@ describe('projections apply events in batches (PostgreSQL)', () => {
       [later.eventId],
     );
     expect(again?.error).toBe('behind a parked event of its stream');
+  });
+
+  it("applies a delivery to all of a context's projections in one transaction; one failing projection holds back no other", async () => {
+    const subscription = contextProjectionsSubscription(
+      db,
+      'sync_maintenance',
+      [keys, namesProjection],
+      'test',
+      'sync',
+    );
+    const names = () =>
+      db.query<{ key_id: number; name: string }>(
+        `SELECT key_id, name FROM sync_maintenance.key_names ORDER BY key_id`,
+      );
+    const first = deliveries([created(51), created(52, 1, 'fifty-two')]);
+    // One transaction: the claim (with the parked check), `keys`'s batch, `key_names`'s two applies (it has
+    // no applyBatch), the positions and checkpoints of both, the read-model change signal (pg_notify).
+    expect(await counted(() => subscription.handleBatch!(first))).toEqual({ statements: 6, transactions: 1 });
+    expect(await rows()).toEqual([
+      { key_id: 51, name: null },
+      { key_id: 52, name: 'fifty-two' },
+    ]);
+    expect(await names()).toEqual([
+      { key_id: 51, name: '-' },
+      { key_id: 52, name: 'fifty-two' },
+    ]);
+    const checkpoints = await db.query<{ projection: string; position: string }>(
+      `SELECT projection, position FROM sync_maintenance.projection_checkpoints ORDER BY projection`,
+    );
+    expect(checkpoints).toEqual([
+      { projection: 'key_names', position: '1' },
+      { projection: 'keys', position: '1' },
+    ]);
+
+    // Key 13 fails in `keys` (its CHECK): that projection parks it and its stream's next event alone; the
+    // other read model gets every event, and both get the rest.
+    const bad = created(13);
+    const behind = deleted(13, 2);
+    await subscription.handleBatch!(deliveries([created(53), bad, behind, created(54)], 2));
+    expect((await rows()).map((r) => r.key_id)).toEqual([51, 52, 53, 54]);
+    expect((await names()).map((r) => r.key_id)).toEqual([51, 52, 53, 54]);
+    const parked = await db.query<{ subscriber: string; event_id: string; attempts: number }>(
+      `SELECT subscriber, event_id, attempts FROM sync_maintenance.dead_letters ORDER BY stream_position`,
+    );
+    expect(parked).toEqual([
+      { subscriber: 'keys', event_id: bad.eventId, attempts: 3 },
+      { subscriber: 'keys', event_id: behind.eventId, attempts: 0 },
+    ]);
+
+    // A later delivery on the parked stream: `keys` parks it behind, `key_names` applies it with the rest.
+    const later = created(13, 3, 'again');
+    await subscription.handle(later, { topic: 'identity.api_key', partition: 0, offset: '6' });
+    expect((await rows()).map((r) => r.key_id)).toEqual([51, 52, 53, 54]);
+    expect(await names()).toContainEqual({ key_id: 13, name: 'again' });
+    const [again] = await db.query<{ subscriber: string; error: string }>(
+      `SELECT subscriber, error FROM sync_maintenance.dead_letters WHERE event_id = $1`,
+      [later.eventId],
+    );
+    expect(again).toEqual({ subscriber: 'keys', error: 'behind a parked event of its stream' });
+
+    // Delivered again: nothing changes in either read model.
+    const keysBefore = await rows();
+    const namesBefore = await names();
+    await subscription.handleBatch!(first);
+    expect(await rows()).toEqual(keysBefore);
+    expect(await names()).toEqual(namesBefore);
   });
 
   it('rebuilds in chunks (several transactions into scratch tables swapped in) to the rows of the live projection', async () => {

@@ -511,6 +511,11 @@ export async function retryParkedEvents(
   return { applied, remaining };
 }
 
+/**
+ * Subscribes a context's projections of other contexts' events. In-process (embedded mode) they share one
+ * subscription that applies a delivery to all of them in one transaction (`contextProjectionsSubscription`);
+ * over Kafka each keeps its own consumer group (its committed offsets are where it resumes).
+ */
 export async function subscribeProjections(
   transport: Transport,
   db: Database,
@@ -519,9 +524,191 @@ export async function subscribeProjections(
   groupPrefix: string,
   own?: ContextName,
 ): Promise<void> {
+  if (transport.kind === 'in-process' && projections.length > 1) {
+    await transport.subscribe(contextProjectionsSubscription(db, schema, projections, groupPrefix, own));
+    return;
+  }
   for (const projection of projections) {
     await transport.subscribe(projectionSubscription(db, schema, projection, groupPrefix, own));
   }
+}
+
+/**
+ * One subscription for several projections of a context: a delivery is applied to every projection it
+ * concerns in one transaction, with a fixed number of statements besides the projections' own: one claims
+ * (locks and reads) the stream positions of every projection and reports which of them has a parked event
+ * on a delivered stream, one moves the positions and writes the checkpoints of all of them (so a delivery
+ * costs BEGIN, 2 statements, the applies and COMMIT, instead of that per projection). A projection that
+ * cannot take part, because one of its events is invalid or one of its streams has a parked event, is left
+ * out and handled afterwards by its own subscription's path (`projectionSubscription`: parked at once, or
+ * parked behind). If the shared transaction fails (a projection's apply threw), nothing of it stays and each
+ * projection handles the delivery alone, in its own transaction, with its retries and parking, so one
+ * failing read model never holds back or corrupts the others.
+ */
+export function contextProjectionsSubscription(
+  db: Database,
+  schema: string,
+  projections: readonly Projection[],
+  groupPrefix: string,
+  own?: ContextName,
+): Subscription {
+  const alone = new Map(
+    projections.map((p) => [p.name, projectionSubscription(db, schema, p, groupPrefix, own)] as const),
+  );
+  const byName = new Map(projections.map((p) => [p.name, p] as const));
+  const separately = async (name: string, deliveries: readonly Delivery[]): Promise<void> => {
+    const subscription = alone.get(name)!;
+    if (deliveries.length === 1) await subscription.handle(deliveries[0]!.envelope, deliveries[0]!.delivery);
+    else await subscription.handleBatch!(deliveries);
+  };
+  const spanAttributes = { 'rigmarket.context': contextOfSchema(schema) };
+  const handleBatch = (deliveries: readonly Delivery[]): Promise<void> =>
+    consumeSpans(
+      `${schema}/projections`,
+      deliveries.map((d) => d.envelope),
+      spanAttributes,
+      async () => {
+        // Each projection's share of the delivery, in delivery order.
+        const shares = new Map<string, Delivery[]>();
+        for (const projection of projections) {
+          const mine = deliveries.filter(
+            ({ envelope }) => isSource(projection, envelope) && envelope.context !== own,
+          );
+          if (mine.length > 0) shares.set(projection.name, mine);
+        }
+        const later = new Set<string>();
+        for (const [name, mine] of shares) {
+          const { eventTypes } = byName.get(name)!;
+          if (mine.some(({ envelope }) => invalidInboundEvent(eventTypes, envelope) !== undefined))
+            later.add(name);
+        }
+        const together = [...shares.keys()].filter((name) => !later.has(name));
+        if (together.length > 0) {
+          try {
+            const parked = await db.transaction((sql) =>
+              applyShares(
+                sql,
+                schema,
+                together.map((name) => [byName.get(name)!, shares.get(name)!] as const),
+              ),
+            );
+            for (const name of together) {
+              if (parked.has(name)) later.add(name);
+              else
+                projectionEventsHandled.inc(
+                  { context: contextOfSchema(schema), projection: name },
+                  shares.get(name)!.length,
+                );
+            }
+          } catch (error) {
+            const message = error instanceof Error ? error.message : String(error);
+            deadLetterLogger.warn(
+              `${schema}: a delivery of ${deliveries.length} events to ${together.length} projections failed (${message}); applying it to each projection alone`,
+            );
+            for (const name of together) later.add(name);
+          }
+        }
+        for (const name of later) await separately(name, shares.get(name)!);
+      },
+    );
+  return {
+    groupId: `${groupPrefix}.projections`,
+    topics: [
+      ...new Set(
+        projections.flatMap((p) =>
+          p.sources.filter((s) => s.context !== own).map((s) => topicFor(s.context, s.streamType)),
+        ),
+      ),
+    ],
+    handle: (envelope, delivery) => handleBatch([{ envelope, delivery }]),
+    handleBatch,
+  };
+}
+
+/**
+ * The shared transaction of `contextProjectionsSubscription`: claims every (projection, stream) position at
+ * once (sorted, so overlapping appliers lock rows in the same order) and, in the same statement, finds the
+ * projections with a parked event on one of the delivered streams; applies each other projection's events
+ * past its positions; then one statement moves the positions and writes the checkpoints. Answers the
+ * projections left out because of a parked event (nothing of theirs is written).
+ */
+async function applyShares(
+  sql: Sql,
+  schema: string,
+  shares: ReadonlyArray<readonly [Projection, readonly Delivery[]]>,
+): Promise<Set<string>> {
+  const keys: Array<[string, string]> = [];
+  for (const [projection, mine] of shares)
+    for (const streamId of new Set(mine.map(({ envelope }) => envelope.streamId)))
+      keys.push([projection.name, streamId]);
+  keys.sort(([pa, sa], [pb, sb]) => (pa === pb ? (sa < sb ? -1 : sa > sb ? 1 : 0) : pa < pb ? -1 : 1));
+  const rows = await sql.query<{ projection: string; stream_id: string; position: number; parked: boolean }>(
+    `WITH claimed AS (
+       INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
+       SELECT s.projection, s.stream_id, 0
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS s (projection, stream_id, n) ORDER BY s.n
+       ON CONFLICT (projection, stream_id) DO UPDATE SET position = p.position
+       RETURNING p.projection, p.stream_id, p.position)
+     SELECT projection, stream_id, position, false AS parked FROM claimed
+     UNION ALL
+     SELECT DISTINCT d.subscriber, '', 0, true FROM ${schema}.dead_letters d
+      WHERE d.subscriber = ANY($1::text[]) AND d.stream_id = ANY($2::text[])
+        AND (d.subscriber, d.stream_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [keys.map(([p]) => p), keys.map(([, s]) => s)],
+  );
+  const parked = new Set(rows.filter((r) => r.parked).map((r) => r.projection));
+  const positions = new Map<string, number>();
+  for (const row of rows)
+    if (!row.parked) positions.set(`${row.projection}\n${row.stream_id}`, Number(row.position));
+  const moved: Array<{ projection: string; streamId: string; position: number }> = [];
+  const checkpoints: Array<{ projection: string; version: number; source: string; position: string }> = [];
+  for (const [projection, mine] of shares) {
+    if (parked.has(projection.name)) continue;
+    const fresh: EventEnvelope[] = [];
+    const touched = new Set<string>();
+    for (const { envelope } of mine) {
+      const key = `${projection.name}\n${envelope.streamId}`;
+      if (envelope.streamPosition <= (positions.get(key) ?? 0)) continue;
+      positions.set(key, envelope.streamPosition);
+      touched.add(envelope.streamId);
+      fresh.push(envelope);
+    }
+    if (fresh.length === 0) continue;
+    await applyFresh(sql, projection, fresh);
+    readModelsChanged(sql, projection.tables);
+    for (const streamId of touched)
+      moved.push({
+        projection: projection.name,
+        streamId,
+        position: positions.get(`${projection.name}\n${streamId}`)!,
+      });
+    const ends = new Map<string, string>();
+    for (const { delivery } of mine) ends.set(`${delivery.topic}:${delivery.partition}`, delivery.offset);
+    for (const [source, position] of ends)
+      checkpoints.push({ projection: projection.name, version: projection.version, source, position });
+  }
+  if (moved.length === 0) return parked;
+  await sql.execute(
+    `WITH checkpoints AS (
+       INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+       SELECT c.projection, c.version, c.source, c.position, now()
+         FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) WITH ORDINALITY AS c (projection, version, source, position, n)
+        ORDER BY c.n
+       ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now())
+     INSERT INTO ${schema}.projection_stream_positions (projection, stream_id, position)
+     SELECT s.projection, s.stream_id, s.position FROM unnest($1::text[], $2::text[], $3::int[]) AS s (projection, stream_id, position)
+     ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position`,
+    [
+      moved.map((m) => m.projection),
+      moved.map((m) => m.streamId),
+      moved.map((m) => m.position),
+      checkpoints.map((c) => c.projection),
+      checkpoints.map((c) => c.version),
+      checkpoints.map((c) => c.source),
+      checkpoints.map((c) => c.position),
+    ],
+  );
+  return parked;
 }
 
 /** Events per page that a rebuild reads (keyset pages on the global position) and applies in one batch. */
