@@ -1,4 +1,10 @@
-import { type DomainEvent, type EventEnvelope, topicFor, upcast } from '@rigmarket/contracts';
+import {
+  type DomainEvent,
+  type EventEnvelope,
+  type EventMetadata,
+  topicFor,
+  upcast,
+} from '@rigmarket/contracts';
 import { deadLetterLogger } from './dead-letters';
 import { idleBackoff } from './idle-backoff';
 import { contextOfSchema, reactorRuns } from './metrics';
@@ -34,6 +40,11 @@ export interface Reactor<E extends DomainEvent = DomainEvent> {
    * not depend on the order of its events: events delivered together are queued with one statement.
    */
   reactBatch?(events: readonly EnvelopeOf<E>[]): Promise<void>;
+}
+
+/** The metadata of work an event calls for (a reactor's commands): its conversation, caused by the event. */
+export function causedBy(event: Pick<EventEnvelope, 'eventId' | 'metadata'>): EventMetadata {
+  return { correlationId: event.metadata.correlationId, causationId: event.eventId };
 }
 
 /** The reactor's filter: a type it lists and, if it has `wants`, wanted. Narrows the envelope. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { SyncCanceled, SyncRequested } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { cloudCopyOf } from '../cloud-connections/cloud-copy-order';
 import type { EnvVarBox } from '../env-vars/env-var-box';
 import { ENV_VAR_BOX, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
@@ -38,7 +38,7 @@ export class AgentCopyReactor implements Reactor<SyncRequested | SyncCanceled>, 
   }
 
   async react(event: EnvelopeOf<SyncRequested | SyncCanceled>): Promise<void> {
-    const metadata = { correlationId: event.metadata.correlationId, causationId: event.eventId };
+    const metadata = causedBy(event);
     if (event.type === 'SyncCanceled') return this.relay.cancel(event.data.jobId);
     const d = event.data;
     if (d.kind === 'rclone' && d.rclone) {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { VolumeCreated } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { AgentCopyRelay } from './agent-copy.relay';
 
@@ -38,7 +38,7 @@ export class VolumeCopyReactor implements Reactor<VolumeCreated>, OnApplicationB
         srcVolumeId: cloneOf.volumeId,
         srcMachineId: cloneOf.machineId,
       },
-      { correlationId: event.metadata.correlationId, causationId: event.eventId },
+      causedBy(event),
     );
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError, DomainError, type InstanceDestroyed } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { ChangeInstanceCommand } from '../instances/change-instance/change-instance.command';
 import { instanceDecider, instanceStreamId } from '../instances/instance.decider';
@@ -41,7 +41,7 @@ export class DefaultJobRestartReactor implements Reactor<InstanceDestroyed>, OnA
       instanceDecider,
     );
     if (instance.status !== 'active' || !instance.outbid) return;
-    const metadata = { correlationId: event.metadata.correlationId, causationId: event.eventId };
+    const metadata = causedBy(event);
     try {
       await this.commands.execute(
         new ChangeInstanceCommand(job.hostId, job.instanceId, { state: 'running' }, metadata),

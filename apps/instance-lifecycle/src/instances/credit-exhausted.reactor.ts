@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { CreditExhausted } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { CREDIT_RELEASED_MSG } from '../read-models/instances/status-messages';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
@@ -30,13 +30,12 @@ export class CreditExhaustedReactor implements Reactor<CreditExhausted>, OnAppli
   }
 
   async react(event: EnvelopeOf<CreditExhausted>): Promise<void> {
-    const envelope = event;
     const userId = event.data.userId;
     const running = await this.runtime.db.query<{ instance_id: number }>(
       `SELECT instance_id FROM ${SCHEMA}.instances WHERE owner_id = $1 AND NOT destroyed AND intended_status = 'running' ORDER BY instance_id`,
       [userId],
     );
-    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    const metadata = causedBy(event);
     for (const { instance_id } of running) {
       const instanceId = Number(instance_id);
       // The host's stop goes to host_commands with the intent, carrying why.

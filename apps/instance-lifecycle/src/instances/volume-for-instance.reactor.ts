@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { VolumeCreated, VolumeRefused } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../schema';
 import { INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
 import { runInstanceCommand } from './instance-commands';
@@ -41,8 +41,7 @@ export class VolumeForInstanceReactor
   }
 
   async react(event: EnvelopeOf<VolumeCreated | VolumeRefused>): Promise<void> {
-    const envelope = event;
-    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    const metadata = causedBy(event);
     if (event.type === 'VolumeCreated' && event.data.instanceId !== undefined) {
       const { instanceId, volumeId, ownerId, machineId } = event.data;
       if ((await this.pendingKey(instanceId)) === null) {

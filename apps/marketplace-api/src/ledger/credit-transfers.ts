@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { ApiError, type CreditTransferred, type EventMetadata } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { findAccount } from '../read-models/accounts/queries';
 import { runLedgerCommand } from './ledger.handlers';
@@ -66,7 +66,7 @@ export class CreditTransfersReactor implements Reactor<CreditTransferred>, OnApp
         transferId: event.eventId,
         amountMicros: event.data.amountMicros,
       },
-      { correlationId: event.metadata.correlationId, causationId: event.eventId },
+      causedBy(event),
     );
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { AccountCharged } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { MAX_LEDGER_BATCH } from './ledger.decider';
 import { runLedgerCommand } from './ledger.handlers';
@@ -30,16 +30,15 @@ export class HostEarningsReactor implements Reactor<AccountCharged>, OnApplicati
   }
 
   async react(event: EnvelopeOf<AccountCharged>): Promise<void> {
-    const envelope = event;
     if (event.data.hostId === undefined) return;
     const { hostId, instanceId, machineId, amountMicros } = event.data;
-    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    const metadata = causedBy(event);
     await runLedgerCommand(
       this.runtime,
       {
         type: 'RecordEarning',
         userId: hostId,
-        chargeId: envelope.eventId,
+        chargeId: event.eventId,
         instanceId,
         machineId,
         amountMicros,
@@ -76,7 +75,7 @@ export class HostEarningsReactor implements Reactor<AccountCharged>, OnApplicati
               amountMicros: e.data.amountMicros,
             })),
           },
-          { correlationId: chunk[0]!.metadata.correlationId, causationId: chunk[0]!.eventId },
+          causedBy(chunk[0]!),
         );
       }
   }

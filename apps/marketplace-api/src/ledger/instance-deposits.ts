@@ -14,7 +14,13 @@ import {
   decimalToMicros,
   microsToDollars,
 } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor, Sql } from '@rigmarket/event-sourcing';
+import {
+  causedBy,
+  type ContextRuntime,
+  type EnvelopeOf,
+  type Reactor,
+  type Sql,
+} from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { SCHEMA } from '../schema';
 import { BillingMeter } from './billing-meter';
@@ -201,7 +207,7 @@ export class DepositRefundsReactor implements Reactor<InstanceDestroyed>, OnAppl
           periodEnd: d.periodEnd,
         })),
       },
-      { correlationId: event.metadata.correlationId, causationId: event.eventId },
+      causedBy(event),
     );
   }
 }

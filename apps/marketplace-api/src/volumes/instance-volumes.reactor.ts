@@ -1,11 +1,12 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventMetadata, InstanceCreated } from '@rigmarket/contracts';
-import type {
-  CommandBody,
-  ContextRuntime,
-  EnvelopeOf,
-  Reactor,
-  ReactorWorker,
+import {
+  type CommandBody,
+  type ContextRuntime,
+  type EnvelopeOf,
+  type Reactor,
+  type ReactorWorker,
+  causedBy,
 } from '@rigmarket/event-sourcing';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { volumeDecider, volumeStreamId, type VolumeCommand } from './volume.decider';
@@ -105,7 +106,6 @@ export class InstanceVolumesReactor implements Reactor<InstanceCreated>, OnAppli
   }
 
   async react(event: EnvelopeOf<InstanceCreated>): Promise<void> {
-    const envelope = event;
     if (!event.data.config.newVolume) return;
     const wanted = event.data.config.newVolume;
     await createVolumeForInstance(
@@ -118,7 +118,7 @@ export class InstanceVolumesReactor implements Reactor<InstanceCreated>, OnAppli
         sizeGb: wanted.sizeGb,
         name: wanted.name,
       },
-      { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId },
+      causedBy(event),
     );
   }
 }

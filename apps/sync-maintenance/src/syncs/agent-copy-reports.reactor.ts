@@ -6,7 +6,7 @@ import {
   type AgentCopyStarted,
   refusalCode,
 } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { SyncErrors } from './sync.decider';
 import { runSyncCommand } from './sync-workflow';
@@ -38,8 +38,7 @@ export class AgentCopyReportsReactor implements Reactor<AgentCopyReport>, OnAppl
   }
 
   async react(event: EnvelopeOf<AgentCopyReport>): Promise<void> {
-    const envelope = event;
-    const metadata = { correlationId: envelope.metadata.correlationId, causationId: envelope.eventId };
+    const metadata = causedBy(event);
     const { instanceId, jobId } = event.data;
     try {
       switch (event.type) {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { type ScheduledCloudCopyDue, refusalCode } from '@rigmarket/contracts';
-import type { ContextRuntime, EnvelopeOf, Reactor } from '@rigmarket/event-sourcing';
+import { causedBy, type ContextRuntime, type EnvelopeOf, type Reactor } from '@rigmarket/event-sourcing';
 import { SYNC_RUNTIME } from '../sync-maintenance.tokens';
 import { StartSyncCommand } from './syncs.handlers';
 
@@ -30,11 +30,7 @@ export class ScheduledCloudCopiesReactor implements Reactor<ScheduledCloudCopyDu
 
   async react(event: EnvelopeOf<ScheduledCloudCopyDue>): Promise<void> {
     const { userId, jobId, dueAt, call } = event.data;
-    const metadata = {
-      correlationId: event.metadata.correlationId,
-      causationId: event.eventId,
-      actor: { userId },
-    };
+    const metadata = { ...causedBy(event), actor: { userId } };
     try {
       await this.commands.execute(
         new StartSyncCommand(userId, { kind: 'rclone', srcInstanceId: null, ...call }, metadata),
