@@ -6,3 +6,4 @@ export * from './client-bodies';
 export * from './projection-spec';
 export * from './ssh-key';
 export * from './api-client';
+export * from './instance-config';

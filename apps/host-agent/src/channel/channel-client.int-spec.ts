@@ -5,7 +5,7 @@ import type {
   AgentToLifecycle,
   LifecycleToAgent,
 } from '@rigmarket/contracts';
-import { eventually } from '@rigmarket/testing';
+import { eventually, instanceConfig } from '@rigmarket/testing';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { DaemonLog } from '../drivers/agent-driver';
 import { SimulatedAgentDriver } from '../drivers/simulated.driver';
@@ -22,22 +22,7 @@ const spec = (instanceId: number): AgentProvisionSpec => ({
   numGpus: 1,
   targetState: 'running',
   instanceApiKey: 'k',
-  config: {
-    image: 'busybox',
-    runtype: 'ssh_direct',
-    env: {},
-    disk: 8,
-    onstart: null,
-    argsStr: null,
-    args: null,
-    useJupyterLab: false,
-    jupyterDir: null,
-    pythonUtf8: false,
-    langUtf8: false,
-    imageLogin: null,
-    extraFilters: {},
-    templateHashId: null,
-  },
+  config: instanceConfig(),
 });
 
 describe('host agent channel client: at-least-once commands and desired state', () => {

@@ -1,4 +1,5 @@
 import type { AgentProvisionSpec, InstanceConfig } from '@rigmarket/contracts';
+import { instanceConfig } from '@rigmarket/testing';
 import {
   SERVICE_ENTRYPOINT,
   containerPlan,
@@ -11,23 +12,8 @@ import {
   storageHonoursDiskSize,
 } from './container-spec';
 
-const config = (overrides: Partial<InstanceConfig>): InstanceConfig => ({
-  image: 'pytorch/pytorch',
-  runtype: 'ssh_direct',
-  env: {},
-  disk: 40,
-  onstart: null,
-  argsStr: null,
-  args: null,
-  useJupyterLab: false,
-  jupyterDir: null,
-  pythonUtf8: false,
-  langUtf8: false,
-  imageLogin: null,
-  extraFilters: {},
-  templateHashId: null,
-  ...overrides,
-});
+const config = (overrides: Partial<InstanceConfig>): InstanceConfig =>
+  instanceConfig({ image: 'pytorch/pytorch', disk: 40, ...overrides });
 
 const spec = (overrides: Partial<InstanceConfig>): AgentProvisionSpec => ({
   instanceId: 42,

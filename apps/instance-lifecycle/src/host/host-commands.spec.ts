@@ -1,25 +1,11 @@
 import type { InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
+import { instanceConfig } from '@rigmarket/testing';
 import { OUTBID_MSG } from '../read-models/instances/status-messages';
 import { type CreateInstanceData, instanceDecider } from '../instances/instance.decider';
 import { hostCommandsFor } from './host-commands';
 
 const AT = '2026-05-01T12:00:00.000Z';
-const config: InstanceConfig = {
-  image: 'busybox',
-  runtype: 'ssh_direct',
-  env: {},
-  disk: 8,
-  onstart: null,
-  argsStr: null,
-  args: null,
-  useJupyterLab: false,
-  jupyterDir: null,
-  pythonUtf8: false,
-  langUtf8: false,
-  imageLogin: null,
-  extraFilters: {},
-  templateHashId: null,
-};
+const config = instanceConfig();
 const data: CreateInstanceData = {
   instanceId: 7,
   renter: 2,

@@ -1,24 +1,10 @@
 import type { InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
+import { instanceConfig } from '@rigmarket/testing';
 import type { CreateInstanceData } from '../instance.decider';
 
 /** Events of instance 7 (renter 2, machine 3, 4 GPUs) for the instance decider's specs. */
 export const AT = '2026-05-01T12:00:00.000Z';
-export const config: InstanceConfig = {
-  image: 'pytorch/pytorch',
-  runtype: 'ssh_direct',
-  env: { TZ: 'UTC' },
-  disk: 8,
-  onstart: null,
-  argsStr: null,
-  args: null,
-  useJupyterLab: false,
-  jupyterDir: null,
-  pythonUtf8: false,
-  langUtf8: false,
-  imageLogin: null,
-  extraFilters: {},
-  templateHashId: null,
-};
+export const config: InstanceConfig = instanceConfig({ image: 'pytorch/pytorch', env: { TZ: 'UTC' } });
 export const data: CreateInstanceData = {
   instanceId: 7,
   renter: 2,
