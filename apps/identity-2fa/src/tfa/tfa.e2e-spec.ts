@@ -1,8 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { type ContextRuntime, Database, ManualClock, type Transport } from '@rigmarket/event-sourcing';
-import { createPlatformApp } from '@rigmarket/http-kit';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
-import { createTestDatabase, requiredEnv, uniqueName } from '@rigmarket/testing';
+import { type ContextRuntime, ManualClock } from '@rigmarket/event-sourcing';
+import { type HarnessMode, startPlatform } from '@rigmarket/testing';
 import request from 'supertest';
 import { IdentityModule } from '../identity.module';
 import { IDENTITY_RUNTIME } from '../identity.tokens';
@@ -24,33 +22,13 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function harness(mode: 'embedded' | 'distributed'): Promise<Harness> {
-  let db: Database;
-  let transport: Transport;
-  let drop: () => Promise<void> = async () => undefined;
-  if (mode === 'embedded') {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    transport = new InProcessTransport();
-  } else {
-    const database = await createTestDatabase();
-    db = await Database.connect({ kind: 'postgres', url: database.url });
-    const kafka = new KafkaTransport({
-      brokers: requiredEnv('KAFKA_BROKERS').split(','),
-      clientId: 'tfa-e2e',
-      namespace: `${uniqueName('tfa')}.`,
-    });
-    await kafka.ensureTopics();
-    transport = kafka;
-    drop = database.drop;
-  }
+async function harness(mode: HarnessMode): Promise<Harness> {
   const smtp = await startSmtp();
   const twilio = await startTwilioStandIn();
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-  const app = await createPlatformApp({
-    db,
-    transport,
-    clock,
-    modules: [
+  const { app, close } = await startPlatform(
+    mode,
+    [
       IdentityModule.forRoot({
         adminKey: ADMIN_KEY,
         smtpUrl: smtp.url,
@@ -59,8 +37,8 @@ async function harness(mode: 'embedded' | 'distributed'): Promise<Harness> {
         tfaKey: 'ab'.repeat(32),
       }),
     ],
-  });
-  await app.init();
+    { clock },
+  );
   return {
     app,
     clock,
@@ -69,10 +47,7 @@ async function harness(mode: 'embedded' | 'distributed'): Promise<Harness> {
     mails: smtp.mails,
     sms: twilio.sent,
     close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
+      await close();
       await smtp.close();
       await twilio.close();
     },
@@ -85,7 +60,7 @@ function codeIn(text: string): string {
   return match[1]!;
 }
 
-function suite(mode: 'embedded' | 'distributed') {
+function suite(mode: HarnessMode) {
   let h: Harness;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
