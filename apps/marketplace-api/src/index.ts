@@ -4,7 +4,12 @@ export { ReliabilitySweep } from './machines/reliability-sweep';
 export { marketplaceContext } from './marketplace.context';
 export { MARKETPLACE_RUNTIME } from './marketplace.tokens';
 export { parseOfferQuery, offerSearchSql, type OfferQuery } from './offers/offer-query';
-export { searchOffers, searchOffersJson, type OfferView } from './offers/offers.handlers';
+export {
+  SearchOffersHandler,
+  searchOffers,
+  searchOffersJson,
+  type OfferView,
+} from './offers/offers.handlers';
 export { insertOfferRows } from './read-models/machines/offers';
 export { SCHEMA as MARKETPLACE_SCHEMA } from './schema';
 export { syntheticOfferRows } from './offers/synthetic-offers';

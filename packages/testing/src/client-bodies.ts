@@ -24,3 +24,13 @@ export const VASTAI_CREATE_INSTANCE = {
   user: null,
   runtype: 'ssh_direc ssh_proxy',
 } as const;
+
+/** `vastai search offers` with no query of its own: the CLI's default filters and order (2.1). */
+export const VASTAI_SEARCH_OFFERS_DEFAULTS = {
+  verified: { eq: true },
+  external: { eq: false },
+  rentable: { eq: true },
+  order: [['score', 'desc']],
+  type: 'on-demand',
+  allocated_storage: 5.0,
+} as const;

@@ -5,7 +5,8 @@ import { marketplaceContext } from '../marketplace.context';
 import { insertOfferRows } from '../read-models/machines/offers';
 import { HOURS_PER_MONTH, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
-import { nextMaintenanceWindows, searchOffers, searchOffersJson } from './offers.handlers';
+import { cacheableQuery } from './offer-search-cache';
+import { nextMaintenanceWindows, searchOffers, searchOffersJson, searchOffersTimed } from './offers.handlers';
 import { syntheticOfferRows } from './synthetic-offers';
 
 /**
@@ -331,10 +332,95 @@ describe('offer search at 100,000 offers: SQL against an in-memory filter (Postg
     expect(text).toBe(before);
   });
 
+  // The answer cache (offer-search-cache.ts) keeps an answer until the instant searchOffersTimed names. Up to
+  // that instant a fresh search must give the same offers in the same order, every field equal but
+  // `duration` (which counts down); at that instant an offer's end has come, so the answer changes.
+  const withoutDuration = (text: string) =>
+    (JSON.parse(text) as Array<Record<string, unknown>>).map(({ duration: _duration, ...rest }) => rest);
+  const changedAtInstant: string[] = [];
+  const cacheable = [...CASES, ...randomCases(60)].filter(([, body]) =>
+    cacheableQuery(parseOfferQuery(body)),
+  );
+  it.each(cacheable)(
+    "%s: a fresh search until the answer's change instant differs in duration only",
+    async (_name, body) => {
+      const query = parseOfferQuery(body);
+      const at = await searchOffersTimed(db, query, NOW);
+      expect(at.text).toBe(await searchOffersJson(db, query, NOW));
+      expect(at.changesAtMs).toBeGreaterThan(NOW.getTime());
+      const until = Math.min(at.changesAtMs, NOW.getTime() + 365 * 86_400_000);
+      const justBefore = await searchOffersJson(db, query, new Date(Math.ceil(until) - 1));
+      expect(withoutDuration(justBefore)).toEqual(withoutDuration(at.text));
+      if (Number.isFinite(at.changesAtMs)) {
+        // Often (not always: an offer not rentable anyway stays so) the answer changes at that instant.
+        const changed = await searchOffersJson(db, query, new Date(Math.ceil(at.changesAtMs)));
+        if (JSON.stringify(withoutDuration(changed)) !== JSON.stringify(withoutDuration(at.text)))
+          changedAtInstant.push(_name);
+      }
+    },
+  );
+
+  it('checks the change instant on enough cases, and it is often a real change (not vacuous)', () => {
+    expect(cacheable.length).toBeGreaterThan(40);
+    expect(changedAtInstant.length).toBeGreaterThan(20);
+  });
+
   it('returns results for most cases (the comparison is not vacuous)', () => {
     const nonEmpty = [...CASES, ...randomCases(60)].filter(
       ([, body]) => inMemory(rows, body).length > 0,
     ).length;
     expect(nonEmpty).toBeGreaterThan(50);
+  });
+});
+
+describe('the instant a search answer changes, with maintenance windows (PGlite)', () => {
+  let db: Database;
+  const T = 1_780_000_000;
+  const offer = (id: number, machine: number): OfferRow => ({
+    ...syntheticOfferRows(1, id, T)[0]!,
+    id,
+    machine_id: machine,
+    verified: true,
+    rentable: true,
+    external: false,
+    rented: false,
+    end_date: T + 10_000,
+    score: 100 - id,
+  });
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    await runMigrations(db, CONTEXT_SCHEMAS.marketplace, [
+      eventStoreMigration,
+      ...marketplaceContext.migrations,
+    ]);
+    await db.transaction((sql) => insertOfferRows(sql, [offer(1, 1), offer(2, 2)]));
+    // Machine 1: maintenance from T+100 to T+200.
+    await db.execute(
+      `INSERT INTO marketplace.maintenance_windows (window_id, machine_id, start_time, end_time) VALUES (1, 1, $1, $2)`,
+      [T + 100, T + 200],
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const ids = (text: string) => (JSON.parse(text) as Array<{ id: number }>).map((o) => o.id);
+  const query = parseOfferQuery({ rentable: { eq: true }, order: [['score', 'desc']] });
+  const at = (seconds: number) => searchOffersTimed(db, query, new Date(seconds * 1000));
+
+  it('names the start of a window, then its end, then the listing end', async () => {
+    const before = await at(T);
+    expect(ids(before.text)).toEqual([1, 2]);
+    expect(before.changesAtMs).toBe((T + 100) * 1000);
+    expect(ids((await at(T + 99.999)).text)).toEqual([1, 2]);
+    // In the window machine 1 is not rentable; the answer changes again when the window ends.
+    const during = await at(T + 100);
+    expect(ids(during.text)).toEqual([2]);
+    expect(during.changesAtMs).toBe((T + 200) * 1000);
+    const after = await at(T + 200);
+    expect(ids(after.text)).toEqual([1, 2]);
+    expect(after.changesAtMs).toBe((T + 10_000) * 1000);
+    expect(ids((await at(T + 10_000)).text)).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
+import { OfferSearchCache, type TimedAnswer, cacheableQuery } from './offer-search-cache';
 
 export type OfferView = Omit<OfferRow, 'driver_vers'> & {
   ask_contract_id: number;
@@ -24,12 +25,19 @@ export async function nextMaintenanceWindows(
   sql: Sql,
   nowEpochSeconds: number,
   schema = SCHEMA,
-): Promise<NextWindows> {
-  const rows = await sql.query<{ machine_id: number; next_start: number }>(
-    `SELECT machine_id, MIN(start_time) AS next_start FROM ${schema}.maintenance_windows WHERE end_time > $1 GROUP BY machine_id`,
+): Promise<NextWindows & { changesAt: number | null }> {
+  // changes: the next instant a window of the machine starts or ends (a search's answer may change then).
+  const rows = await sql.query<{ machine_id: number; next_start: number; changes: number }>(
+    `SELECT machine_id, MIN(start_time) AS next_start,
+            MIN(CASE WHEN start_time > $1 THEN start_time ELSE end_time END) AS changes
+       FROM ${schema}.maintenance_windows WHERE end_time > $1 GROUP BY machine_id`,
     [nowEpochSeconds],
   );
-  return { machineIds: rows.map((r) => Number(r.machine_id)), starts: rows.map((r) => Number(r.next_start)) };
+  return {
+    machineIds: rows.map((r) => Number(r.machine_id)),
+    starts: rows.map((r) => Number(r.next_start)),
+    changesAt: rows.length > 0 ? Math.min(...rows.map((r) => Number(r.changes))) : null,
+  };
 }
 
 /**
@@ -45,20 +53,39 @@ export async function searchOffersJson(
   now: Date,
   schema = SCHEMA,
 ): Promise<string> {
+  return (await searchOffersTimed(sql, query, now, schema)).text;
+}
+
+/**
+ * The search's answer (searchOffersJson) and the next instant after `now` at which time alone can change it
+ * (offer-search-cache.ts, cacheableQuery): the earliest end (listing end or window start) after now among the
+ * offers it returned, and the earliest start or end of a pending maintenance window of any machine. In
+ * between, only each offer's `duration` moves (it counts down from now).
+ */
+export async function searchOffersTimed(
+  sql: Sql,
+  query: OfferQuery,
+  now: Date,
+  schema = SCHEMA,
+): Promise<TimedAnswer> {
   const nowSeconds = now.getTime() / 1000;
-  const { sql: text, params } = offerSearchSql(
-    query,
-    schema,
-    nowSeconds,
-    await nextMaintenanceWindows(sql, nowSeconds, schema),
-  );
+  const windows = await nextMaintenanceWindows(sql, nowSeconds, schema);
+  const { sql: text, params } = offerSearchSql(query, schema, nowSeconds, windows);
   // The aggregate reads the LIMIT subquery's rows in their order. string_agg rather than json_agg, whose
-  // separator (a comma, a newline and a space) would make the text differ from JSON.stringify's.
-  const [row] = await sql.query<{ offers: string }>(
-    `SELECT '[' || COALESCE(string_agg(row_to_json(o)::text, ','), '') || ']' AS offers FROM (${text}) o`,
+  // separator (a comma, a newline and a space) would make the text differ from JSON.stringify's. $2 is now.
+  const [row] = await sql.query<{ offers: string; next_end: number | null }>(
+    `SELECT '[' || COALESCE(string_agg(row_to_json(o)::text, ','), '') || ']' AS offers,
+            MIN(o.end_date) FILTER (WHERE o.end_date > $2::float8) AS next_end
+       FROM (${text}) o`,
     params,
   );
-  return row?.offers ?? '[]';
+  const changes = [row?.next_end, windows.changesAt]
+    .filter((t): t is number => t !== null && t !== undefined)
+    .map((t) => Number(t) * 1000);
+  return {
+    text: row?.offers ?? '[]',
+    changesAtMs: changes.length > 0 ? Math.min(...changes) : Number.POSITIVE_INFINITY,
+  };
 }
 
 /** The same search as objects (tests and in-process callers). */
@@ -78,10 +105,25 @@ export class SearchOffersQuery extends Query<string> {
   }
 }
 
+/** The read-model tables a search reads: a change to either drops every cached answer. */
+export const OFFER_SEARCH_TABLES = [`${SCHEMA}.offers`, `${SCHEMA}.maintenance_windows`] as const;
+
 @QueryHandler(SearchOffersQuery)
 export class SearchOffersHandler implements IQueryHandler<SearchOffersQuery> {
+  private cache: OfferSearchCache | undefined;
+
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
-  execute(query: SearchOffersQuery): Promise<string> {
-    return searchOffersJson(this.runtime.db, parseOfferQuery(query.body), this.runtime.infra.clock.now());
+
+  /** Answers kept while the offers read model is unchanged (offer-search-cache.ts); made on first use. */
+  get answers(): OfferSearchCache {
+    return (this.cache ??= new OfferSearchCache(this.runtime.db.watchReadModels(OFFER_SEARCH_TABLES)));
+  }
+
+  async execute(search: SearchOffersQuery): Promise<string> {
+    const query = parseOfferQuery(search.body);
+    const now = this.runtime.infra.clock.now();
+    const fresh = () => searchOffersTimed(this.runtime.db, query, now);
+    if (!cacheableQuery(query)) return (await fresh()).text;
+    return this.answers.answer(JSON.stringify(query), now.getTime(), fresh);
   }
 }

@@ -71,3 +71,23 @@ export async function grantCredit(
     `user ${userId}'s credit in instance-lifecycle`,
   );
 }
+
+/**
+ * Waits until the admin account of `adminKey` has reached the marketplace (an admin-only route on a machine that
+ * does not exist answers 404 instead of 401/403).
+ */
+export async function adminInMarketplace(server: App | string, adminKey: string): Promise<void> {
+  await eventually(
+    async () =>
+      (
+        await request(server)
+          .put('/api/v0/machines/999999/verification/')
+          .set({ Authorization: `Bearer ${adminKey}` })
+          .send({ verification: 'verified' })
+      ).status === 404
+        ? true
+        : undefined,
+    60_000,
+    'the admin user in marketplace',
+  );
+}

@@ -1,0 +1,132 @@
+import { parseOfferQuery } from './offer-query';
+import { OfferSearchCache, type TimedAnswer, cacheableQuery } from './offer-search-cache';
+
+/** A read model's version moved by hand; null while "the listener is down". */
+class Version {
+  value: number | null = 1;
+  version(): number | null {
+    return this.value;
+  }
+  bump(): void {
+    this.value = (this.value ?? 0) + 1;
+  }
+}
+
+/** A search that answers its call number, so a test sees whether it ran. */
+function counting(changesAtMs = Number.POSITIVE_INFINITY) {
+  let calls = 0;
+  const search = async (): Promise<TimedAnswer> => {
+    calls += 1;
+    return { text: `answer ${calls}`, changesAtMs };
+  };
+  return { search, calls: () => calls };
+}
+
+const T = 1_780_000_000_000;
+
+describe('offer search answer cache', () => {
+  it('answers an unchanged read model from memory for at most maxAgeMs', async () => {
+    const cache = new OfferSearchCache(new Version());
+    const s = counting();
+    expect(await cache.answer('q', T, s.search)).toBe('answer 1');
+    expect(await cache.answer('q', T + 999, s.search)).toBe('answer 1');
+    expect(await cache.answer('q', T + 1000, s.search)).toBe('answer 2');
+    expect(s.calls()).toBe(2);
+    expect(cache.hits).toBe(1);
+  });
+
+  it('never serves past the instant at which time changes the answer', async () => {
+    const cache = new OfferSearchCache(new Version());
+    const s = counting(T + 250);
+    await cache.answer('q', T, s.search);
+    expect(await cache.answer('q', T + 249, s.search)).toBe('answer 1');
+    expect(await cache.answer('q', T + 250, s.search)).toBe('answer 2');
+    // An answer whose change is now (or past) is not kept at all.
+    const late = counting(T + 1000);
+    await cache.answer('r', T + 1000, late.search);
+    expect(await cache.answer('r', T + 1000, late.search)).toBe('answer 2');
+  });
+
+  it('drops an entry when the read model changes, and serves nothing while its version is unknown', async () => {
+    const version = new Version();
+    const cache = new OfferSearchCache(version);
+    const s = counting();
+    await cache.answer('q', T, s.search);
+    version.bump();
+    expect(await cache.answer('q', T + 1, s.search)).toBe('answer 2');
+    expect(await cache.answer('q', T + 2, s.search)).toBe('answer 2');
+    version.value = null;
+    expect(await cache.answer('q', T + 3, s.search)).toBe('answer 3');
+    expect(await cache.answer('q', T + 4, s.search)).toBe('answer 4');
+    expect(cache.size).toBe(1);
+  });
+
+  it('does not keep an answer when the read model changed while the search ran', async () => {
+    const version = new Version();
+    const cache = new OfferSearchCache(version);
+    let calls = 0;
+    const search = async (): Promise<TimedAnswer> => {
+      calls += 1;
+      if (calls === 1) version.bump();
+      return { text: `answer ${calls}`, changesAtMs: Number.POSITIVE_INFINITY };
+    };
+    expect(await cache.answer('q', T, search)).toBe('answer 1');
+    expect(await cache.answer('q', T + 1, search)).toBe('answer 2');
+    expect(await cache.answer('q', T + 2, search)).toBe('answer 2');
+  });
+
+  it('does not serve an entry to a clock set back before it was computed', async () => {
+    const cache = new OfferSearchCache(new Version());
+    const s = counting();
+    await cache.answer('q', T, s.search);
+    expect(await cache.answer('q', T - 1, s.search)).toBe('answer 2');
+  });
+
+  it('lets concurrent misses of one query wait for one search', async () => {
+    const cache = new OfferSearchCache(new Version());
+    let release: () => void = () => undefined;
+    let calls = 0;
+    const search = async (): Promise<TimedAnswer> => {
+      calls += 1;
+      await new Promise<void>((resolve) => (release = resolve));
+      return { text: 'slow answer', changesAtMs: Number.POSITIVE_INFINITY };
+    };
+    const answers = [cache.answer('q', T, search), cache.answer('q', T + 1, search)];
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    expect(await Promise.all(answers)).toEqual(['slow answer', 'slow answer']);
+    expect(calls).toBe(1);
+  });
+
+  it('keeps at most maxEntries answers and maxChars of text, dropping the least recently used', async () => {
+    const cache = new OfferSearchCache(new Version(), { maxAgeMs: 1000, maxEntries: 2, maxChars: 30 });
+    const text = (t: string) => async (): Promise<TimedAnswer> => ({
+      text: t,
+      changesAtMs: Number.POSITIVE_INFINITY,
+    });
+    await cache.answer('a', T, text('aaaaaaaaaa'));
+    await cache.answer('b', T, text('bbbbbbbbbb'));
+    await cache.answer('a', T, text('a again'));
+    await cache.answer('c', T, text('cccccccccc'));
+    expect(cache.size).toBe(2);
+    expect(await cache.answer('a', T, text('a fresh'))).toBe('aaaaaaaaaa');
+    expect(await cache.answer('b', T, text('b fresh'))).toBe('b fresh');
+    // 20 more characters would pass maxChars (10 + 7 + 20): the least recently used ('a') goes.
+    await cache.answer('d', T, text('dddddddddddddddddddd'));
+    expect(cache.size).toBe(2);
+    expect(await cache.answer('b', T, text('b again'))).toBe('b fresh');
+    expect(await cache.answer('a', T, text('a last'))).toBe('a last');
+    // An answer longer than maxChars is served but never kept.
+    expect(await cache.answer('e', T, text('e'.repeat(31)))).toHaveLength(31);
+    expect(await cache.answer('e', T, text('e fresh'))).toBe('e fresh');
+  });
+
+  it('answers fresh, every time, a query whose answer time changes between any two instants', () => {
+    expect(cacheableQuery(parseOfferQuery({ rentable: { eq: true }, num_gpus: { gte: 2 } }))).toBe(true);
+    expect(cacheableQuery(parseOfferQuery({ order: [['duration', 'desc']] }))).toBe(true);
+    expect(cacheableQuery(parseOfferQuery({ duration: { gte: 86_400 } }))).toBe(false);
+    expect(cacheableQuery(parseOfferQuery({ rentable: { eq: false } }))).toBe(false);
+    expect(cacheableQuery(parseOfferQuery({ rentable: { neq: true } }))).toBe(false);
+    expect(cacheableQuery(parseOfferQuery({ order: [['rentable', 'desc']] }))).toBe(false);
+  });
+});

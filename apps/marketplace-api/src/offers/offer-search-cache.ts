@@ -1,0 +1,150 @@
+import type { OfferQuery } from './offer-query';
+
+/**
+ * What tells the cache that the offers read model changed: a number that moves whenever a transaction that
+ * changed one of its tables commits (in this process at once, in another one by NOTIFY), or null while a
+ * change could go unseen (PostgreSQL's LISTEN connection down). `Database.watchReadModels` gives one.
+ */
+export interface ReadModelVersion {
+  version(): number | null;
+}
+
+/** A search's answer and the last moment (epoch ms) at which time alone cannot have changed it. */
+export interface TimedAnswer {
+  text: string;
+  /** The earliest instant after the search's "now" at which an offer's rentability or a window changes. */
+  changesAtMs: number;
+}
+
+export interface OfferSearchCacheOptions {
+  /** At most this long after it was computed an answer is served (its `duration` fields age by as much). */
+  maxAgeMs: number;
+  /** Entries kept at most, and their text's length in all (an answer of 100 offers is ~110 KB). */
+  maxEntries: number;
+  maxChars: number;
+}
+
+export const OFFER_SEARCH_CACHE_DEFAULTS: OfferSearchCacheOptions = {
+  maxAgeMs: 1000,
+  maxEntries: 64,
+  maxChars: 16 * 1024 * 1024,
+};
+
+interface Entry {
+  text: string;
+  version: number;
+  computedAtMs: number;
+  /** Served while now < this: min(computedAt + maxAge, when time changes the answer). */
+  validUntilMs: number;
+}
+
+/**
+ * Whether the answer to a query changes with time only at the instants TimedAnswer.changesAtMs names. Time
+ * enters a search in three ways: `duration` (rentable-until minus now), `rentable` (rentable-until after now)
+ * and the maintenance windows still pending. A filter on `duration` moves with every millisecond, and a
+ * `rentable` that is not `= true` (false, neq, in, notin, an order) admits offers when the end of an offer the
+ * answer did not show passes: such queries are answered fresh every time. Everything else changes at a
+ * returned offer's end, or at a window's start or end (offers-handlers: searchOffersTimed).
+ */
+export function cacheableQuery(query: OfferQuery): boolean {
+  if (query.order.some((o) => o.field === 'rentable')) return false;
+  return query.filters.every(
+    (f) => f.field !== 'duration' && (f.field !== 'rentable' || (f.op === 'eq' && f.value === true)),
+  );
+}
+
+/**
+ * Answers of offer searches kept in memory while the offers read model is unchanged (docs/benchmarks.md,
+ * "Search index strategy"). The key is the parsed query, so differently written bodies of one search share an
+ * entry; nothing in an answer depends on who asks. An entry is served only while
+ * - the read model's version is the one it was computed under (a change committed since drops it), and
+ *   never while the version is unknown (null);
+ * - now is before min(computed + maxAgeMs, the answer's changesAtMs), and not before it was computed (a
+ *   clock set back);
+ * and it is stored only if the version did not move while the search ran (the answer might or might not
+ * hold the change). Concurrent misses of one query under one version wait for one search.
+ */
+export class OfferSearchCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly running = new Map<string, { version: number; answer: Promise<TimedAnswer> }>();
+  private chars = 0;
+  /** Answers served from memory and searches run (for tests and the bench). */
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly readModel: ReadModelVersion,
+    private readonly options: OfferSearchCacheOptions = OFFER_SEARCH_CACHE_DEFAULTS,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The answer to `key` at `nowMs`, from memory when an entry is valid, else from `search` (called with the
+   * same `nowMs`, so the answer is exactly what a fresh search at that instant gives).
+   */
+  async answer(key: string, nowMs: number, search: () => Promise<TimedAnswer>): Promise<string> {
+    const version = this.readModel.version();
+    if (version === null) {
+      this.misses += 1;
+      return (await search()).text;
+    }
+    const cached = this.valid(key, version, nowMs);
+    if (cached !== undefined) {
+      this.hits += 1;
+      return cached;
+    }
+    const joined = this.running.get(key);
+    if (joined && joined.version === version) {
+      const answer = await joined.answer.catch(() => undefined);
+      const after = this.valid(key, version, nowMs);
+      if (answer && after !== undefined) {
+        this.hits += 1;
+        return after;
+      }
+    }
+    this.misses += 1;
+    const answer = search();
+    this.running.set(key, { version, answer });
+    try {
+      const result = await answer;
+      if (this.readModel.version() === version) this.store(key, version, nowMs, result);
+      return result.text;
+    } finally {
+      if (this.running.get(key)?.answer === answer) this.running.delete(key);
+    }
+  }
+
+  private valid(key: string, version: number, nowMs: number): string | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.version !== version || nowMs >= entry.validUntilMs || nowMs < entry.computedAtMs) {
+      this.drop(key, entry);
+      return undefined;
+    }
+    // Most recently used last: eviction takes the first.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.text;
+  }
+
+  private store(key: string, version: number, nowMs: number, result: TimedAnswer): void {
+    const validUntilMs = Math.min(nowMs + this.options.maxAgeMs, result.changesAtMs);
+    if (validUntilMs <= nowMs || result.text.length > this.options.maxChars) return;
+    const previous = this.entries.get(key);
+    if (previous) this.drop(key, previous);
+    this.entries.set(key, { text: result.text, version, computedAtMs: nowMs, validUntilMs });
+    this.chars += result.text.length;
+    for (const [oldKey, old] of this.entries) {
+      if (this.entries.size <= this.options.maxEntries && this.chars <= this.options.maxChars) break;
+      this.drop(oldKey, old);
+    }
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.chars -= entry.text.length;
+  }
+}
