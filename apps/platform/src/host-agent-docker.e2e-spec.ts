@@ -3,8 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { INestApplication } from '@nestjs/common';
-import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import {
   HostAgent,
   INSTANCE_LABEL,
@@ -12,21 +11,22 @@ import {
   containerName,
   dockerFromEnvironment,
 } from '@rigmarket/host-agent';
-import { createPlatformApp } from '@rigmarket/http-kit';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { AgentSessions, INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MarketplaceModule } from '@rigmarket/marketplace-api';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
 import {
-  createTestDatabase,
+  BOTH_MODES,
+  type HarnessMode,
+  type PlatformHarness,
   ed25519PublicKeyLine,
   eventually,
   rebuildMismatches,
-  requiredEnv,
+  startPlatform,
   uniqueName,
 } from '@rigmarket/testing';
 import request from 'supertest';
+import { separateDockerIds } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
@@ -41,60 +41,25 @@ const ADMIN_KEY = 'admin-agent-key-0123456789';
 const IMAGE = 'rigmarket/busybox:latest';
 const docker = dockerFromEnvironment();
 
-interface Harness {
-  app: INestApplication;
-  db: Database;
+interface Harness extends PlatformHarness {
   mailer: RecordingMailer;
   baseUrl: string;
-  close(): Promise<void>;
 }
 
-async function embedded(): Promise<Harness> {
-  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  return start(db, new InProcessTransport(), async () => undefined);
-}
-
-async function distributed(): Promise<Harness> {
-  const database = await createTestDatabase();
-  const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({
-    brokers: requiredEnv('KAFKA_BROKERS').split(','),
-    clientId: 'agent-e2e',
-    namespace: `${uniqueName('e2e')}.`,
-  });
-  await transport.ensureTopics();
-  return start(db, transport, database.drop);
-}
-
-async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+async function start(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
-  const app = await createPlatformApp({
-    db,
-    transport,
-    modules: [
-      IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-      MarketplaceModule.forRoot(),
-      // instance-lifecycle projects sync-maintenance's notices too: its rebuild reads that context's events
-      SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-      InstanceLifecycleModule.forRoot({
-        agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000 },
-      }),
-    ],
-  });
-  await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  return {
-    app,
-    db,
-    mailer,
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
-    },
-  };
+  const platform = await startPlatform(mode, [
+    IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
+    MarketplaceModule.forRoot(),
+    // instance-lifecycle projects sync-maintenance's notices too: its rebuild reads that context's events
+    SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
+    InstanceLifecycleModule.forRoot({
+      agentChannel: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 20_000, offlineGraceMs: 3_000 },
+    }),
+  ]);
+  await platform.app.listen(0, '127.0.0.1');
+  const { port } = platform.app.getHttpServer().address() as AddressInfo;
+  return { ...platform, mailer, baseUrl: `http://127.0.0.1:${port}` };
 }
 
 const HARDWARE_ASK = {
@@ -127,10 +92,7 @@ async function containerState(instanceId: number) {
     );
 }
 
-describe.each([
-  ['embedded (PGlite, in-process transport)', embedded],
-  ['distributed (PostgreSQL, Kafka)', distributed],
-])('a host agent with the Docker driver, %s', (_mode, makeHarness) => {
+describe.each(BOTH_MODES)('a host agent with the Docker driver, %s', (_mode, harnessMode) => {
   let h: Harness;
   let agent: HostAgent | undefined;
   let stateDir: string;
@@ -181,12 +143,9 @@ describe.each([
   };
 
   beforeAll(async () => {
-    h = await makeHarness();
+    h = await start(harnessMode);
     // Ids of their own, so that container names (rigmarket-instance-<id>) and machine labels of concurrent runs never meet.
-    await h.db.query(`ALTER SEQUENCE marketplace.machine_ids RESTART WITH ${randomInt(100_000, 2_000_000)}`);
-    await h.db.query(
-      `ALTER SEQUENCE instance_lifecycle.instance_ids RESTART WITH ${randomInt(10_000_000, 2_000_000_000)}`,
-    );
+    await separateDockerIds(h.db);
     await eventually(
       async () =>
         (await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined,

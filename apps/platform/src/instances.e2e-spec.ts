@@ -1,6 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
-import { type ContextRuntime, Database, type Transport } from '@rigmarket/event-sourcing';
-import { createPlatformApp } from '@rigmarket/http-kit';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import {
   INSTANCE_RUNTIME,
@@ -11,14 +9,15 @@ import {
   provisioningStreamId,
 } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import {
+  BOTH_MODES,
+  type HarnessMode,
+  type PlatformHarness,
   VASTAI_CREATE_INSTANCE,
-  createTestDatabase,
   ed25519PublicKeyLine,
   eventually,
   rebuildMismatches,
-  requiredEnv,
+  startPlatform,
   uniqueName,
 } from '@rigmarket/testing';
 import request from 'supertest';
@@ -32,52 +31,19 @@ import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fi
  */
 const ADMIN_KEY = 'admin-instance-key-0123456789';
 
-interface Harness {
-  app: INestApplication;
+interface Harness extends PlatformHarness {
   mailer: RecordingMailer;
-  close(): Promise<void>;
 }
 
-async function embedded(): Promise<Harness> {
-  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  return start(db, new InProcessTransport(), async () => undefined);
-}
-
-async function distributed(): Promise<Harness> {
-  const database = await createTestDatabase();
-  const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({
-    brokers: requiredEnv('KAFKA_BROKERS').split(','),
-    clientId: 'instances-e2e',
-    namespace: `${uniqueName('e2e')}.`,
-  });
-  await transport.ensureTopics();
-  return start(db, transport, database.drop);
-}
-
-async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+async function start(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
-  const app = await createPlatformApp({
-    db,
-    transport,
-    modules: [
-      IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-      // Renters here have test credit; the billing meter is off (billing.e2e-spec.ts bills), so no run stops an instance mid-test.
-      MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
-      InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
-    ],
-  });
-  await app.init();
-  return {
-    app,
-    mailer,
-    close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
-    },
-  };
+  const platform = await startPlatform(mode, [
+    IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
+    // Renters here have test credit; the billing meter is off (billing.e2e-spec.ts bills), so no run stops an instance mid-test.
+    MarketplaceModule.forRoot({ billingIntervalMs: 0 }),
+    InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
+  ]);
+  return { ...platform, mailer };
 }
 
 const CLI_CREATE = VASTAI_CREATE_INSTANCE;
@@ -93,10 +59,7 @@ interface Row {
   [key: string]: unknown;
 }
 
-describe.each([
-  ['embedded (PGlite, in-process transport)', embedded],
-  ['distributed (PostgreSQL, Kafka)', distributed],
-])('instances over HTTP, %s', (mode, makeHarness) => {
+describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
   let h: Harness;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -131,7 +94,7 @@ describe.each([
     );
 
   beforeAll(async () => {
-    h = await makeHarness();
+    h = await start(harnessMode);
     await eventually(
       async () =>
         (await http().get('/api/v0/machines').set(as(ADMIN_KEY))).status === 200 ? true : undefined,

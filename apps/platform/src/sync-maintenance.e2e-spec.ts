@@ -1,12 +1,15 @@
-import type { INestApplication } from '@nestjs/common';
-import { Database, type ContextRuntime, type Transport } from '@rigmarket/event-sourcing';
-import { createPlatformApp } from '@rigmarket/http-kit';
+import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
-import { InProcessTransport, KafkaTransport } from '@rigmarket/messaging';
 import { SYNC_RUNTIME, SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
-import { createTestDatabase, eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
+import {
+  BOTH_MODES,
+  type HarnessMode,
+  type PlatformHarness,
+  eventually,
+  startPlatform,
+} from '@rigmarket/testing';
 import request from 'supertest';
 import { grantCredit, verifiedUser } from './testing/users';
 
@@ -17,56 +20,20 @@ import { grantCredit, verifiedUser } from './testing/users';
  */
 const ADMIN_KEY = 'admin-sync-maint-key-0123456789';
 
-interface Harness {
-  app: INestApplication;
+interface Harness extends PlatformHarness {
   mailer: RecordingMailer;
-  close(): Promise<void>;
 }
 
-async function start(db: Database, transport: Transport, drop: () => Promise<void>): Promise<Harness> {
+async function start(mode: HarnessMode): Promise<Harness> {
   const mailer = new RecordingMailer();
-  const app = await createPlatformApp({
-    db,
-    transport,
-    // sync-maintenance first, as the embedded platform does (machines/maintenances vs machines/:id)
-    modules: [
-      IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-      SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-      MarketplaceModule.forRoot(),
-      InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
-    ],
-  });
-  await app.init();
-  return {
-    app,
-    mailer,
-    close: async () => {
-      await app.close();
-      await transport.close();
-      await db.close();
-      await drop();
-    },
-  };
-}
-
-async function embedded(): Promise<Harness> {
-  return start(
-    await Database.connect({ kind: 'pglite', dataDir: 'memory://' }),
-    new InProcessTransport(),
-    async () => undefined,
-  );
-}
-
-async function distributed(): Promise<Harness> {
-  const database = await createTestDatabase();
-  const db = await Database.connect({ kind: 'postgres', url: database.url });
-  const transport = new KafkaTransport({
-    brokers: requiredEnv('KAFKA_BROKERS').split(','),
-    clientId: 'sync-e2e',
-    namespace: `${uniqueName('e2e')}.`,
-  });
-  await transport.ensureTopics();
-  return start(db, transport, database.drop);
+  // sync-maintenance first, as the embedded platform does (machines/maintenances vs machines/:id)
+  const platform = await startPlatform(mode, [
+    IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
+    SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
+    MarketplaceModule.forRoot(),
+    InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
+  ]);
+  return { ...platform, mailer };
 }
 
 const HARDWARE = {
@@ -103,10 +70,7 @@ interface Offer {
   rentable: boolean;
 }
 
-describe.each([
-  ['embedded (PGlite, in-process transport)', embedded],
-  ['distributed (PostgreSQL, Kafka)', distributed],
-])('sync-maintenance over HTTP, %s', (_mode, makeHarness) => {
+describe.each(BOTH_MODES)('sync-maintenance over HTTP, %s', (_mode, harnessMode) => {
   let h: Harness;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -140,7 +104,7 @@ describe.each([
     >;
 
   beforeAll(async () => {
-    h = await makeHarness();
+    h = await start(harnessMode);
     for (const path of ['/api/v0/machines', '/api/v0/machines/maintenances']) {
       await eventually(
         async () => ((await http().get(path).set(admin)).status === 200 ? true : undefined),
