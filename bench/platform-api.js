@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
+const { listDemoHost } = require('../apps/platform/dist/demo-hosts');
 
 const ROOT = path.join(__dirname, '..');
 const KEY = 'bench-admin-key-0123456789abcdef';
@@ -103,55 +104,17 @@ async function startEmbeddedPlatform({
   return { base, child, startMs: performance.now() - started, stop };
 }
 
-async function listMachine(base, n) {
-  const registered = await until('register a machine', async () => {
-    const r = await api(base, 'POST', '/api/v0/machines/', {
-      hostname: `bench-${n}`,
-      gpu_name: 'RTX 4090',
-      num_gpus: 8,
-      gpu_ram: 24564,
-      cuda_max_good: 12.4,
-      driver_version: '550.54.15',
-      compute_cap: 890,
-      cpu_name: 'AMD EPYC 7543',
-      cpu_cores: 32,
-      cpu_ghz: 2.8,
-      cpu_ram: 257000,
-      disk_space: 2000,
-      disk_bw: 3000,
-      disk_name: 'NVMe',
-      inet_up: 900,
-      inet_down: 950,
-      direct_port_count: 200,
-      public_ipaddr: `198.51.100.${n + 20}`,
-      geolocation: 'US',
-      pci_gen: 4,
-      pcie_bw: 24.5,
-    });
-    return r.status < 300 ? r.body : undefined;
-  });
-  const machineId = Number(registered.machine_id);
-  await api(base, 'PUT', '/api/v0/machines/create_asks/', {
-    machine: machineId,
+/** Lists the simulated 8-GPU host `bench-<n>` as the admin (demo-hosts.ts: register, ask, verify); its machine id. */
+function listMachine(base, n) {
+  return listDemoHost(base, KEY, {
+    hostname: `bench-${n}`,
+    gpu_name: 'RTX 4090',
+    num_gpus: 8,
+    gpu_ram: 24564,
     price_gpu: 0.4,
-    price_disk: 0.15,
-    price_inetu: 0.01,
-    price_inetd: 0.01,
-    price_min_bid: 0.2,
-    min_chunk: 1,
-    end_date: null,
-    credit_discount_max: 0.4,
-    duration: null,
-    vol_size: null,
-    vol_price: null,
+    geolocation: 'US',
+    public_ipaddr: `198.51.100.${n + 20}`,
   });
-  await until(
-    'verify a machine',
-    async () =>
-      (await api(base, 'PUT', `/api/v0/machines/${machineId}/verification/`, { verification: 'verified' }))
-        .status === 200,
-  );
-  return machineId;
 }
 
 /** Gives the admin (who rents in the benchmarks) $100,000 of credit, once its user answers. */

@@ -76,59 +76,66 @@ async function withRetry<T>(what: string, attempt: () => Promise<T>, timeoutMs =
   }
 }
 
+/**
+ * Lists one simulated host as the admin, through the public API: registers the machine (an EPYC rig with
+ * `host`'s GPUs), lists its ask (`host.price_gpu` per GPU-hour, half of it as the minimum bid) and verifies
+ * it. Retries while the admin's key is still on its way to the marketplace. Returns the machine id.
+ */
+export async function listDemoHost(baseUrl: string, adminKey: string, host: DemoHost): Promise<number> {
+  const registered = await withRetry('register a demo machine', () =>
+    call(baseUrl, adminKey, 'POST', '/api/v0/machines/', {
+      hostname: host.hostname,
+      gpu_name: host.gpu_name,
+      num_gpus: host.num_gpus,
+      gpu_ram: host.gpu_ram,
+      cuda_max_good: 12.4,
+      driver_version: '550.54.15',
+      compute_cap: 890,
+      cpu_name: 'AMD EPYC 7543',
+      cpu_cores: 32,
+      cpu_ghz: 2.8,
+      cpu_ram: 257000,
+      disk_space: 2000,
+      disk_bw: 3000,
+      disk_name: 'NVMe',
+      inet_up: 900,
+      inet_down: 950,
+      direct_port_count: 200,
+      public_ipaddr: host.public_ipaddr,
+      geolocation: host.geolocation,
+      pci_gen: 4,
+      pcie_bw: 24.5,
+    }),
+  );
+  const machineId = Number(registered.machine_id);
+  await call(baseUrl, adminKey, 'PUT', '/api/v0/machines/create_asks/', {
+    machine: machineId,
+    price_gpu: host.price_gpu,
+    price_disk: 0.15,
+    price_inetu: 0.01,
+    price_inetd: 0.01,
+    price_min_bid: host.price_gpu / 2,
+    min_chunk: 1,
+    end_date: null,
+    credit_discount_max: 0.4,
+    duration: null,
+    vol_size: null,
+    vol_price: null,
+  });
+  await withRetry('verify a demo machine', () =>
+    call(baseUrl, adminKey, 'PUT', `/api/v0/machines/${machineId}/verification/`, {
+      verification: 'verified',
+    }),
+  );
+  return machineId;
+}
+
 export async function seedDemoHosts(baseUrl: string, adminKey: string): Promise<number[]> {
   const me = await withRetry('the admin user', () =>
     call(baseUrl, adminKey, 'GET', '/api/v0/users/current/', undefined),
   );
   const machineIds: number[] = [];
-  for (const host of DEMO_HOSTS) {
-    const registered = await withRetry('register a demo machine', () =>
-      call(baseUrl, adminKey, 'POST', '/api/v0/machines/', {
-        hostname: host.hostname,
-        gpu_name: host.gpu_name,
-        num_gpus: host.num_gpus,
-        gpu_ram: host.gpu_ram,
-        cuda_max_good: 12.4,
-        driver_version: '550.54.15',
-        compute_cap: 890,
-        cpu_name: 'AMD EPYC 7543',
-        cpu_cores: 32,
-        cpu_ghz: 2.8,
-        cpu_ram: 257000,
-        disk_space: 2000,
-        disk_bw: 3000,
-        disk_name: 'NVMe',
-        inet_up: 900,
-        inet_down: 950,
-        direct_port_count: 200,
-        public_ipaddr: host.public_ipaddr,
-        geolocation: host.geolocation,
-        pci_gen: 4,
-        pcie_bw: 24.5,
-      }),
-    );
-    const machineId = Number(registered.machine_id);
-    await call(baseUrl, adminKey, 'PUT', '/api/v0/machines/create_asks/', {
-      machine: machineId,
-      price_gpu: host.price_gpu,
-      price_disk: 0.15,
-      price_inetu: 0.01,
-      price_inetd: 0.01,
-      price_min_bid: host.price_gpu / 2,
-      min_chunk: 1,
-      end_date: null,
-      credit_discount_max: 0.4,
-      duration: null,
-      vol_size: null,
-      vol_price: null,
-    });
-    await withRetry('verify a demo machine', () =>
-      call(baseUrl, adminKey, 'PUT', `/api/v0/machines/${machineId}/verification/`, {
-        verification: 'verified',
-      }),
-    );
-    machineIds.push(machineId);
-  }
+  for (const host of DEMO_HOSTS) machineIds.push(await listDemoHost(baseUrl, adminKey, host));
   await withRetry('grant demo credit', () =>
     call(baseUrl, adminKey, 'POST', '/api/v0/credit/', {
       user_id: me.id,
