@@ -125,7 +125,19 @@ describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode
     expect((await rowOf(id))?.id).toBe(id);
     await pollMatchesFresh();
 
+    // A client that kept the ETag is told nothing changed, until something did.
+    const tagged = await http().get('/api/v0/instances/').set(as(renterKey)).expect(200);
+    await http()
+      .get('/api/v0/instances/')
+      .set(as(renterKey))
+      .set('If-None-Match', tagged.headers.etag!)
+      .expect(304);
     await http().put(`/api/v0/instances/${id}/`).set(as(renterKey)).send({ label: 'cached' }).expect(200);
+    await http()
+      .get('/api/v0/instances/')
+      .set(as(renterKey))
+      .set('If-None-Match', tagged.headers.etag!)
+      .expect(200);
     expect((await rowOf(id))?.label).toBe('cached');
     await pollMatchesFresh();
 

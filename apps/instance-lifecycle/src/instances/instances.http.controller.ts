@@ -1,12 +1,12 @@
-import { Body, Controller, Delete, Get, Param, Put, Query as QueryParam } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Put, Query as QueryParam, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiError } from '@rigmarket/contracts';
+import type { Response } from 'express';
 import {
   AS_OF_ANSWER,
   AS_OF_QUERY,
   ApiContract,
   Admits,
-  AnswersJsonText,
   asOfAnswer,
   asOfMillis,
   Authenticated,
@@ -44,10 +44,13 @@ export class InstancesV0Controller {
   @Get()
   @RequirePermission('instance_read')
   @ApiContract({ ok: ANSWERS.list })
-  @AnswersJsonText()
-  async list(@CallOf() { caller: principal }: Call): Promise<string> {
-    // The answer's JSON text, often from the poll cache (list-all-instances.query.ts).
-    return this.queries.execute(new ListAllInstancesQuery(principal.userId));
+  async list(@CallOf() { caller: principal }: Call, @Res() response: Response): Promise<void> {
+    // The answer's bytes and ETag, often from the poll cache (list-all-instances.query.ts), sent as they are:
+    // Express neither encodes nor hashes them again (and answers 304 to a matching If-None-Match).
+    const answer = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
+    response.setHeader('Content-Type', 'application/json; charset=utf-8');
+    response.setHeader('ETag', answer.etag);
+    response.send(answer.body);
   }
 
   /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */

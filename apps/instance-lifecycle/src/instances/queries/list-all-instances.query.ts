@@ -8,7 +8,7 @@ import { machineMaintenanceProjection } from '../../read-models/machine-maintena
 import { marketMachinesProjection } from '../../read-models/market-machines/projection';
 import { parseListQuery } from './instance-list';
 import { readInstanceViews } from './instance-rows';
-import { PollAnswerCache, answerLapsesAt } from './poll-answer-cache';
+import { type PollAnswer, PollAnswerCache, answerLapsesAt, pollAnswer } from './poll-answer-cache';
 
 /** The most instances one GET /api/v0/instances/ lists (far above the per-account quota). */
 export const MAX_LISTED_INSTANCES = 10_000;
@@ -24,10 +24,10 @@ export const LISTING_READ_MODELS = [
 /**
  * `GET /api/v0/instances/` (the CLI's `show instances`, which renters poll): every live instance of the
  * owner, in the v1 listing's default order, in one query with its machines, maintenance windows and syncs
- * (instance-rows.ts). The result is the whole answer as JSON text, kept per owner until the read models
- * change or something it shows lapses (poll-answer-cache.ts).
+ * (instance-rows.ts). The result is the whole answer, ready to send (its JSON bytes and ETag), kept per owner
+ * until the read models change or something it shows lapses (poll-answer-cache.ts).
  */
-export class ListAllInstancesQuery extends Query<string> {
+export class ListAllInstancesQuery extends Query<PollAnswer> {
   constructor(readonly ownerId: number) {
     super();
   }
@@ -41,7 +41,7 @@ export class ListAllInstancesHandler implements IQueryHandler<ListAllInstancesQu
     this.cache = new PollAnswerCache(runtime.db.watchReadModels(LISTING_READ_MODELS));
   }
 
-  async execute({ ownerId }: ListAllInstancesQuery): Promise<string> {
+  async execute({ ownerId }: ListAllInstancesQuery): Promise<PollAnswer> {
     const now = this.runtime.infra.clock.now();
     const cached = this.cache.get(ownerId, now.getTime());
     if (cached !== undefined) return cached;
@@ -52,8 +52,10 @@ export class ListAllInstancesHandler implements IQueryHandler<ListAllInstancesQu
       { where: q.where.join(' AND '), params: q.params, orderBy: q.orderBy, limit: MAX_LISTED_INSTANCES },
       now,
     );
-    const text = JSON.stringify({ success: true, instances_found: views.length, instances: views });
-    this.cache.store(ownerId, text, answerLapsesAt(rows, now.getTime()), mark);
-    return text;
+    const answer = pollAnswer(
+      JSON.stringify({ success: true, instances_found: views.length, instances: views }),
+    );
+    this.cache.store(ownerId, answer, answerLapsesAt(rows, now.getTime()), mark);
+    return answer;
   }
 }

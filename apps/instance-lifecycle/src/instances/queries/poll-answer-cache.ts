@@ -1,16 +1,32 @@
+import { createHash } from 'node:crypto';
 import type { ReadModelWatch } from '@rigmarket/event-sourcing';
 import { FINISHED_SYNC_NOTICE_MS } from '../sync-maintenance-notices';
 import type { JoinedInstanceRow } from './instance-rows';
 
 /** At most this many owners' answers are kept (the least recently used goes first). */
 export const MAX_CACHED_POLLS = 10_000;
-/** At most this many characters of answers in all (about twice that in bytes)... */
-export const MAX_CACHED_POLL_CHARS = 32 * 1024 * 1024;
-/** ...and an answer longer than this is never kept. */
-export const MAX_CACHED_POLL_ANSWER_CHARS = 2 * 1024 * 1024;
+/** At most this many bytes of answers in all... */
+export const MAX_CACHED_POLL_BYTES = 64 * 1024 * 1024;
+/** ...and an answer larger than this is never kept. */
+export const MAX_CACHED_POLL_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * An answer ready to send: its JSON as UTF-8 bytes and its ETag (weak, as Express makes it from the body),
+ * both made once, so a cached answer costs neither the encoding nor the hash again.
+ */
+export interface PollAnswer {
+  body: Buffer;
+  etag: string;
+}
+
+export function pollAnswer(text: string): PollAnswer {
+  const body = Buffer.from(text, 'utf8');
+  const hash = createHash('sha1').update(body).digest('base64').substring(0, 27);
+  return { body, etag: `W/"${body.length.toString(16)}-${hash}"` };
+}
 
 interface Entry {
-  text: string;
+  answer: PollAnswer;
   /** epoch ms at which something the answer shows lapses by the clock (Infinity: never) */
   lapsesAt: number;
 }
@@ -42,11 +58,11 @@ export function answerLapsesAt(rows: readonly JoinedInstanceRow[], nowMs: number
  * answer shows lapses by the clock (`answerLapsesAt`). An answer is stored only if the watch's version did
  * not move while it was read (`version` taken before the read), so an entry never predates a committed
  * change; while the watch is not live (PostgreSQL: no LISTEN connection) nothing is served or stored.
- * Bounded by owners (LRU) and by characters.
+ * Bounded by owners (LRU) and by bytes.
  */
 export class PollAnswerCache {
   private readonly entries = new Map<number, Entry>();
-  private chars = 0;
+  private bytes = 0;
   private version: number | null = null;
 
   constructor(private readonly watch: ReadModelWatch) {}
@@ -56,34 +72,35 @@ export class PollAnswerCache {
     return this.watch.version();
   }
 
-  get(owner: number, nowMs: number): string | undefined {
+  get(owner: number, nowMs: number): PollAnswer | undefined {
     if (!this.sync()) return undefined;
     const entry = this.entries.get(owner);
     if (!entry) return undefined;
     this.entries.delete(owner);
     if (nowMs >= entry.lapsesAt) {
-      this.chars -= entry.text.length;
+      this.bytes -= entry.answer.body.length;
       return undefined;
     }
     this.entries.set(owner, entry);
-    return entry.text;
+    return entry.answer;
   }
 
-  store(owner: number, text: string, lapsesAt: number, mark: number | null): void {
+  store(owner: number, answer: PollAnswer, lapsesAt: number, mark: number | null): void {
     if (mark === null || !this.sync() || mark !== this.version) return;
-    if (text.length > MAX_CACHED_POLL_ANSWER_CHARS) return;
+    const size = answer.body.length;
+    if (size > MAX_CACHED_POLL_ANSWER_BYTES) return;
     const old = this.entries.get(owner);
     if (old) {
       this.entries.delete(owner);
-      this.chars -= old.text.length;
+      this.bytes -= old.answer.body.length;
     }
     for (const [key, entry] of this.entries) {
-      if (this.entries.size < MAX_CACHED_POLLS && this.chars + text.length <= MAX_CACHED_POLL_CHARS) break;
+      if (this.entries.size < MAX_CACHED_POLLS && this.bytes + size <= MAX_CACHED_POLL_BYTES) break;
       this.entries.delete(key);
-      this.chars -= entry.text.length;
+      this.bytes -= entry.answer.body.length;
     }
-    this.entries.set(owner, { text, lapsesAt });
-    this.chars += text.length;
+    this.entries.set(owner, { answer, lapsesAt });
+    this.bytes += size;
   }
 
   /** How many answers are kept (for tests). */
@@ -96,7 +113,7 @@ export class PollAnswerCache {
     const current = this.watch.version();
     if (current !== this.version) {
       this.entries.clear();
-      this.chars = 0;
+      this.bytes = 0;
       this.version = current;
     }
     return current !== null;
