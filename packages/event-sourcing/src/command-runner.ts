@@ -226,17 +226,16 @@ export class CommandRunner {
   ): Promise<Folded<State>> {
     let state: State | undefined;
     let from = 0;
+    let history: EventEnvelope[];
     if (evolver.snapshot) {
-      const [row] = await sql.query<{ version: number; state: unknown }>(
-        `SELECT version, state FROM ${this.store.schema}.snapshots WHERE stream_id = $1 AND state_version = $2`,
-        [streamId, evolver.snapshot.version],
-      );
-      if (row) {
-        state = (typeof row.state === 'string' ? JSON.parse(row.state) : row.state) as State;
-        from = Number(row.version);
+      // The snapshot and the events after it in one statement.
+      const read = await this.store.readStreamFromSnapshot(sql, streamId, evolver.snapshot.version);
+      if (read.snapshot) {
+        state = read.snapshot.state as State;
+        from = read.snapshot.version;
       }
-    }
-    const history = await this.store.readStream(sql, streamId, from);
+      history = read.events;
+    } else history = await this.store.readStream(sql, streamId);
     let folded = state ?? evolver.initialState();
     for (const e of history) folded = evolver.evolve(folded, { type: e.type, data: e.data } as Event);
     return {

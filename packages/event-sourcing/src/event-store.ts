@@ -88,6 +88,40 @@ export class EventStore {
   }
 
   /**
+   * A snapshotted stream's snapshot of the given shape (`stateVersion`), if any, and its events after it, in
+   * one round trip: readStream after the snapshot's version (from the start without one).
+   */
+  async readStreamFromSnapshot(
+    sql: Sql,
+    streamId: string,
+    stateVersion: number,
+  ): Promise<{ snapshot?: { version: number; state: unknown }; events: EventEnvelope[] }> {
+    const rows = await sql.query<EventRow & { snapshot: boolean }>(
+      `WITH snapshot AS (
+         SELECT version, state FROM ${this.schema}.snapshots WHERE stream_id = $1 AND state_version = $2)
+       SELECT NULL::text AS global_position, NULL::uuid AS event_id, NULL::text AS stream_id,
+              NULL::text AS stream_type, version AS stream_position, NULL::text AS type,
+              NULL::integer AS schema_version, state AS data, NULL::jsonb AS metadata,
+              NULL::timestamptz AS occurred_at, true AS snapshot
+         FROM snapshot
+       UNION ALL
+       SELECT ${COLUMNS}, false AS snapshot FROM ${this.schema}.events
+        WHERE stream_id = $1 AND stream_position > COALESCE((SELECT version FROM snapshot), 0)
+       ORDER BY snapshot DESC, stream_position`,
+      [streamId, stateVersion],
+    );
+    const first = rows[0];
+    const snapshot = first?.snapshot
+      ? {
+          version: Number(first.stream_position),
+          state: typeof first.data === 'string' ? JSON.parse(first.data) : first.data,
+        }
+      : undefined;
+    const events = (snapshot ? rows.slice(1) : rows).map((r) => upcast(toEnvelope(this.context, r)));
+    return snapshot ? { snapshot, events } : { events };
+  }
+
+  /**
    * Events after `afterGlobalPosition` (a keyset page), in commit-safe order: only events of transactions
    * older than every one still in flight, unless `settledOnly` is false (every committed event: for a
    * caller that holds locks which every writer it cares about has released).
