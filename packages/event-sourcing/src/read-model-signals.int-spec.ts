@@ -1,7 +1,46 @@
+import type { ApiKeyEvent, DomainEvent } from '@rigmarket/contracts';
 import { createTestDatabase, eventually } from '@rigmarket/testing';
 import { Client } from 'pg';
 import { Database } from './database';
+import { deadLettersMigration } from './dead-letters';
+import { eventChainMigration } from './event-chain';
+import { EventStore } from './event-store';
+import { eventStoreMigration, runMigrations } from './migrations';
+import {
+  applyInlineProjections,
+  defineProjection,
+  projectionSubscription,
+  rebuildInChunks,
+  replayProjection,
+} from './projections';
 import { READ_MODEL_CHANNEL, readModelsChanged } from './read-model-signals';
+
+const AT = '2026-05-01T12:00:00.000Z';
+/** A read model of API keys in `sync_maintenance.sig_keys`. */
+const keysProjection = defineProjection<ApiKeyEvent>({
+  name: 'sig_keys',
+  version: 1,
+  sources: [{ context: 'identity', streamType: 'api_key' }],
+  tables: ['sync_maintenance.sig_keys'],
+  eventTypes: ['ApiKeyCreated'],
+  async apply(sql, event) {
+    if (event.type === 'ApiKeyCreated')
+      await sql.execute(`INSERT INTO sync_maintenance.sig_keys (key_id) VALUES ($1)`, [event.data.keyId]);
+  },
+});
+const keyCreated = (keyId: number) =>
+  ({
+    type: 'ApiKeyCreated',
+    data: {
+      keyId,
+      userId: 2,
+      name: null,
+      keyHash: 'a'.repeat(64),
+      permissions: null,
+      kind: 'api',
+      createdAt: AT,
+    },
+  }) as DomainEvent;
 
 /**
  * Read-model change signals (read-model-signals.ts): a watch's version moves when a transaction that
@@ -57,6 +96,61 @@ describe.each(['pglite', 'postgres'] as const)('read-model change signals (%s)',
       }),
     ).rejects.toThrow('rolled back');
     expect(watch.version()).toBe(after);
+  });
+
+  it('moves when an inline apply, a delivery, a replay or a rebuild changes a read model', async () => {
+    await runMigrations(db, 'identity', [eventStoreMigration, eventChainMigration]);
+    await runMigrations(db, 'sync_maintenance', [
+      eventStoreMigration,
+      deadLettersMigration,
+      {
+        id: '0001-sig-keys',
+        up: (sql, s) =>
+          sql.execute(`CREATE TABLE ${s}.sig_keys (key_id INTEGER PRIMARY KEY)`).then(() => undefined),
+      },
+    ]);
+    const watch = db.watchReadModels(['sync_maintenance.sig_keys']);
+    await db.readModelSignalsReady();
+    const store = new EventStore('identity', 'identity');
+    const moves = async (work: () => Promise<unknown>) => {
+      const before = watch.version();
+      await work();
+      return watch.version() !== before;
+    };
+    const metadata = { correlationId: 'c', causationId: 'c' };
+    // Inline: applied in the transaction that appends.
+    expect(
+      await moves(() =>
+        db.transaction(async (sql) => {
+          const events = await store.append(sql, 'api_key-1', 0, [keyCreated(1)], metadata, new Date(AT));
+          await applyInlineProjections(sql, 'sync_maintenance', [keysProjection], events);
+        }),
+      ),
+    ).toBe(true);
+    // Delivered: a subscription's apply transaction.
+    const [second] = await db.transaction((sql) =>
+      store.append(sql, 'api_key-2', 0, [keyCreated(2)], metadata, new Date(AT)),
+    );
+    const subscription = projectionSubscription(db, 'sync_maintenance', keysProjection, 'sig');
+    expect(
+      await moves(() =>
+        subscription.handle(second!, { topic: 'identity.api_key', partition: 0, offset: '0' }),
+      ),
+    ).toBe(true);
+    // A redelivery changes nothing and tells nothing.
+    expect(
+      await moves(() =>
+        subscription.handle(second!, { topic: 'identity.api_key', partition: 0, offset: '0' }),
+      ),
+    ).toBe(false);
+    expect(
+      await moves(() => db.transaction((sql) => replayProjection(sql, 'sync_maintenance', keysProjection))),
+    ).toBe(true);
+    expect(await moves(() => rebuildInChunks(db, 'sync_maintenance', keysProjection, 1))).toBe(true);
+    expect(await db.query(`SELECT key_id FROM sync_maintenance.sig_keys ORDER BY key_id`)).toEqual([
+      { key_id: 1 },
+      { key_id: 2 },
+    ]);
   });
 
   if (kind === 'postgres') {
