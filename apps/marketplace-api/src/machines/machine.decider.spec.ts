@@ -1,4 +1,4 @@
-import type { MachineAsk, MachineEvent, MachineHardware } from '@rigmarket/contracts';
+import type { MachineEvent } from '@rigmarket/contracts';
 import { deciderSpec } from '@rigmarket/testing';
 import {
   HEARTBEAT_INTERVAL_S,
@@ -7,45 +7,8 @@ import {
   reliabilityOf,
   slotOf,
 } from './machine.decider';
+import { AT, ask, hardware } from '../read-models/testing/events';
 
-const AT = '2026-05-01T12:00:00.000Z';
-const hardware: MachineHardware = {
-  hostname: 'rig',
-  gpuName: 'RTX 4090',
-  numGpus: 4,
-  gpuRamMb: 24564,
-  cudaMaxGood: 12.4,
-  driverVersion: '550.54.15',
-  computeCap: 890,
-  cpuName: 'EPYC',
-  cpuCores: 32,
-  cpuGhz: 2.8,
-  cpuRamMb: 128000,
-  diskSpaceGb: 2000,
-  diskBwMbps: 3000,
-  diskName: null,
-  inetUpMbps: 900,
-  inetDownMbps: 950,
-  directPortCount: 100,
-  publicIpaddr: null,
-  geolocation: 'US',
-  pcieGen: 4,
-  pcieBwGbps: 24.5,
-  hostingType: 0,
-};
-const ask: MachineAsk = {
-  priceGpu: 0.5,
-  priceDisk: 0.15,
-  priceInetUp: 0.01,
-  priceInetDown: 0.01,
-  minBid: 0.3,
-  minChunk: 1,
-  endDate: null,
-  creditDiscountMax: 0.4,
-  duration: null,
-  volSize: null,
-  volPrice: null,
-};
 const registered: MachineEvent = {
   type: 'MachineRegistered',
   data: { machineId: 7, ownerId: 3, hardware, dlperf: 174.4, tflops: 330.4, registeredAt: AT },
