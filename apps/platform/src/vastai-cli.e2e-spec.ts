@@ -9,6 +9,7 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import { ed25519PublicKeyLine } from '@rigmarket/testing';
 import request from 'supertest';
 import { createEmbeddedApp } from './platform';
+import { HOST_HARDWARE } from './testing/fixtures';
 
 // Renters here have no credit: the billing meter (billing.e2e-spec.ts) would stop their instances mid-test.
 const NO_BILLING_TIMER = { billingIntervalMs: 0 };
@@ -183,32 +184,11 @@ describe('the vastai CLI against the embedded platform', () => {
   });
 
   describe('marketplace: search, offers, machines', () => {
-    const hardware = {
-      gpu_name: 'RTX 4090',
-      num_gpus: 4,
-      gpu_ram: 24564,
-      cuda_max_good: 12.4,
-      driver_version: '550.54.15',
-      compute_cap: 890,
-      cpu_name: 'AMD EPYC 7543',
-      cpu_cores: 32,
-      cpu_ghz: 2.8,
-      cpu_ram: 128000,
-      disk_space: 2000,
-      disk_bw: 3000,
-      inet_up: 900,
-      inet_down: 950,
-      direct_port_count: 100,
-      public_ipaddr: '203.0.113.7',
-      geolocation: 'US',
-      pci_gen: 4,
-      pcie_bw: 24.5,
-    };
     const register = async (extra: object) => {
       const res = await request(app.getHttpServer())
         .post('/api/v0/machines/')
         .set('Authorization', `Bearer ${ADMIN_KEY}`)
-        .send({ ...hardware, ...extra })
+        .send({ ...HOST_HARDWARE, ...extra })
         .expect(201);
       return res.body.id as number;
     };
