@@ -1,8 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
-import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
-import { createEmbeddedApp } from './platform';
+import { type EmbeddedTestApp, startEmbeddedTestApp } from './testing/embedded-test-app';
 import { HOST_HARDWARE } from './testing/fixtures';
 
 /**
@@ -19,24 +17,20 @@ const deep = (depth: number, leaf: unknown = 1): unknown => {
 };
 
 describe('hostile input (embedded platform)', () => {
+  let platform: EmbeddedTestApp | undefined;
   let app: INestApplication;
-  let db: Database;
   const as = { Authorization: `Bearer ${ADMIN_KEY}` };
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
+    platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY },
       marketplace: { billingIntervalMs: 0 },
     });
-    await app.init();
+    app = platform.app;
   });
   afterAll(async () => {
-    await app?.close();
-    await db?.close();
+    await platform?.close();
   });
   afterEach(async () => {
     // Whatever the request was, the platform still serves.

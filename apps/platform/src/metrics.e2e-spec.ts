@@ -1,10 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
 import { BillingMeter } from '@rigmarket/marketplace-api';
-import { InProcessTransport } from '@rigmarket/messaging';
 import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
-import { createEmbeddedApp } from './platform';
+import { type EmbeddedTestApp, startEmbeddedTestApp } from './testing/embedded-test-app';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
 import { grantCredit } from './testing/users';
 
@@ -27,24 +25,20 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('GET /metrics (embedded platform)', () => {
+  let platform: EmbeddedTestApp | undefined;
   let app: INestApplication;
-  let db: Database;
   const as = { Authorization: `Bearer ${ADMIN_KEY}` };
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
+    platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY },
       marketplace: { billingIntervalMs: 0 },
     });
-    await app.init();
+    app = platform.app;
   });
   afterAll(async () => {
-    await app?.close();
-    await db?.close();
+    await platform?.close();
   });
 
   it('counts a rent by route and context, and reads the gauges when scraped', async () => {

@@ -1,8 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
-import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
-import { createEmbeddedApp } from './platform';
+import { type EmbeddedTestApp, startEmbeddedTestApp } from './testing/embedded-test-app';
 import { HOST_HARDWARE } from './testing/fixtures';
 import { grantCredit } from './testing/users';
 
@@ -19,8 +17,8 @@ const LIMITS = {
 };
 
 describe('per-account quotas (embedded platform)', () => {
+  let platform: EmbeddedTestApp | undefined;
   let app: INestApplication;
-  let db: Database;
   const as = { Authorization: `Bearer ${ADMIN_KEY}` };
   const http = () => request(app.getHttpServer());
   const saved: Record<string, string | undefined> = {};
@@ -30,18 +28,14 @@ describe('per-account quotas (embedded platform)', () => {
       saved[name] = process.env[name];
       process.env[name] = value;
     }
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
+    platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY },
       marketplace: { billingIntervalMs: 0 },
     });
-    await app.init();
+    app = platform.app;
   });
   afterAll(async () => {
-    await app?.close();
-    await db?.close();
+    await platform?.close();
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;

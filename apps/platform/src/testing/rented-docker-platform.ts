@@ -1,12 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
+import type { Database } from '@rigmarket/event-sourcing';
 import { type HostAgent, dockerFromEnvironment } from '@rigmarket/host-agent';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
 import type { InstanceLifecycleOptions } from '@rigmarket/instance-lifecycle';
-import { InProcessTransport } from '@rigmarket/messaging';
-import { createEmbeddedApp } from '../platform';
 import { rentOnDockerAgent, separateDockerIds } from './docker-agents';
+import { startEmbeddedTestApp } from './embedded-test-app';
 import { removeMachineContainers } from './machine-containers';
 import { grantCredit, verifiedUser } from './users';
 
@@ -29,7 +28,7 @@ export interface RentedDockerPlatform {
 }
 
 /**
- * The embedded platform in this process (PGlite in memory, no billing runs, its Docker ids moved apart),
+ * The embedded platform in this process (startEmbeddedTestApp: no billing runs, its Docker ids moved apart),
  * three verified accounts (a host, a renter with credit, another), and the renter's instance running on the
  * host's Docker host agent (rentOnDockerAgent): what the suites about one rented container start from.
  */
@@ -44,8 +43,12 @@ export async function startRentedDockerPlatform(options: {
   log: (line: string) => void;
 }): Promise<RentedDockerPlatform> {
   const mailer = new RecordingMailer();
-  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-  let app: INestApplication | undefined;
+  const embedded = await startEmbeddedTestApp({
+    identity: { adminKey: options.adminKey, mailer },
+    marketplace: { billingIntervalMs: 0 },
+    instances: options.instances,
+  });
+  const { app, db } = embedded;
   let agent: HostAgent | undefined;
   let machineId: number | undefined;
   let agentStopped: Promise<void> | undefined;
@@ -53,17 +56,9 @@ export async function startRentedDockerPlatform(options: {
   const close = async () => {
     await stopAgent();
     if (machineId !== undefined) await removeMachineContainers(dockerFromEnvironment(), machineId);
-    await app?.close();
-    await db.close();
+    await embedded.close();
   };
   try {
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
-      identity: { adminKey: options.adminKey, mailer },
-      marketplace: { billingIntervalMs: 0 },
-      instances: options.instances,
-    });
     await app.listen(0, '127.0.0.1');
     const baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
     await separateDockerIds(db);
