@@ -1,12 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
 import { RecordingMailer } from '@rigmarket/identity-2fa';
-import { InProcessTransport } from '@rigmarket/messaging';
 import { ed25519PublicKeyLine, eventually } from '@rigmarket/testing';
 import request from 'supertest';
-import { createEmbeddedApp } from './platform';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
 import { grantCredit, verifiedUser } from './testing/users';
+import { type EmbeddedTestApp, startEmbeddedTestApp } from './testing/embedded-test-app';
 
 const ADMIN_KEY = 'authorization-matrix-admin-key';
 
@@ -196,7 +194,7 @@ const succeeded = (res: request.Response) => {
  */
 describe('the authorization matrix: a stranger reaches none of the owner’s objects', () => {
   let app: INestApplication;
-  let db: Database;
+  let platform: EmbeddedTestApp | undefined;
   const mailer = new RecordingMailer();
   let ownerKey: string;
   let strangerKey: string;
@@ -206,14 +204,11 @@ describe('the authorization matrix: a stranger reaches none of the owner’s obj
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
+    platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY, mailer, webhooks: { allowPrivateTargets: true, pollMs: 100 } },
       marketplace: { billingIntervalMs: 0 },
     });
-    await app.init();
+    app = platform.app;
     ownerKey = await verifiedUser(app.getHttpServer(), mailer, 'matrix-owner', [
       '/api/v0/instances/',
       '/api/v0/webhooks/',
@@ -346,8 +341,7 @@ describe('the authorization matrix: a stranger reaches none of the owner’s obj
     document = (await http().get('/api/v0/openapi.json').expect(succeeded)).body;
   }, 180_000);
   afterAll(async () => {
-    await app?.close();
-    await db?.close();
+    await platform?.close();
   });
 
   const idRoutes = () =>

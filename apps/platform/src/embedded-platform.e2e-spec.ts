@@ -2,12 +2,11 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
+import type { Database } from '@rigmarket/event-sourcing';
 import { SimulatedHostDriver } from '@rigmarket/instance-lifecycle';
-import { InProcessTransport } from '@rigmarket/messaging';
 import request from 'supertest';
 import { DEMO_CREDIT, DEMO_HOSTS, seedDemoHosts } from './demo-hosts';
-import { createEmbeddedApp } from './platform';
+import { type EmbeddedTestApp, startEmbeddedTestApp } from './testing/embedded-test-app';
 
 const execFileAsync = promisify(execFile);
 const CLI = join(__dirname, '..', 'dist', 'cli.js');
@@ -19,23 +18,20 @@ const ADMIN_KEY = 'embedded-admin-key';
 
 /** Embedded mode: four contexts, one process; every context sees a key change before the answer is sent. */
 describe('the embedded platform', () => {
+  let platform: EmbeddedTestApp | undefined;
   let app: INestApplication;
   let db: Database;
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
+    platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY },
       marketplace: NO_BILLING_TIMER,
     });
-    await app.init();
+    ({ app, db } = platform);
   });
   afterAll(async () => {
-    await app?.close();
-    await db?.close();
+    await platform?.close();
   });
 
   it('has every context ready and healthy', async () => {

@@ -1,10 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { Database } from '@rigmarket/event-sourcing';
-import { InProcessTransport } from '@rigmarket/messaging';
 import fc from 'fast-check';
 import request from 'supertest';
-import { createEmbeddedApp } from './platform';
 import { type Route, routesOf } from '@rigmarket/http-kit';
+import { type EmbeddedTestApp, startEmbeddedTestApp } from './testing/embedded-test-app';
 
 /**
  * Property-based fuzzing of every route of the embedded platform (docs/api.md "Limits"): hostile
@@ -141,19 +139,16 @@ const encode = (value: string): string =>
 
 describe('fuzzing every route of the embedded platform', () => {
   let app: INestApplication;
-  let db: Database;
+  let platform: EmbeddedTestApp | undefined;
   let routes: Route[];
   let renterKey: string;
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    app = await createEmbeddedApp({
-      db,
-      transport: new InProcessTransport(),
+    platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY },
       marketplace: { billingIntervalMs: 0 },
     });
-    await app.init();
+    app = platform.app;
     routes = routesOf(app);
     // A self-registered account, as an attacker would have.
     const account = { email: 'fuzz@example.com', password: 'fuzz-password-0123' };
@@ -169,8 +164,7 @@ describe('fuzzing every route of the embedded platform', () => {
       .expect(200);
   });
   afterAll(async () => {
-    await app?.close();
-    await db?.close();
+    await platform?.close();
   });
 
   it('derives the route table from the Nest router', () => {
