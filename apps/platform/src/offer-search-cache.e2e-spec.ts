@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ManualClock } from '@rigmarket/event-sourcing';
 import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
 import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
@@ -50,14 +51,17 @@ describe.each(BOTH_MODES)('offer search answer cache over HTTP, %s', (_label, mo
         .send({ ...VASTAI_SEARCH_OFFERS_DEFAULTS, machine_id: { eq: machineId }, ...extra })
         .expect(200)
     ).body.offers;
-  const searchText = async (): Promise<string> =>
-    (
-      await http()
-        .post('/api/v0/bundles/')
-        .set(as(renterKey))
-        .send({ ...VASTAI_SEARCH_OFFERS_DEFAULTS, machine_id: { eq: machineId } })
-        .expect(200)
-    ).text;
+  const searchText = async (): Promise<string> => {
+    const res = await http()
+      .post('/api/v0/bundles/')
+      .set(as(renterKey))
+      .send({ ...VASTAI_SEARCH_OFFERS_DEFAULTS, machine_id: { eq: machineId } })
+      .expect(200);
+    // The ETag set once per answer is Express's own (weak: the length and SHA-1 of the body).
+    const hash = createHash('sha1').update(res.text, 'utf8').digest('base64').substring(0, 27);
+    expect(res.headers.etag).toBe(`W/"${Buffer.byteLength(res.text).toString(16)}-${hash}"`);
+    return res.text;
+  };
   const cache = () => h.app.get(SearchOffersHandler).answers;
   /** Searches twice, the second answered from memory (so the tests below start from a cached answer). */
   async function cached(): Promise<Offer[]> {

@@ -28,23 +28,26 @@ describe('offer search answer cache', () => {
   it('answers an unchanged read model from memory for at most maxAgeMs', async () => {
     const cache = new OfferSearchCache(new Version());
     const s = counting();
-    expect(await cache.answer('q', T, s.search)).toBe('answer 1');
-    expect(await cache.answer('q', T + 999, s.search)).toBe('answer 1');
-    expect(await cache.answer('q', T + 1000, s.search)).toBe('answer 2');
+    expect((await cache.answer('q', T, s.search)).text).toBe('answer 1');
+    const hit = await cache.answer('q', T + 999, s.search);
+    expect(hit.text).toBe('answer 1');
+    // The same object for every hit of an entry (the route computes its ETag once).
+    expect(await cache.answer('q', T + 999, s.search)).toBe(hit);
+    expect((await cache.answer('q', T + 1000, s.search)).text).toBe('answer 2');
     expect(s.calls()).toBe(2);
-    expect(cache.hits).toBe(1);
+    expect(cache.hits).toBe(2);
   });
 
   it('never serves past the instant at which time changes the answer', async () => {
     const cache = new OfferSearchCache(new Version());
     const s = counting(T + 250);
     await cache.answer('q', T, s.search);
-    expect(await cache.answer('q', T + 249, s.search)).toBe('answer 1');
-    expect(await cache.answer('q', T + 250, s.search)).toBe('answer 2');
+    expect((await cache.answer('q', T + 249, s.search)).text).toBe('answer 1');
+    expect((await cache.answer('q', T + 250, s.search)).text).toBe('answer 2');
     // An answer whose change is now (or past) is not kept at all.
     const late = counting(T + 1000);
     await cache.answer('r', T + 1000, late.search);
-    expect(await cache.answer('r', T + 1000, late.search)).toBe('answer 2');
+    expect((await cache.answer('r', T + 1000, late.search)).text).toBe('answer 2');
   });
 
   it('drops an entry when the read model changes, and serves nothing while its version is unknown', async () => {
@@ -53,11 +56,11 @@ describe('offer search answer cache', () => {
     const s = counting();
     await cache.answer('q', T, s.search);
     version.bump();
-    expect(await cache.answer('q', T + 1, s.search)).toBe('answer 2');
-    expect(await cache.answer('q', T + 2, s.search)).toBe('answer 2');
+    expect((await cache.answer('q', T + 1, s.search)).text).toBe('answer 2');
+    expect((await cache.answer('q', T + 2, s.search)).text).toBe('answer 2');
     version.value = null;
-    expect(await cache.answer('q', T + 3, s.search)).toBe('answer 3');
-    expect(await cache.answer('q', T + 4, s.search)).toBe('answer 4');
+    expect((await cache.answer('q', T + 3, s.search)).text).toBe('answer 3');
+    expect((await cache.answer('q', T + 4, s.search)).text).toBe('answer 4');
     expect(cache.size).toBe(1);
   });
 
@@ -70,16 +73,16 @@ describe('offer search answer cache', () => {
       if (calls === 1) version.bump();
       return { text: `answer ${calls}`, changesAtMs: Number.POSITIVE_INFINITY };
     };
-    expect(await cache.answer('q', T, search)).toBe('answer 1');
-    expect(await cache.answer('q', T + 1, search)).toBe('answer 2');
-    expect(await cache.answer('q', T + 2, search)).toBe('answer 2');
+    expect((await cache.answer('q', T, search)).text).toBe('answer 1');
+    expect((await cache.answer('q', T + 1, search)).text).toBe('answer 2');
+    expect((await cache.answer('q', T + 2, search)).text).toBe('answer 2');
   });
 
   it('does not serve an entry to a clock set back before it was computed', async () => {
     const cache = new OfferSearchCache(new Version());
     const s = counting();
     await cache.answer('q', T, s.search);
-    expect(await cache.answer('q', T - 1, s.search)).toBe('answer 2');
+    expect((await cache.answer('q', T - 1, s.search)).text).toBe('answer 2');
   });
 
   it('lets concurrent misses of one query wait for one search', async () => {
@@ -94,7 +97,10 @@ describe('offer search answer cache', () => {
     const answers = [cache.answer('q', T, search), cache.answer('q', T + 1, search)];
     await new Promise((resolve) => setImmediate(resolve));
     release();
-    expect(await Promise.all(answers)).toEqual(['slow answer', 'slow answer']);
+    const [one, two] = await Promise.all(answers);
+    expect([one!.text, two!.text]).toEqual(['slow answer', 'slow answer']);
+    // The same answer object: what the route derives from it (the ETag) is computed once.
+    expect(two).toBe(one);
     expect(calls).toBe(1);
   });
 
@@ -109,16 +115,16 @@ describe('offer search answer cache', () => {
     await cache.answer('a', T, text('a again'));
     await cache.answer('c', T, text('cccccccccc'));
     expect(cache.size).toBe(2);
-    expect(await cache.answer('a', T, text('a fresh'))).toBe('aaaaaaaaaa');
-    expect(await cache.answer('b', T, text('b fresh'))).toBe('b fresh');
+    expect((await cache.answer('a', T, text('a fresh'))).text).toBe('aaaaaaaaaa');
+    expect((await cache.answer('b', T, text('b fresh'))).text).toBe('b fresh');
     // 20 more characters would pass maxChars (10 + 7 + 20): the least recently used ('a') goes.
     await cache.answer('d', T, text('dddddddddddddddddddd'));
     expect(cache.size).toBe(2);
-    expect(await cache.answer('b', T, text('b again'))).toBe('b fresh');
-    expect(await cache.answer('a', T, text('a last'))).toBe('a last');
+    expect((await cache.answer('b', T, text('b again'))).text).toBe('b fresh');
+    expect((await cache.answer('a', T, text('a last'))).text).toBe('a last');
     // An answer longer than maxChars is served but never kept.
-    expect(await cache.answer('e', T, text('e'.repeat(31)))).toHaveLength(31);
-    expect(await cache.answer('e', T, text('e fresh'))).toBe('e fresh');
+    expect((await cache.answer('e', T, text('e'.repeat(31)))).text).toHaveLength(31);
+    expect((await cache.answer('e', T, text('e fresh'))).text).toBe('e fresh');
   });
 
   it('answers fresh, every time, a query whose answer time changes between any two instants', () => {

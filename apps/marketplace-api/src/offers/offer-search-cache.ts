@@ -11,6 +11,7 @@ export interface ReadModelVersion {
 
 /** A search's answer and the last moment (epoch ms) at which time alone cannot have changed it. */
 export interface TimedAnswer {
+  /** The answer's JSON text, sent as is. */
   text: string;
   /** The earliest instant after the search's "now" at which an offer's rentability or a window changes. */
   changesAtMs: number;
@@ -30,8 +31,17 @@ export const OFFER_SEARCH_CACHE_DEFAULTS: OfferSearchCacheOptions = {
   maxChars: 16 * 1024 * 1024,
 };
 
+/**
+ * An answer as the route sends it: the same object for every request an entry serves, so what the route derives
+ * from the text (its ETag) is computed once per entry, not once per request.
+ */
+export interface SearchAnswer {
+  readonly text: string;
+  etag?: string;
+}
+
 interface Entry {
-  text: string;
+  answer: SearchAnswer;
   version: number;
   computedAtMs: number;
   /** Served while now < this: min(computedAt + maxAge, when time changes the answer). */
@@ -85,11 +95,11 @@ export class OfferSearchCache {
    * The answer to `key` at `nowMs`, from memory when an entry is valid, else from `search` (called with the
    * same `nowMs`, so the answer is exactly what a fresh search at that instant gives).
    */
-  async answer(key: string, nowMs: number, search: () => Promise<TimedAnswer>): Promise<string> {
+  async answer(key: string, nowMs: number, search: () => Promise<TimedAnswer>): Promise<SearchAnswer> {
     const version = this.readModel.version();
     if (version === null) {
       this.misses += 1;
-      return (await search()).text;
+      return { text: (await search()).text };
     }
     const cached = this.valid(key, version, nowMs);
     if (cached !== undefined) {
@@ -110,14 +120,15 @@ export class OfferSearchCache {
     this.running.set(key, { version, answer });
     try {
       const result = await answer;
-      if (this.readModel.version() === version) this.store(key, version, nowMs, result);
-      return result.text;
+      const fresh: SearchAnswer = { text: result.text };
+      if (this.readModel.version() === version) this.store(key, version, nowMs, fresh, result.changesAtMs);
+      return fresh;
     } finally {
       if (this.running.get(key)?.answer === answer) this.running.delete(key);
     }
   }
 
-  private valid(key: string, version: number, nowMs: number): string | undefined {
+  private valid(key: string, version: number, nowMs: number): SearchAnswer | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.version !== version || nowMs >= entry.validUntilMs || nowMs < entry.computedAtMs) {
@@ -127,16 +138,22 @@ export class OfferSearchCache {
     // Most recently used last: eviction takes the first.
     this.entries.delete(key);
     this.entries.set(key, entry);
-    return entry.text;
+    return entry.answer;
   }
 
-  private store(key: string, version: number, nowMs: number, result: TimedAnswer): void {
-    const validUntilMs = Math.min(nowMs + this.options.maxAgeMs, result.changesAtMs);
-    if (validUntilMs <= nowMs || result.text.length > this.options.maxChars) return;
+  private store(
+    key: string,
+    version: number,
+    nowMs: number,
+    answer: SearchAnswer,
+    changesAtMs: number,
+  ): void {
+    const validUntilMs = Math.min(nowMs + this.options.maxAgeMs, changesAtMs);
+    if (validUntilMs <= nowMs || answer.text.length > this.options.maxChars) return;
     const previous = this.entries.get(key);
     if (previous) this.drop(key, previous);
-    this.entries.set(key, { text: result.text, version, computedAtMs: nowMs, validUntilMs });
-    this.chars += result.text.length;
+    this.entries.set(key, { answer, version, computedAtMs: nowMs, validUntilMs });
+    this.chars += answer.text.length;
     for (const [oldKey, old] of this.entries) {
       if (this.entries.size <= this.options.maxEntries && this.chars <= this.options.maxChars) break;
       this.drop(oldKey, old);
@@ -145,6 +162,6 @@ export class OfferSearchCache {
 
   private drop(key: string, entry: Entry): void {
     this.entries.delete(key);
-    this.chars -= entry.text.length;
+    this.chars -= entry.answer.text.length;
   }
 }

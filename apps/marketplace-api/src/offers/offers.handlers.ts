@@ -1,11 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
+import { jsonObjectText } from '@rigmarket/http-kit';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
 import { type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
-import { OfferSearchCache, type TimedAnswer, cacheableQuery } from './offer-search-cache';
+import { OfferSearchCache, type SearchAnswer, type TimedAnswer, cacheableQuery } from './offer-search-cache';
 
 export type OfferView = Omit<OfferRow, 'driver_vers'> & {
   ask_contract_id: number;
@@ -98,8 +99,8 @@ export async function searchOffers(
   return JSON.parse(await searchOffersJson(sql, query, now, schema)) as OfferView[];
 }
 
-/** A search; its answer is the offers as JSON text (searchOffersJson). */
-export class SearchOffersQuery extends Query<string> {
+/** A search; its answer is the whole answer `{"offers": [...]}` as JSON text (searchOffersJson inside). */
+export class SearchOffersQuery extends Query<SearchAnswer> {
   constructor(readonly body: unknown) {
     super();
   }
@@ -119,11 +120,14 @@ export class SearchOffersHandler implements IQueryHandler<SearchOffersQuery> {
     return (this.cache ??= new OfferSearchCache(this.runtime.db.watchReadModels(OFFER_SEARCH_TABLES)));
   }
 
-  async execute(search: SearchOffersQuery): Promise<string> {
+  async execute(search: SearchOffersQuery): Promise<SearchAnswer> {
     const query = parseOfferQuery(search.body);
     const now = this.runtime.infra.clock.now();
-    const fresh = () => searchOffersTimed(this.runtime.db, query, now);
-    if (!cacheableQuery(query)) return (await fresh()).text;
+    const fresh = async (): Promise<TimedAnswer> => {
+      const found = await searchOffersTimed(this.runtime.db, query, now);
+      return { text: jsonObjectText({ offers: found.text }), changesAtMs: found.changesAtMs };
+    };
+    if (!cacheableQuery(query)) return { text: (await fresh()).text };
     return this.answers.answer(JSON.stringify(query), now.getTime(), fresh);
   }
 }
