@@ -83,12 +83,17 @@ module.exports = async function search(mode, { short, sizes }) {
             body: JSON.stringify(query),
           });
           if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
-          await res.json();
+          // Read as text, as the /healthz ceiling is: the server shares this process, so parsing ~110 KB
+          // here would be counted against the search. The answers are checked to parse below.
+          return res.text();
         };
         const post = () => send(body);
         let varied = 0;
         const cold = () => send({ ...body, allocated_storage: 5 + (varied++ % 1_000_000) / 1000 });
-        for (let i = 0; i < 5; i += 1) await post();
+        for (let i = 0; i < 5; i += 1) {
+          const answer = JSON.parse(await post());
+          if (!Array.isArray(answer.offers)) throw new Error(`${name}: no offers array in the answer`);
+        }
         const s = stats(await timeEach(rounds, post));
         const { sql, params } = offerSearchSql(
           parseOfferQuery(body),
