@@ -81,34 +81,48 @@ describe('the events hash chain on PostgreSQL', () => {
     expect(row!.hash).toBe(createHash('sha256').update(`${GENESIS_HASH}\n${canonical}`).digest('hex'));
   });
 
-  it('stays one chain under concurrent appends from several processes', async () => {
+  it('stays one chain under concurrent appends from several processes, some rolled back', async () => {
     const schema = await storeWith(0);
-    // three connection pools: three processes appending to one context at once
+    // three connection pools, each with its store: three processes appending to one context at once (each
+    // store's guess of the head goes stale whenever another one appended or a transaction rolled back)
     const processes = await Promise.all(
       [1, 2, 3].map(() => Database.connect({ kind: 'postgres', url, poolSize: 4 })),
     );
+    const stores = processes.map(() => new EventStore('marketplace', schema));
+    const rolledBack = (i: number) => i % 7 === 3;
     try {
-      const store = new EventStore('marketplace', schema);
       await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
-          processes[i % 3]!.transaction((sql) =>
-            store.append(
+          processes[i % 3]!.transaction(async (sql) => {
+            await stores[i % 3]!.append(
               sql,
               `machine-${i}`,
               0,
               Array.from({ length: 1 + (i % 3) }, (_, k) => heartbeat(k)),
               metadata,
               new Date(),
-            ),
-          ),
+            );
+            if (rolledBack(i)) throw new Error('rolled back');
+          }).catch((error: unknown) => {
+            if (!rolledBack(i)) throw error;
+          }),
         ),
       );
+      // and one more from each, one after the other
+      for (const [n, store] of stores.entries())
+        await processes[n]!.transaction((sql) =>
+          store.append(sql, `machine-last-${n}`, 0, [heartbeat(n)], metadata, new Date()),
+        );
     } finally {
       await Promise.all(processes.map((p) => p.close()));
     }
+    const expected = Array.from({ length: 60 }, (_, i) => (rolledBack(i) ? 0 : 1 + (i % 3))).reduce(
+      (a, b) => a + b,
+      3,
+    );
     const report = await db.transaction((sql) => verifyChain(sql, schema));
     expect(report.broken).toBeUndefined();
-    expect(report.events).toBe(120);
+    expect(report.events).toBe(expected);
   }, 60_000);
 
   it('an UPDATE of one row breaks the chain at that row, naming the expected and the stored hash', async () => {
