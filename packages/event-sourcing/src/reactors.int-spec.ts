@@ -109,6 +109,38 @@ describe('reactors on PostgreSQL', () => {
     logged.mockRestore();
   });
 
+  it('retries failed work when its delay ends, however far apart an idle worker polls', async () => {
+    const logged = jest.spyOn(deadLetterLogger, 'error').mockImplementation(() => undefined);
+    const ran: number[] = [];
+    let fails = 1;
+    const flaky: Reactor<CreditExhausted> = {
+      name: 'flaky_once',
+      sources: [{ context: 'marketplace', streamType: 'ledger' }],
+      eventTypes: ['CreditExhausted'],
+      async react(e) {
+        if (fails > 0) {
+          fails -= 1;
+          throw new Error('host unreachable');
+        }
+        ran.push(e.data.userId);
+      },
+    };
+    // Polls a minute apart (an idle embedded server backs off to tens of seconds): only the retry's own
+    // due time brings the work back within the test's time.
+    const slow = new ReactorWorker(db, 'marketplace', [flaky], { pollIntervalMs: 60_000 });
+    slow.start();
+    try {
+      const [subscription] = slow.subscriptions('slow');
+      await subscription!.handle(envelope('e9', 'CreditExhausted', 21), delivery);
+      await eventually(async () => (ran.includes(21) ? true : undefined), 10_000, 'the retried work ran');
+      expect(ran).toEqual([21]);
+      expect(logged.mock.calls.filter((c) => /failed on event e9/.test(String(c[0])))).toHaveLength(1);
+    } finally {
+      await slow.stop();
+      logged.mockRestore();
+    }
+  });
+
   it('hands a batch reactor its queued events together, and one by one when the batch fails', async () => {
     const batches: number[][] = [];
     const single: number[] = [];

@@ -91,6 +91,9 @@ export interface ReactorWorkerOptions {
   onError?: (reactor: string, error: unknown, event?: EventEnvelope) => void;
 }
 
+/** The shortest wait before a poll that a pending retry's due time asks for. */
+const MIN_POLL_MS = 20;
+
 interface QueueRow {
   reactor: string;
   event_id: string;
@@ -109,6 +112,8 @@ export class ReactorWorker {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  /** Drains set for when a failed item's retry falls due. */
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
   private readonly reactors: Reactor[];
   /** Items run so far (done or failed): a poll that ran none lets the worker sleep longer. */
   private processed = 0;
@@ -218,10 +223,13 @@ export class ReactorWorker {
     const tick = (): void => {
       if (this.stopped) return;
       const before = this.processed;
-      void this.poll().finally(() => {
+      const next = (dueInMs: number | undefined): void => {
         delay.after(this.processed - before);
-        if (!this.stopped) this.timer = setTimeout(tick, delay.ms);
-      });
+        // A retry that falls due before the next poll is not kept waiting for it.
+        const ms = dueInMs === undefined ? delay.ms : Math.min(delay.ms, Math.max(MIN_POLL_MS, dueInMs));
+        if (!this.stopped) this.timer = setTimeout(tick, ms);
+      };
+      void this.poll().then(next, () => next(undefined));
     };
     tick();
   }
@@ -229,26 +237,43 @@ export class ReactorWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
     await this.running;
   }
 
   /**
    * A poll: drains only when an item is due. One read of the pending index costs less than the claims (an
-   * UPDATE per kind of reactor), which an idle server would otherwise run on every poll.
+   * UPDATE per kind of reactor), which an idle server would otherwise run on every poll. Answers in how many
+   * ms the next pending item (a retry waiting out its delay) falls due, if one waits.
    */
-  private async poll(): Promise<void> {
-    if (this.reactors.length === 0) return;
+  private async poll(): Promise<number | undefined> {
+    if (this.reactors.length === 0) return undefined;
     try {
-      const [due] = await this.db.query<{ due: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM ${this.schema}.reactor_queue
-                         WHERE done_at IS NULL AND claimed_until < now() AND attempts < $1 AND reactor = ANY($2::text[])) AS due`,
+      const [next] = await this.db.query<{ due_in_ms: number | string | null }>(
+        `SELECT (EXTRACT(EPOCH FROM min(claimed_until) - now()) * 1000)::float8 AS due_in_ms
+           FROM ${this.schema}.reactor_queue
+          WHERE done_at IS NULL AND attempts < $1 AND reactor = ANY($2::text[])`,
         [this.options.maxAttempts ?? 10, this.reactors.map((r) => r.name)],
       );
-      if (!due?.due) return;
+      if (next?.due_in_ms === null || next?.due_in_ms === undefined) return undefined;
+      const dueInMs = Number(next.due_in_ms);
+      if (dueInMs > 0) return dueInMs;
     } catch {
       // The database is away: the drain reports it.
     }
     await this.drain();
+    return undefined;
+  }
+
+  private drainIn(ms: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      void this.drain();
+    }, ms + MIN_POLL_MS);
+    timer.unref();
+    this.retryTimers.add(timer);
   }
 
   /** Runs every item due now. Concurrent calls share one run (and one more after it). */
@@ -372,16 +397,14 @@ export class ReactorWorker {
       );
       this.options.onError?.(reactor.name, error, event);
       // Retry later with a growing delay.
+      const retryMs = Math.min(60_000, 250 * 2 ** row.attempts);
       await this.db.execute(
         `UPDATE ${this.schema}.reactor_queue SET last_error = $3, claimed_until = now() + ($4 || ' milliseconds')::interval
           WHERE reactor = $1 AND event_id = $2`,
-        [
-          row.reactor,
-          row.event_id,
-          String(error).slice(0, 2000),
-          String(Math.min(60_000, 250 * 2 ** row.attempts)),
-        ],
+        [row.reactor, row.event_id, String(error).slice(0, 2000), String(retryMs)],
       );
+      // On time, however far an idle worker's polls have backed off.
+      if (row.attempts < max) this.drainIn(retryMs);
     }
   }
 }
