@@ -156,10 +156,16 @@ export interface PoolLike {
 
 export function pglitePoolClass(dataDir: string): new (options?: unknown) => PoolLike {
   return class ExclusivePglitePool extends EventEmitter {
+    /** Set by end(): a query that comes later (a loop not yet stopped) fails instead of opening the folder again. */
+    private ended = false;
     constructor(_options?: unknown) {
       super();
     }
     connect(callback: (err: unknown, client: PgliteClient | null, release: () => void) => void): void {
+      if (this.ended) {
+        callback(new Error('the embedded database is closed'), null, () => undefined);
+        return;
+      }
       let lock = locks.get(dataDir);
       if (!lock) {
         lock = new ExclusiveLock();
@@ -169,6 +175,7 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
         try {
           // The session changes hands on a fresh turn, so waiting requests interleave with a busy loop.
           await yieldToEventLoop();
+          if (this.ended) throw new Error('the embedded database is closed');
           const db = await pgliteInstance(dataDir);
           let released = false;
           callback(null, new PgliteClient(db, dataDir), () => {
@@ -184,6 +191,7 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
       });
     }
     end(callback?: (err: unknown) => void): void {
+      this.ended = true;
       closePglite(dataDir).then(
         () => callback?.(null),
         (err: unknown) => callback?.(err),
