@@ -1,19 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ManualClock } from '@rigmarket/event-sourcing';
-import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
-import { MarketplaceModule } from '@rigmarket/marketplace-api';
-import { SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
-import {
-  BOTH_MODES,
-  type HarnessMode,
-  type PlatformHarness,
-  eventually,
-  startPlatform,
-} from '@rigmarket/testing';
+import { BOTH_MODES, type HarnessMode, eventually } from '@rigmarket/testing';
 import request from 'supertest';
-import { HOST_HARDWARE, LIST_MACHINE_ASK } from './testing/fixtures';
-import { grantCredit, verifiedUser } from './testing/users';
+import {
+  type SimulatedRentalPlatform,
+  startSimulatedRentalPlatform,
+} from './testing/simulated-rental-platform';
 
 const ADMIN_KEY = 'admin-poll-cache-key-0123456789';
 const HOUR = 3600 * 1000;
@@ -28,9 +20,8 @@ type Row = Record<string, unknown> & { id: number };
  * gets another's answer.
  */
 describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode) => {
-  let h: PlatformHarness;
+  let h: SimulatedRentalPlatform;
   const clock = new ManualClock(new Date());
-  const mailer = new RecordingMailer();
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
   const admin = as(ADMIN_KEY);
@@ -68,50 +59,15 @@ describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode
     );
   const rowOf = async (id: number): Promise<Row | undefined> =>
     (await poll()).instances.find((r) => r.id === id);
-  const rent = async (key: string): Promise<number> => {
-    const res = await eventually(
-      async () => {
-        const r = await http()
-          .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
-          .set(as(key))
-          .send({ image: 'busybox', disk: 10 });
-        return r.status === 200 ? r : undefined;
-      },
-      60_000,
-      'the offer in instance-lifecycle',
-    );
-    return res.body.new_contract as number;
-  };
 
   beforeAll(async () => {
-    h = await startPlatform(
-      mode,
-      [
-        IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-        SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-        MarketplaceModule.forRoot(),
-        InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 20, bootMs: 60, stopMs: 30 } }),
-      ],
-      { clock },
-    );
-    for (const path of ['/api/v0/machines', '/api/v0/machines/maintenances']) {
-      await eventually(
-        async () => ((await http().get(path).set(admin)).status === 200 ? true : undefined),
-        60_000,
-        `the admin key at ${path}`,
-      );
-    }
-    renterKey = await verifiedUser(h.app.getHttpServer(), mailer, 'poller');
-    otherKey = await verifiedUser(h.app.getHttpServer(), mailer, 'other');
-    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
-    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, otherKey);
-    machineId = (await http().post('/api/v0/machines/').set(admin).send(HOST_HARDWARE).expect(201)).body
-      .machine_id;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(admin)
-      .send({ machine: machineId, ...LIST_MACHINE_ASK })
-      .expect(200);
+    h = await startSimulatedRentalPlatform(mode, {
+      adminKey: ADMIN_KEY,
+      users: { renter: 'poller', other: 'other' },
+      simulatedHost: { pullMs: 20, bootMs: 60, stopMs: 30 },
+      clock,
+    });
+    ({ renterKey, otherKey, machineId } = h);
   }, 240_000);
   afterAll(async () => {
     await h?.close();
@@ -119,7 +75,7 @@ describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode
 
   it('shows a rent, a label, the host reports and a stop on the very next poll, equal to a fresh read', async () => {
     expect(await pollMatchesFresh()).toEqual([]);
-    const id = await rent(renterKey);
+    const id = await h.rent(renterKey);
     ids.push(id);
     // Read-your-writes: no waiting.
     expect((await rowOf(id))?.id).toBe(id);
@@ -159,7 +115,7 @@ describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode
     expect(mine.length).toBeGreaterThan(0);
     const others = await pollMatchesFresh(otherKey);
     expect(others).toEqual([]);
-    const otherId = await rent(otherKey);
+    const otherId = await h.rent(otherKey);
     expect((await poll(otherKey)).instances.map((r) => r.id)).toEqual([otherId]);
     expect((await poll()).instances.map((r) => r.id)).not.toContain(otherId);
     await http().delete(`/api/v0/instances/${otherId}/`).set(as(otherKey)).send({}).expect(200);
@@ -202,7 +158,7 @@ describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode
 
   it("shows a finished sync's notice, and the instance's own message once the notice lapses", async () => {
     const dst = ids[0]!;
-    const src = await rent(renterKey);
+    const src = await h.rent(renterKey);
     ids.push(src);
     // The new instance reaches sync-maintenance over the transport first.
     await eventually(

@@ -1,17 +1,13 @@
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
-import { IdentityModule, RecordingMailer } from '@rigmarket/identity-2fa';
-import { INSTANCE_RUNTIME, InstanceLifecycleModule } from '@rigmarket/instance-lifecycle';
-import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
-import { SYNC_RUNTIME, SyncMaintenanceModule, UnavailableCopyExecutor } from '@rigmarket/sync-maintenance';
-import {
-  BOTH_MODES,
-  type HarnessMode,
-  type PlatformHarness,
-  eventually,
-  startPlatform,
-} from '@rigmarket/testing';
+import { INSTANCE_RUNTIME } from '@rigmarket/instance-lifecycle';
+import { MARKETPLACE_RUNTIME } from '@rigmarket/marketplace-api';
+import { SYNC_RUNTIME } from '@rigmarket/sync-maintenance';
+import { BOTH_MODES, eventually } from '@rigmarket/testing';
 import request from 'supertest';
-import { grantCredit, verifiedUser } from './testing/users';
+import {
+  type SimulatedRentalPlatform,
+  startSimulatedRentalPlatform,
+} from './testing/simulated-rental-platform';
 
 /**
  * sync-maintenance over HTTP with the other contexts: maintenance windows (owner only, listed, visible
@@ -19,48 +15,6 @@ import { grantCredit, verifiedUser } from './testing/users';
  * spec). Hosts are simulated, so copies fail with a clear message (the Docker copy has its own spec).
  */
 const ADMIN_KEY = 'admin-sync-maint-key-0123456789';
-
-interface Harness extends PlatformHarness {
-  mailer: RecordingMailer;
-}
-
-async function start(mode: HarnessMode): Promise<Harness> {
-  const mailer = new RecordingMailer();
-  // sync-maintenance first, as the embedded platform does (machines/maintenances vs machines/:id)
-  const platform = await startPlatform(mode, [
-    IdentityModule.forRoot({ adminKey: ADMIN_KEY, mailer }),
-    SyncMaintenanceModule.forRoot({ copyExecutor: new UnavailableCopyExecutor() }),
-    MarketplaceModule.forRoot(),
-    InstanceLifecycleModule.forRoot({ simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 } }),
-  ]);
-  return { ...platform, mailer };
-}
-
-const HARDWARE = {
-  gpu_name: 'RTX 4090',
-  num_gpus: 4,
-  gpu_ram: 24564,
-  cuda_max_good: 12.4,
-  driver_version: '550.54.15',
-  compute_cap: 890,
-  cpu_cores: 32,
-  cpu_ram: 128000,
-  disk_space: 2000,
-  inet_up: 900,
-  inet_down: 950,
-  direct_port_count: 100,
-  public_ipaddr: '203.0.113.8',
-  geolocation: 'US',
-};
-const ASK = {
-  price_gpu: 0.5,
-  price_disk: 0.15,
-  price_inetu: 0.01,
-  price_inetd: 0.01,
-  price_min_bid: 0.3,
-  min_chunk: 1,
-  end_date: 4102444800.0,
-};
 
 interface Offer {
   id: number;
@@ -71,7 +25,7 @@ interface Offer {
 }
 
 describe.each(BOTH_MODES)('sync-maintenance over HTTP, %s', (_mode, harnessMode) => {
-  let h: Harness;
+  let h: SimulatedRentalPlatform;
   const http = () => request(h.app.getHttpServer());
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
   const admin = as(ADMIN_KEY);
@@ -82,12 +36,6 @@ describe.each(BOTH_MODES)('sync-maintenance over HTTP, %s', (_mode, harnessMode)
   let machineId: number;
   const instances: number[] = [];
   const now = () => Math.floor(Date.now() / 1000);
-
-  const user = () =>
-    verifiedUser(h.app.getHttpServer(), h.mailer, 'renter', [
-      '/api/v0/instances/',
-      '/api/v0/machines/maintenances',
-    ]);
 
   const search = async (body: object): Promise<Offer[]> =>
     (
@@ -104,60 +52,16 @@ describe.each(BOTH_MODES)('sync-maintenance over HTTP, %s', (_mode, harnessMode)
     >;
 
   beforeAll(async () => {
-    h = await start(harnessMode);
-    for (const path of ['/api/v0/machines', '/api/v0/machines/maintenances']) {
-      await eventually(
-        async () => ((await http().get(path).set(admin)).status === 200 ? true : undefined),
-        60_000,
-        `the admin key at ${path}`,
-      );
-    }
-    await eventually(
-      async () =>
-        (
-          await http()
-            .put('/api/v0/machines/999999/verification/')
-            .set(admin)
-            .send({ verification: 'verified' })
-        ).status === 404
-          ? true
-          : undefined,
-      60_000,
-      'the admin user in marketplace',
-    );
+    h = await startSimulatedRentalPlatform(harnessMode, {
+      adminKey: ADMIN_KEY,
+      users: { renter: 'renter', other: 'renter' },
+      simulatedHost: { pullMs: 30, bootMs: 120, stopMs: 50 },
+    });
+    ({ renterKey, otherKey, machineId } = h);
     adminUserId = (await http().get('/api/v0/users/current').set(admin).expect(200)).body.id;
-    renterKey = await user();
     renterUserId = (await http().get('/api/v0/users/current').set(as(renterKey)).expect(200)).body.id;
-    otherKey = await user();
-    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);
-    await grantCredit(h.app.getHttpServer(), ADMIN_KEY, otherKey);
-    machineId = (await http().post('/api/v0/machines/').set(admin).send(HARDWARE).expect(201)).body
-      .machine_id;
-    await http()
-      .put('/api/v0/machines/create_asks/')
-      .set(admin)
-      .send({ machine: machineId, ...ASK })
-      .expect(200);
-    await http()
-      .put(`/api/v0/machines/${machineId}/verification/`)
-      .set(admin)
-      .send({ verification: 'verified' })
-      .expect(200);
-    // two 1-GPU instances of the renter on the machine (the first accept waits for the machine to reach instance-lifecycle)
-    for (let i = 0; i < 2; i += 1) {
-      const created = await eventually(
-        async () => {
-          const res = await http()
-            .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
-            .set(as(renterKey))
-            .send({ image: 'busybox', disk: 10 });
-          return res.status === 200 ? res : undefined;
-        },
-        60_000,
-        'an instance',
-      );
-      instances.push(created.body.new_contract);
-    }
+    // two 1-GPU instances of the renter on the machine (the first rent waits for the machine to reach instance-lifecycle)
+    for (let i = 0; i < 2; i += 1) instances.push(await h.rent(renterKey));
   }, 240_000);
   afterAll(async () => {
     await h?.close();
