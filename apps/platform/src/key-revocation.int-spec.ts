@@ -72,86 +72,54 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
 
   const machinesWith = (key: string) =>
     request(marketplaceUrl).get('/api/v0/machines?owner=me').set('Authorization', `Bearer ${key}`);
-
-  it('accepts a new key once its event arrived, and refuses it soon after deletion', async () => {
+  /** Waits until marketplace-api answers `key` with `status` (what the key's last event there makes of it). */
+  const untilMarketplaceAnswers = (key: string, status: number, ms: number, what: string) =>
+    eventually(async () => ((await machinesWith(key)).status === status ? true : undefined), ms, what);
+  /** An API key the admin creates in identity with `body`, once marketplace-api answers it with `status`. */
+  const keyInMarketplace = async (body: object, status = 200): Promise<{ id: number; key: string }> => {
     const created = await request(identity.getHttpServer())
       .post('/api/v0/auth/apikeys/')
       .set('Authorization', `Bearer ${ADMIN_KEY}`)
-      .send({ name: 'remote' })
+      .send(body)
       .expect(201);
-    const key = created.body.key as string;
-    await eventually(
-      async () => ((await machinesWith(key)).status === 200 ? true : undefined),
-      20_000,
-      'the key to reach marketplace-api',
-    );
+    await untilMarketplaceAnswers(created.body.key, status, 20_000, 'the key to reach marketplace-api');
+    return { id: created.body.id as number, key: created.body.key as string };
+  };
+
+  it('accepts a new key once its event arrived, and refuses it soon after deletion', async () => {
+    const created = await keyInMarketplace({ name: 'remote' });
+    const { key } = created;
     const ok = await machinesWith(key);
     expect(ok.body).toEqual({ success: true, machines: [] });
 
     await request(identity.getHttpServer())
-      .delete(`/api/v0/auth/apikeys/${created.body.id}/`)
+      .delete(`/api/v0/auth/apikeys/${created.id}/`)
       .set('Authorization', `Bearer ${ADMIN_KEY}`)
       .send({})
       .expect(200);
-    await eventually(
-      async () => ((await machinesWith(key)).status === 401 ? true : undefined),
-      10_000,
-      'the deletion to reach marketplace-api',
-    );
+    await untilMarketplaceAnswers(key, 401, 10_000, 'the deletion to reach marketplace-api');
     const refused = await machinesWith(key);
     expect(refused.body).toEqual({ success: false, error: 'invalid_key', msg: 'Invalid user key' });
   });
 
   it('refuses the old value of a reset key and accepts the new one', async () => {
-    const server = identity.getHttpServer();
-    const created = await request(server)
-      .post('/api/v0/auth/apikeys/')
-      .set('Authorization', `Bearer ${ADMIN_KEY}`)
-      .send({})
-      .expect(201);
-    await eventually(
-      async () => ((await machinesWith(created.body.key)).status === 200 ? true : undefined),
-      20_000,
-      'the key',
-    );
-    const reset = await request(server)
+    const { key } = await keyInMarketplace({});
+    const reset = await request(identity.getHttpServer())
       .put('/api/v0/commands/reset_apikey/')
-      .set('Authorization', `Bearer ${created.body.key}`)
+      .set('Authorization', `Bearer ${key}`)
       .send({})
       .expect(200);
-    await eventually(
-      async () => ((await machinesWith(created.body.key)).status === 401 ? true : undefined),
-      10_000,
-      'the reset',
-    );
+    await untilMarketplaceAnswers(key, 401, 10_000, 'the reset');
     expect((await machinesWith(reset.body.new_api_key)).status).toBe(200);
   });
 
   it('enforces scopes there too: a key without machine_read gets 403', async () => {
-    const created = await request(identity.getHttpServer())
-      .post('/api/v0/auth/apikeys/')
-      .set('Authorization', `Bearer ${ADMIN_KEY}`)
-      .send({ permissions: { api: { user_read: {} } } })
-      .expect(201);
-    await eventually(
-      async () => ((await machinesWith(created.body.key)).status === 403 ? true : undefined),
-      20_000,
-      'the scoped key',
-    );
+    await keyInMarketplace({ permissions: { api: { user_read: {} } } }, 403);
   });
 
   it("refuses a key at once when another process revokes it in marketplace's key table (its cache follows NOTIFY)", async () => {
-    const created = await request(identity.getHttpServer())
-      .post('/api/v0/auth/apikeys/')
-      .set('Authorization', `Bearer ${ADMIN_KEY}`)
-      .send({ name: 'cached' })
-      .expect(201);
-    const key = created.body.key as string;
-    await eventually(
-      async () => ((await machinesWith(key)).status === 200 ? true : undefined),
-      20_000,
-      'the key to reach marketplace-api',
-    );
+    const created = await keyInMarketplace({ name: 'cached' });
+    const { key } = created;
     // Found valid, so now cached in marketplace-api's process.
     expect((await machinesWith(key)).status).toBe(200);
 
@@ -171,23 +139,19 @@ describe('a key deleted in identity-2fa is refused by another app process', () =
         eventId: '00000000-0000-4000-8000-00000000a11d',
         type: 'ApiKeyDeleted',
         schemaVersion: 1,
-        streamId: `api_key-${created.body.id}`,
+        streamId: `api_key-${created.id}`,
         streamType: 'api_key',
         streamPosition: 2,
         globalPosition: '0',
         occurredAt: new Date().toISOString(),
         context: 'identity',
-        data: { keyId: created.body.id, deletedAt: new Date().toISOString() },
+        data: { keyId: created.id, deletedAt: new Date().toISOString() },
         metadata: { correlationId: 'replica', causationId: 'replica' },
       } as EventEnvelope;
       await db.transaction((sql) => applyProjection(sql, schema, authKeysProjection(schema), deletion));
       await notified;
       // The NOTIFY reached this listener; the other process's arrives at about the same time.
-      await eventually(
-        async () => ((await machinesWith(key)).status === 401 ? true : undefined),
-        2_000,
-        'the NOTIFY to reach marketplace-api',
-      );
+      await untilMarketplaceAnswers(key, 401, 2_000, 'the NOTIFY to reach marketplace-api');
     } finally {
       await listener.end();
     }
