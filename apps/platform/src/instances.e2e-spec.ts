@@ -22,7 +22,7 @@ import {
 } from '@rigmarket/testing';
 import request from 'supertest';
 import { simulatedHostKeys } from './testing/simulated-host-keys';
-import { grantCredit, verifiedUser } from './testing/users';
+import { adminInMarketplace, grantCredit, verifiedUser } from './testing/users';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
 
 /**
@@ -101,19 +101,7 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
       60_000,
       'the admin key in marketplace',
     );
-    await eventually(
-      async () =>
-        (
-          await http()
-            .put('/api/v0/machines/999999/verification/')
-            .set(as(ADMIN_KEY))
-            .send({ verification: 'verified' })
-        ).status === 404
-          ? true
-          : undefined,
-      60_000,
-      'the admin user in marketplace',
-    );
+    await adminInMarketplace(h.app.getHttpServer(), ADMIN_KEY);
     renterKey = await user();
     otherKey = await user();
     await grantCredit(h.app.getHttpServer(), ADMIN_KEY, renterKey);

@@ -12,6 +12,7 @@ import {
 } from '@rigmarket/testing';
 import request from 'supertest';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
+import { adminInMarketplace } from './testing/users';
 
 /**
  * marketplace-api over HTTP, composed with identity-2fa so bearer keys work: keys reach the marketplace
@@ -64,19 +65,7 @@ describe.each(BOTH_MODES)('marketplace over HTTP, %s', (_label, mode) => {
       60_000,
       'the admin key in marketplace',
     );
-    await eventually(
-      async () =>
-        (
-          await http()
-            .put('/api/v0/machines/999999/verification/')
-            .set(as(ADMIN_KEY))
-            .send({ verification: 'verified' })
-        ).status === 404
-          ? true
-          : undefined,
-      60_000,
-      'the admin user in marketplace',
-    );
+    await adminInMarketplace(h.app.getHttpServer(), ADMIN_KEY);
     const email = `${uniqueName('renter')}@example.com`;
     await http().post('/api/v0/users/').send({ email, password: 'correct horse battery' }).expect(201);
     const code = /code is (\w+)/.exec(h.mailer.sent.find((m) => m.to === email)?.text ?? '')?.[1];
