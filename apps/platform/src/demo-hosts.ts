@@ -4,6 +4,8 @@
  * agent: instance-lifecycle's simulated host serves them (realistic timings, synthetic logs).
  * It goes through the public API like any host would.
  */
+import { EPYC_RIG } from './rig-hardware';
+
 export interface DemoHost {
   hostname: string;
   gpu_name: string;
@@ -77,34 +79,23 @@ async function withRetry<T>(what: string, attempt: () => Promise<T>, timeoutMs =
 }
 
 /**
- * Lists one simulated host as the admin, through the public API: registers the machine (an EPYC rig with
- * `host`'s GPUs), lists its ask (`host.price_gpu` per GPU-hour, half of it as the minimum bid) and verifies
+ * Lists one simulated host as the admin, through the public API: registers the machine (EPYC_RIG with
+ * `host`'s GPUs, twice its memory, NVMe disks and 200 ports), lists its ask (`host.price_gpu` per GPU-hour, half of it as the minimum bid) and verifies
  * it. Retries while the admin's key is still on its way to the marketplace. Returns the machine id.
  */
 export async function listDemoHost(baseUrl: string, adminKey: string, host: DemoHost): Promise<number> {
   const registered = await withRetry('register a demo machine', () =>
     call(baseUrl, adminKey, 'POST', '/api/v0/machines/', {
+      ...EPYC_RIG,
       hostname: host.hostname,
       gpu_name: host.gpu_name,
       num_gpus: host.num_gpus,
       gpu_ram: host.gpu_ram,
-      cuda_max_good: 12.4,
-      driver_version: '550.54.15',
-      compute_cap: 890,
-      cpu_name: 'AMD EPYC 7543',
-      cpu_cores: 32,
-      cpu_ghz: 2.8,
       cpu_ram: 257000,
-      disk_space: 2000,
-      disk_bw: 3000,
       disk_name: 'NVMe',
-      inet_up: 900,
-      inet_down: 950,
       direct_port_count: 200,
       public_ipaddr: host.public_ipaddr,
       geolocation: host.geolocation,
-      pci_gen: 4,
-      pcie_bw: 24.5,
     }),
   );
   const machineId = Number(registered.machine_id);
