@@ -46,7 +46,25 @@ async function throughput(fn, { concurrency = 8, durationMs = 2000 } = {}) {
     }),
   );
   const elapsed = (performance.now() - start) / 1000;
-  return { perSec: times.length / elapsed, ...stats(times) };
+  return { perSec: times.length / elapsed, concurrency, ...stats(times) };
+}
+
+/**
+ * A results row of a rate held against /healthz's: `measured` has perSec, p50 and p99 (throughput()'s answer,
+ * or the same worked out by the case), `healthz` is throughput() of /healthz; the ratio is the one rate over
+ * the other. `more` goes after the ceiling (counts, what else the case saw).
+ */
+function throughputRow({ case: name, mode, goal = '' }, measured, healthz, more = '') {
+  return {
+    case: name,
+    mode,
+    p50: measured.p50,
+    p99: measured.p99,
+    perSec: measured.perSec,
+    ceiling: `/healthz ${Math.round(healthz.perSec)}/s (${healthz.concurrency} concurrent)${more ? `; ${more}` : ''}`,
+    ratio: measured.perSec / healthz.perSec,
+    goal,
+  };
 }
 
 /** A database of its own: PGlite in memory (embedded) or a new PostgreSQL database (distributed). */
@@ -100,4 +118,15 @@ const ms = (v) =>
 const num = (v) => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));
 const ratio = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}` : '');
 
-module.exports = { stats, timeEach, throughput, freshDatabase, machine, getJson, ms, num, ratio };
+module.exports = {
+  stats,
+  timeEach,
+  throughput,
+  throughputRow,
+  freshDatabase,
+  machine,
+  getJson,
+  ms,
+  num,
+  ratio,
+};
