@@ -14,6 +14,7 @@ export * from './outbox-relay';
 export * from './command-runner';
 export * from './commit-signal';
 export { READ_MODEL_CHANNEL, ReadModelWatch, readModelsChanged } from './read-model-signals';
+export * from './versioned-answer-cache';
 export * from './context-runtime';
 export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
 export * from './nest';

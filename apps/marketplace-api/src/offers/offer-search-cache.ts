@@ -1,13 +1,5 @@
+import { type ReadModelVersion, VersionedAnswerCache } from '@rigmarket/event-sourcing';
 import type { OfferQuery } from './offer-query';
-
-/**
- * What tells the cache that the offers read model changed: a number that moves whenever a transaction that
- * changed one of its tables commits (in this process at once, in another one by NOTIFY), or null while a
- * change could go unseen (PostgreSQL's LISTEN connection down). `Database.watchReadModels` gives one.
- */
-export interface ReadModelVersion {
-  version(): number | null;
-}
 
 /** A search's answer and the last moment (epoch ms) at which time alone cannot have changed it. */
 export interface TimedAnswer {
@@ -40,14 +32,6 @@ export interface SearchAnswer {
   etag?: string;
 }
 
-interface Entry {
-  answer: SearchAnswer;
-  version: number;
-  computedAtMs: number;
-  /** Served while now < this: min(computedAt + maxAge, when time changes the answer). */
-  validUntilMs: number;
-}
-
 /**
  * Whether the answer to a query changes with time only at the instants TimedAnswer.changesAtMs names. Time
  * enters a search in three ways: `duration` (rentable-until minus now), `rentable` (rentable-until after now)
@@ -65,8 +49,9 @@ export function cacheableQuery(query: OfferQuery): boolean {
 
 /**
  * Answers of offer searches kept in memory while the offers read model is unchanged (docs/benchmarks.md,
- * "Search index strategy"). The key is the parsed query, so differently written bodies of one search share an
- * entry; nothing in an answer depends on who asks. An entry is served only while
+ * "Search index strategy"; the rules of keeping: VersionedAnswerCache). The key is the parsed query, so
+ * differently written bodies of one search share an entry; nothing in an answer depends on who asks. An entry
+ * is served only while
  * - the read model's version is the one it was computed under (a change committed since drops it), and
  *   never while the version is unknown (null);
  * - now is before min(computed + maxAgeMs, the answer's changesAtMs), and not before it was computed (a
@@ -75,20 +60,25 @@ export function cacheableQuery(query: OfferQuery): boolean {
  * hold the change). Concurrent misses of one query under one version wait for one search.
  */
 export class OfferSearchCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly kept: VersionedAnswerCache<string, SearchAnswer>;
   private readonly running = new Map<string, { version: number; answer: Promise<TimedAnswer> }>();
-  private chars = 0;
   /** Answers served from memory and searches run (for tests and the bench). */
   hits = 0;
   misses = 0;
 
   constructor(
-    private readonly readModel: ReadModelVersion,
+    readModel: ReadModelVersion,
     private readonly options: OfferSearchCacheOptions = OFFER_SEARCH_CACHE_DEFAULTS,
-  ) {}
+  ) {
+    this.kept = new VersionedAnswerCache(
+      readModel,
+      { maxEntries: options.maxEntries, maxSize: options.maxChars, maxAnswerSize: options.maxChars },
+      (answer) => answer.text.length,
+    );
+  }
 
   get size(): number {
-    return this.entries.size;
+    return this.kept.size;
   }
 
   /**
@@ -96,12 +86,12 @@ export class OfferSearchCache {
    * same `nowMs`, so the answer is exactly what a fresh search at that instant gives).
    */
   async answer(key: string, nowMs: number, search: () => Promise<TimedAnswer>): Promise<SearchAnswer> {
-    const version = this.readModel.version();
+    const version = this.kept.mark();
     if (version === null) {
       this.misses += 1;
       return { text: (await search()).text };
     }
-    const cached = this.valid(key, version, nowMs);
+    const cached = this.kept.get(key, nowMs);
     if (cached !== undefined) {
       this.hits += 1;
       return cached;
@@ -109,7 +99,7 @@ export class OfferSearchCache {
     const joined = this.running.get(key);
     if (joined && joined.version === version) {
       const answer = await joined.answer.catch(() => undefined);
-      const after = this.valid(key, version, nowMs);
+      const after = this.kept.get(key, nowMs);
       if (answer && after !== undefined) {
         this.hits += 1;
         return after;
@@ -121,47 +111,11 @@ export class OfferSearchCache {
     try {
       const result = await answer;
       const fresh: SearchAnswer = { text: result.text };
-      if (this.readModel.version() === version) this.store(key, version, nowMs, fresh, result.changesAtMs);
+      const validUntilMs = Math.min(nowMs + this.options.maxAgeMs, result.changesAtMs);
+      this.kept.store(key, fresh, validUntilMs, version, nowMs);
       return fresh;
     } finally {
       if (this.running.get(key)?.answer === answer) this.running.delete(key);
     }
-  }
-
-  private valid(key: string, version: number, nowMs: number): SearchAnswer | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.version !== version || nowMs >= entry.validUntilMs || nowMs < entry.computedAtMs) {
-      this.drop(key, entry);
-      return undefined;
-    }
-    // Most recently used last: eviction takes the first.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.answer;
-  }
-
-  private store(
-    key: string,
-    version: number,
-    nowMs: number,
-    answer: SearchAnswer,
-    changesAtMs: number,
-  ): void {
-    const validUntilMs = Math.min(nowMs + this.options.maxAgeMs, changesAtMs);
-    if (validUntilMs <= nowMs || answer.text.length > this.options.maxChars) return;
-    const previous = this.entries.get(key);
-    if (previous) this.drop(key, previous);
-    this.entries.set(key, { answer, version, computedAtMs: nowMs, validUntilMs });
-    this.chars += answer.text.length;
-    for (const [oldKey, old] of this.entries) {
-      if (this.entries.size <= this.options.maxEntries && this.chars <= this.options.maxChars) break;
-      this.drop(oldKey, old);
-    }
-  }
-
-  private drop(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.chars -= entry.answer.text.length;
   }
 }

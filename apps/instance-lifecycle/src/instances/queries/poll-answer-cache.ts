@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ReadModelWatch } from '@rigmarket/event-sourcing';
+import { type ReadModelWatch, VersionedAnswerCache } from '@rigmarket/event-sourcing';
 import { FINISHED_SYNC_NOTICE_MS } from '../sync-maintenance-notices';
 import type { JoinedInstanceRow } from './instance-rows';
 
@@ -23,12 +23,6 @@ export function pollAnswer(text: string): PollAnswer {
   const body = Buffer.from(text, 'utf8');
   const hash = createHash('sha1').update(body).digest('base64').substring(0, 27);
   return { body, etag: `W/"${body.length.toString(16)}-${hash}"` };
-}
-
-interface Entry {
-  answer: PollAnswer;
-  /** epoch ms at which something the answer shows lapses by the clock (Infinity: never) */
-  lapsesAt: number;
 }
 
 /**
@@ -55,67 +49,21 @@ export function answerLapsesAt(rows: readonly JoinedInstanceRow[], nowMs: number
  * The poll's answers (GET /api/v0/instances/, the whole JSON text) by owner, kept while the read models the
  * listing reads are unchanged (a read-model watch on `instances`, `market_machines`, `machine_maintenance`
  * and `instance_syncs`: any change, by this process or another, drops every entry) and until something the
- * answer shows lapses by the clock (`answerLapsesAt`). An answer is stored only if the watch's version did
- * not move while it was read (`version` taken before the read), so an entry never predates a committed
- * change; while the watch is not live (PostgreSQL: no LISTEN connection) nothing is served or stored.
- * Bounded by owners (LRU) and by bytes.
+ * answer shows lapses by the clock (`answerLapsesAt`, handed to `store`). An answer is stored only if the
+ * watch's version did not move while it was read (`mark()` taken before the read), so an entry never predates
+ * a committed change; while the watch is not live (PostgreSQL: no LISTEN connection) nothing is served or
+ * stored. Bounded by owners (LRU) and by bytes (the rules: VersionedAnswerCache).
  */
-export class PollAnswerCache {
-  private readonly entries = new Map<number, Entry>();
-  private bytes = 0;
-  private version: number | null = null;
-
-  constructor(private readonly watch: ReadModelWatch) {}
-
-  /** The version to hand to `store` for a read that starts now (null: do not store). */
-  mark(): number | null {
-    return this.watch.version();
-  }
-
-  get(owner: number, nowMs: number): PollAnswer | undefined {
-    if (!this.sync()) return undefined;
-    const entry = this.entries.get(owner);
-    if (!entry) return undefined;
-    this.entries.delete(owner);
-    if (nowMs >= entry.lapsesAt) {
-      this.bytes -= entry.answer.body.length;
-      return undefined;
-    }
-    this.entries.set(owner, entry);
-    return entry.answer;
-  }
-
-  store(owner: number, answer: PollAnswer, lapsesAt: number, mark: number | null): void {
-    if (mark === null || !this.sync() || mark !== this.version) return;
-    const size = answer.body.length;
-    if (size > MAX_CACHED_POLL_ANSWER_BYTES) return;
-    const old = this.entries.get(owner);
-    if (old) {
-      this.entries.delete(owner);
-      this.bytes -= old.answer.body.length;
-    }
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size < MAX_CACHED_POLLS && this.bytes + size <= MAX_CACHED_POLL_BYTES) break;
-      this.entries.delete(key);
-      this.bytes -= entry.answer.body.length;
-    }
-    this.entries.set(owner, { answer, lapsesAt });
-    this.bytes += size;
-  }
-
-  /** How many answers are kept (for tests). */
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** Empties the cache if its read models changed since it was filled; false while the watch is not live. */
-  private sync(): boolean {
-    const current = this.watch.version();
-    if (current !== this.version) {
-      this.entries.clear();
-      this.bytes = 0;
-      this.version = current;
-    }
-    return current !== null;
+export class PollAnswerCache extends VersionedAnswerCache<number, PollAnswer> {
+  constructor(watch: ReadModelWatch) {
+    super(
+      watch,
+      {
+        maxEntries: MAX_CACHED_POLLS,
+        maxSize: MAX_CACHED_POLL_BYTES,
+        maxAnswerSize: MAX_CACHED_POLL_ANSWER_BYTES,
+      },
+      (answer) => answer.body.length,
+    );
   }
 }
