@@ -8,7 +8,7 @@ require('reflect-metadata');
 const { Database, coreMigrations, runMigrations } = require('@rigmarket/event-sourcing');
 const { CONTEXT_SCHEMAS } = require('@rigmarket/contracts');
 const { InProcessTransport } = require('@rigmarket/messaging');
-const { ALL_CONTEXTS, createEmbeddedApp } = require('@rigmarket/platform');
+const { ALL_CONTEXTS, EMBEDDED_POLLING, createEmbeddedApp } = require('@rigmarket/platform');
 
 async function main() {
   const phases = {};
@@ -30,8 +30,7 @@ async function main() {
     db,
     transport: new InProcessTransport(),
     identity: { adminKey: 'bench-admin-key-0123456789abcdef' },
-    relay: { pollIntervalMs: 1_000, idlePollMaxMs: 8_000 },
-    reactors: { idlePollMaxMs: 8_000 },
+    ...EMBEDDED_POLLING,
   });
   lap('contextsMs');
   await app.listen(0, '127.0.0.1');

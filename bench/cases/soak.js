@@ -14,7 +14,7 @@ const path = require('node:path');
 const { Database } = require('@rigmarket/event-sourcing');
 const { InProcessTransport } = require('@rigmarket/messaging');
 const { BillingMeter } = require('@rigmarket/marketplace-api');
-const { createEmbeddedApp } = require('@rigmarket/platform');
+const { EMBEDDED_POLLING, createEmbeddedApp } = require('@rigmarket/platform');
 const { freshDatabase, stats } = require('../lib');
 const { KEY, sleep, freePort, usage, api, until, listMachine } = require('../platform-api');
 
@@ -105,8 +105,7 @@ module.exports = async function soak(mode, { short }) {
     transport,
     identity: { adminKey: KEY },
     marketplace: { billingIntervalMs: 0 },
-    relay: { pollIntervalMs: 1_000, idlePollMaxMs: 8_000 },
-    reactors: { idlePollMaxMs: 8_000 },
+    ...EMBEDDED_POLLING,
   });
   const port = await freePort();
   await app.listen(port, '127.0.0.1');

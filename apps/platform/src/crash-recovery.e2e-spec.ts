@@ -10,10 +10,12 @@ import {
   type Spawned,
   callAt,
   crashRun,
+  destroyInstancesLeft,
   freePort,
   kill,
   spawnNode,
 } from './testing/crash-workload';
+import { eventsInFlightFromMetrics, waitUntilSettled } from './testing/settle';
 
 /**
  * Crash recovery (docs/reliability.md), embedded: `node apps/platform/dist/main.js` on a data folder, the
@@ -61,7 +63,10 @@ describe('crash recovery: kill -9 at random points of a rent/stop/start/destroy 
         call: (method, path, body) => callAt(base(), method, path, body),
         kill9: () => kill(proc, 'SIGKILL'),
         restart: start,
+        // Like the distributed settleAndStop: nothing in flight when it stops (else lag reads as drift).
         stopAndOpenStore: async () => {
+          await destroyInstancesLeft((method, path) => callAt(base(), method, path));
+          await waitUntilSettled(() => eventsInFlightFromMetrics(base()));
           await kill(proc, 'SIGTERM');
           return Database.connect({ kind: 'pglite', dataDir });
         },

@@ -9,7 +9,7 @@ import { InProcessTransport } from '@rigmarket/messaging';
 import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
 import { embeddedSecrets } from './embedded-secrets';
 import { serveConsole } from './console-site';
-import { allContextModules } from './platform';
+import { EMBEDDED_POLLING, allContextModules } from './platform';
 
 /**
  * Embedded mode (`npm start`): all four contexts in one process, PGlite on disk under ./data
@@ -50,11 +50,7 @@ async function main(): Promise<void> {
     ),
     db,
     transport,
-    // Every command hands its events to the relays as it commits, and every delivery drains the reactor
-    // queue (in-process transport): polling is only the fallback, so an idle server polls less and less
-    // (1 s doubling to 8 s) instead of keeping a core busy with PGlite queries.
-    relay: { pollIntervalMs: 1_000, idlePollMaxMs: 8_000 },
-    reactors: { idlePollMaxMs: 8_000 },
+    ...EMBEDDED_POLLING,
     port,
     host,
     site: serveConsole,

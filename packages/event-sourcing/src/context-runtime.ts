@@ -95,6 +95,13 @@ export interface RuntimeInfra {
   /** The context's one reactor worker (poll interval, attempts). */
   reactors?: ReactorWorkerOptions;
   /**
+   * This process is the only one using the database (embedded mode: PGlite opens a data folder in one
+   * process). Leases and claims found at start were then left by a previous life of the process (kill -9):
+   * they are taken back at once instead of holding events, reactor work and host commands back until they
+   * expire (5-30 s).
+   */
+  soleProcess?: boolean;
+  /**
    * Where a rebuild reads other contexts' events (Kafka topics kept forever, when the contexts have separate
    * databases); absent: their event stores in this database. Its own events always come from its store.
    */
@@ -120,7 +127,10 @@ export class ContextRuntime {
   ) {
     this.schema = CONTEXT_SCHEMAS[definition.context];
     this.store = new EventStore(definition.context, this.schema);
-    this.relay = new OutboxRelay(infra.db, this.schema, infra.transport, infra.relay);
+    this.relay = new OutboxRelay(infra.db, this.schema, infra.transport, {
+      ...infra.relay,
+      takeLeaseAtStart: infra.soleProcess,
+    });
     this.runner = new CommandRunner(
       infra.db,
       this.store,
@@ -129,7 +139,10 @@ export class ContextRuntime {
       () => this.relay.flush(),
       () => this.commits.notify(),
     );
-    this.reactorWorker = new ReactorWorker(infra.db, this.schema, [], infra.reactors);
+    this.reactorWorker = new ReactorWorker(infra.db, this.schema, [], {
+      ...infra.reactors,
+      releaseClaimsAtStart: infra.soleProcess,
+    });
   }
 
   static async start(definition: ContextDefinition, infra: RuntimeInfra): Promise<ContextRuntime> {

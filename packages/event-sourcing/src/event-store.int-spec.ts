@@ -248,4 +248,51 @@ describe('event store on PostgreSQL', () => {
     await relay.stop();
     expect(transport.published.map((m) => m.key)).toEqual(['api_key-held']);
   });
+
+  // A process killed with kill -9 leaves its lease behind; its next life (or another replica) has a new holder.
+  const leaveDeadLease = (ms: number) =>
+    db.execute(
+      `UPDATE identity.outbox_relay_lease SET holder = 'killed-process', lease_until = now() + ($1 || ' milliseconds')::interval WHERE id = 1`,
+      [String(ms)],
+    );
+
+  it("a relay refused the lease looks again when the holder's lease ends, not only at its next poll", async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    await leaveDeadLease(1_000);
+    const transport = new RecordingTransport();
+    // The poll comes once a minute: the row must go out soon after the dead lease ends.
+    const relay = new OutboxRelay(db, 'identity', transport, { pollIntervalMs: 60_000 });
+    relay.start();
+    await db.transaction((sql) =>
+      store.append(sql, 'api_key-after-lease', 0, [keyCreated(12)], metadata, new Date()),
+    );
+    expect(await relay.flush()).toBe(0); // the dead holder's lease still runs
+    await eventually(
+      async () => (transport.published.some((m) => m.key === 'api_key-after-lease') ? true : undefined),
+      30_000,
+      'the row published once the lease ended',
+    );
+    await relay.stop();
+  });
+
+  it("a relay told it is the only process (embedded) takes a killed life's lease at start", async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    await db.transaction((sql) =>
+      store.append(sql, 'api_key-left-behind', 0, [keyCreated(13)], metadata, new Date()),
+    );
+    await leaveDeadLease(600_000);
+    const transport = new RecordingTransport();
+    const relay = new OutboxRelay(db, 'identity', transport, {
+      pollIntervalMs: 60_000,
+      takeLeaseAtStart: true,
+    });
+    relay.start();
+    // Without taking the lease, the row would wait ten minutes for the killed process's lease.
+    await eventually(
+      async () => (transport.published.some((m) => m.key === 'api_key-left-behind') ? true : undefined),
+      30_000,
+      'the row left by the killed life published',
+    );
+    await relay.stop();
+  });
 });

@@ -16,6 +16,11 @@ export interface RelayOptions {
   idlePollMaxMs?: number;
   /** How long a relay's lease on the outbox lasts; a dead relay's lease expires after this. */
   leaseMs?: number;
+  /**
+   * At start, take the lease whoever holds it: only for the sole process using its database (embedded), where
+   * a lease found at start was left by its previous life and would hold every event back until it expires.
+   */
+  takeLeaseAtStart?: boolean;
   batchSize?: number;
   /**
    * First wait before looking again when committed rows were held back behind an older transaction still in
@@ -54,6 +59,8 @@ export class OutboxRelay {
   /** A quick look again, set while committed rows are held back (see `heldRetryMs`). */
   private heldTimer: NodeJS.Timeout | undefined;
   private heldDelayMs = 0;
+  /** A look again when another holder's lease ends, set while rows wait behind it. */
+  private leaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Database,
@@ -66,6 +73,9 @@ export class OutboxRelay {
     this.stopped = false;
     this.started = true;
     const delay = idleBackoff(this.options.pollIntervalMs ?? 250, this.options.idlePollMaxMs);
+    const takeLease = this.options.takeLeaseAtStart
+      ? this.db.execute(`UPDATE ${this.schema}.outbox_relay_lease SET lease_until = 'epoch' WHERE id = 1`)
+      : Promise.resolve(0);
     const tick = (): void => {
       if (this.stopped) return;
       this.poll()
@@ -78,7 +88,7 @@ export class OutboxRelay {
           if (!this.stopped) this.timer = setTimeout(tick, delay.ms);
         });
     };
-    tick();
+    takeLease.catch((error: unknown) => this.options.onError?.(error)).finally(tick);
   }
 
   async stop(): Promise<void> {
@@ -87,6 +97,8 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     if (this.heldTimer) clearTimeout(this.heldTimer);
     this.heldTimer = undefined;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.leaseTimer = undefined;
     await this.running?.catch(() => undefined);
     await this.db
       .execute(
@@ -116,17 +128,20 @@ export class OutboxRelay {
     this.running = (async () => {
       let total = 0;
       let held = false;
+      let leaseEndsInMs: number | undefined;
       try {
         do {
           this.again = false;
           const drained = await this.drain();
           total += drained.published;
           held = drained.held;
+          leaseEndsInMs = drained.leaseEndsInMs;
         } while (this.again);
       } finally {
         this.running = undefined;
       }
       this.lookAgainIfHeld(held);
+      this.lookAgainWhenLeaseEnds(leaseEndsInMs);
       return total;
     })();
     return this.running;
@@ -153,8 +168,27 @@ export class OutboxRelay {
     }, this.heldDelayMs);
   }
 
-  /** Publishes what is ready; `held`: committed rows were left for an older transaction still in flight. */
-  private async drain(): Promise<{ published: number; held: boolean }> {
+  /**
+   * Another relay holds the lease while rows wait (a second replica, or a process killed while holding it):
+   * look again as soon as its lease ends instead of at the next poll, which an idle embedded server backs off
+   * to seconds. A live holder renews its lease while it drains, so this costs one look per lease period.
+   */
+  private lookAgainWhenLeaseEnds(leaseEndsInMs: number | undefined): void {
+    if (leaseEndsInMs === undefined || !this.started || this.leaseTimer) return;
+    this.leaseTimer = setTimeout(
+      () => {
+        this.leaseTimer = undefined;
+        if (this.started) this.flush().catch((error: unknown) => this.options.onError?.(error));
+      },
+      Math.max(0, leaseEndsInMs) + 5,
+    );
+  }
+
+  /**
+   * Publishes what is ready; `held`: committed rows were left for an older transaction still in flight;
+   * `leaseEndsInMs`: another relay holds the lease, until then.
+   */
+  private async drain(): Promise<{ published: number; held: boolean; leaseEndsInMs?: number }> {
     let published = 0;
     for (;;) {
       const leased = await this.db.execute(
@@ -163,7 +197,13 @@ export class OutboxRelay {
           WHERE id = 1 AND (holder = $1 OR lease_until < now())`,
         [this.holder, String(this.options.leaseMs ?? 5000)],
       );
-      if (leased === 0) return { published, held: false };
+      if (leased === 0) {
+        const [lease] = await this.db.query<{ ends_in_ms: number }>(
+          `SELECT (EXTRACT(EPOCH FROM lease_until - now()) * 1000)::float8 AS ends_in_ms
+             FROM ${this.schema}.outbox_relay_lease WHERE id = 1`,
+        );
+        return { published, held: false, leaseEndsInMs: lease ? Number(lease.ends_in_ms) : undefined };
+      }
       const found = await this.db.query<OutboxRow>(
         // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
         // sort '10' before '9', delivering a stream's events out of order (a read-model drift found under load).

@@ -141,6 +141,35 @@ describe('reactors on PostgreSQL', () => {
     }
   });
 
+  it("takes back a killed life's claims at start when it is the only process (embedded)", async () => {
+    const ran: number[] = [];
+    const resumed: Reactor<CreditExhausted> = {
+      name: 'resumed_after_kill',
+      sources: [{ context: 'marketplace', streamType: 'ledger' }],
+      eventTypes: ['CreditExhausted'],
+      async react(e) {
+        ran.push(e.data.userId);
+      },
+    };
+    // Claimed for ten minutes by a process killed while it ran the item.
+    await db.execute(
+      `INSERT INTO marketplace.reactor_queue (reactor, event_id, envelope, claimed_until, attempts)
+       VALUES ('resumed_after_kill', 'e20', $1::jsonb, now() + interval '10 minutes', 1)`,
+      [JSON.stringify(envelope('e20', 'CreditExhausted', 31))],
+    );
+    const restarted = new ReactorWorker(db, 'marketplace', [resumed], {
+      pollIntervalMs: 60_000,
+      releaseClaimsAtStart: true,
+    });
+    restarted.start();
+    try {
+      await eventually(async () => (ran.includes(31) ? true : undefined), 10_000, 'the claimed work ran');
+      expect(ran).toEqual([31]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
   it('hands a batch reactor its queued events together, and one by one when the batch fails', async () => {
     const batches: number[][] = [];
     const single: number[] = [];

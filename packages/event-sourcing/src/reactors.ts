@@ -84,6 +84,11 @@ export interface ReactorWorkerOptions {
   idlePollMaxMs?: number;
   /** How long a claimed item is hidden from other workers while it runs. */
   claimMs?: number;
+  /**
+   * At start, make every pending item due now: only for the sole process using its database (embedded), where
+   * a claim found at start was left by its previous life and would hide the item until it expires.
+   */
+  releaseClaimsAtStart?: boolean;
   /** After this many failures an item is left with its last error for an operator. */
   maxAttempts?: number;
   /** How many items a reactor with `reactBatch` takes at once (default 200; others take 20). */
@@ -220,6 +225,11 @@ export class ReactorWorker {
     if (!this.stopped) return;
     this.stopped = false;
     const delay = idleBackoff(this.options.pollIntervalMs ?? 1000, this.options.idlePollMaxMs);
+    const released = this.options.releaseClaimsAtStart
+      ? this.db.execute(
+          `UPDATE ${this.schema}.reactor_queue SET claimed_until = now() WHERE done_at IS NULL AND claimed_until > now()`,
+        )
+      : Promise.resolve(0);
     const tick = (): void => {
       if (this.stopped) return;
       const before = this.processed;
@@ -231,7 +241,7 @@ export class ReactorWorker {
       };
       void this.poll().then(next, () => next(undefined));
     };
-    tick();
+    void released.catch((error: unknown) => this.options.onError?.('reactor-worker', error)).finally(tick);
   }
 
   async stop(): Promise<void> {

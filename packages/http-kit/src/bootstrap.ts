@@ -29,6 +29,7 @@ export interface ServeOptions {
   clock?: RuntimeInfra['clock'];
   relay?: RuntimeInfra['relay'];
   reactors?: RuntimeInfra['reactors'];
+  soleProcess?: RuntimeInfra['soleProcess'];
   /** Where rebuilds read other contexts' events (RIGMARKET_REBUILD_SOURCE=kafka); default their stores. */
   eventSource?: RuntimeInfra['eventSource'];
   port: number;
@@ -61,6 +62,7 @@ export async function createPlatformApp(
     clock: options.clock ?? systemClock,
     relay: options.relay,
     reactors: options.reactors,
+    soleProcess: options.soleProcess,
     eventSource: options.eventSource,
     started: [],
   };

@@ -74,6 +74,14 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
         `DELETE FROM ${SCHEMA}.host_commands WHERE delivered_at < now() - interval '${KEEP_DELIVERED}'`,
       )
       .catch(() => undefined);
+    // The only process on its database (embedded): a claim found now was left by a killed life of this
+    // process, and would keep its host command from the agent for the rest of the lease.
+    if (this.runtime.infra.soleProcess)
+      await this.runtime.db
+        .execute(
+          `UPDATE ${SCHEMA}.host_commands SET claimed_until = NULL WHERE delivered_at IS NULL AND claimed_until > now()`,
+        )
+        .catch(() => undefined);
     registerDispatcherKick(this.runtime, () => this.kick());
     const delay = idleBackoff(POLL_MS, this.runtime.infra.reactors?.idlePollMaxMs);
     const tick = (): void => {

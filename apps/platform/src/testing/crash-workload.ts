@@ -62,6 +62,12 @@ export interface Target {
   stopAndOpenStore(): Promise<Database>;
 }
 
+/** Destroys every instance still there, so that billing stops charging before the processes stop. */
+export async function destroyInstancesLeft(call: (method: string, path: string) => Promise<Answer>) {
+  const left = (await call('GET', '/instances/?limit=1000')).body.instances as Row[];
+  for (const row of left) await call('DELETE', `/instances/${row.id}/`);
+}
+
 export async function callAt(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
   const res = await fetch(`${base}/api/v0${path}`, {
     method,
@@ -403,8 +409,7 @@ export class DistributedPlatform {
    * are destroyed and the apps keep running until nothing is in flight between them.
    */
   async settleAndStop(): Promise<Database> {
-    const left = (await this.call('GET', '/instances/?limit=1000')).body.instances as Row[];
-    for (const row of left) await this.call('DELETE', `/instances/${row.id}/`);
+    await destroyInstancesLeft((method, path) => this.call(method, path));
     const db = await Database.connect({ kind: 'postgres', url: this.databaseUrl });
     try {
       await waitUntilSettled(db).catch((error: Error) =>

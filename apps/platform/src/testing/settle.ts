@@ -29,18 +29,34 @@ export async function eventsInFlight(db: Database): Promise<string[]> {
 }
 
 /**
- * Waits until nothing has been in flight between the running apps for `quietMs` (distributed mode: their
- * shared database is read directly), so that stopping them leaves every read model caught up with the
- * events. One empty look is not enough: the billing meter charges a destroyed instance's last period on
- * its next tick (every second in the crash suites), after the destroy itself has settled, and an app
- * stopped before those charges reach it is left behind them (lag that verify reports as a difference).
+ * The same from a running process's `GET /metrics` (embedded mode: its data folder cannot be opened while it
+ * runs): the outbox depth, projection lag and reactor queue gauges that are above zero.
  */
-export async function waitUntilSettled(db: Database, timeoutMs = 60_000, quietMs = 3_000): Promise<void> {
+export async function eventsInFlightFromMetrics(base: string): Promise<string[]> {
+  const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  return text
+    .split('\n')
+    .filter((line) => /^rigmarket_(outbox_depth|projection_lag_events|reactor_queue_depth)\{/.test(line))
+    .filter((line) => Number(line.slice(line.lastIndexOf(' ') + 1)) > 0);
+}
+
+/**
+ * Waits until nothing has been in flight between the contexts for `quietMs` (distributed mode: their shared
+ * database read directly; embedded: the process's metrics), so that stopping them leaves every read model
+ * caught up with the events. One empty look is not enough: the billing meter charges a destroyed instance's
+ * last period on its next tick (every second in the crash suites), after the destroy itself has settled, and
+ * a process stopped before those charges reach it is left behind them (lag that verify reports as a difference).
+ */
+export async function waitUntilSettled(
+  inFlight: Database | (() => Promise<string[]>),
+  timeoutMs = 60_000,
+  quietMs = 3_000,
+): Promise<void> {
   let last: string[] = [];
   let quietSince: number | null = null;
   await eventually(
     async () => {
-      last = await eventsInFlight(db);
+      last = typeof inFlight === 'function' ? await inFlight() : await eventsInFlight(inFlight);
       if (last.length > 0) {
         quietSince = null;
         return undefined;
