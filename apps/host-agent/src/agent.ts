@@ -65,6 +65,9 @@ export class HostAgent {
   private heartbeat: NodeJS.Timeout | undefined;
   private sampler: GpuSampler | undefined;
   private benchmarks: NodeJS.Timeout | undefined;
+  /** Heartbeats in progress: stop() waits for them (none reaches the platform after it). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private stopped = false;
 
   private constructor(
     readonly machineId: number,
@@ -127,9 +130,11 @@ export class HostAgent {
     const agent = new HostAgent(machineId, gpus, driver, channel);
 
     const beat = () =>
-      marketplace
-        .heartbeat(machineId)
-        .catch((error: unknown) => log(`marketplace heartbeat failed: ${String(error)}`));
+      agent.track(() =>
+        marketplace
+          .heartbeat(machineId)
+          .catch((error: unknown) => log(`marketplace heartbeat failed: ${String(error)}`)),
+      );
     await beat();
     agent.heartbeat = setInterval(() => void beat(), options.heartbeatIntervalMs ?? 60_000);
     await channel.open();
@@ -144,6 +149,7 @@ export class HostAgent {
     }
     const benchmarkIntervalMs = options.benchmarkIntervalMs ?? 24 * 3600_000;
     if (benchmarkIntervalMs > 0) {
+      // Not waited for by stop() (a few seconds of disk and CPU work): its report goes nowhere after it.
       const bench = () =>
         runBenchmarks(options.stateDir).then(
           (results) => channel.benchmark(results),
@@ -161,10 +167,24 @@ export class HostAgent {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.sampler?.stop();
     if (this.benchmarks) clearInterval(this.benchmarks);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     await this.channel.close();
     await this.driver.close();
+  }
+
+  /** Runs a heartbeat unless stopped, tracked until it settles. */
+  private async track(work: () => Promise<unknown>): Promise<void> {
+    if (this.stopped) return;
+    const running = work();
+    this.inFlight.add(running);
+    try {
+      await running;
+    } finally {
+      this.inFlight.delete(running);
+    }
   }
 }

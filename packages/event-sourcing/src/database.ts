@@ -1,6 +1,6 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { databaseStatements, databaseTransactions } from './metrics';
-import { pglitePoolClass } from './pglite-pool';
+import { EMBEDDED_DATABASE_CLOSED, pglitePoolClass } from './pglite-pool';
 import {
   READ_MODEL_CHANNEL,
   ReadModelListener,
@@ -43,6 +43,8 @@ function bind(runner: QueryRunner): Sql {
 export class Database implements Sql {
   /** The LISTEN connection of read-model signals (PostgreSQL), started by the first watch. */
   private listener: ReadModelListener | undefined;
+  /** Set by close(): a statement asked for later (a loop that outlived its app) is refused. */
+  private closed = false;
 
   private constructor(
     readonly dataSource: DataSource,
@@ -76,6 +78,7 @@ export class Database implements Sql {
   }
 
   async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    this.refuseIfClosed();
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
@@ -131,18 +134,36 @@ export class Database implements Sql {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.listener?.close();
     this.listener = undefined;
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 
+  /**
+   * A statement after close() fails with a message that says so (TypeORM's own is 'Driver not Connected'). One
+   * asked for before close() and still waiting for PGlite's connection is refused by the pool alike.
+   */
+  private refuseIfClosed(): void {
+    if (this.closed) throw new DatabaseClosedError(this.options.kind);
+  }
+
   private async transactionless<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    this.refuseIfClosed();
     const runner = this.dataSource.createQueryRunner();
     try {
       return await work(bind(runner));
     } finally {
       await runner.release();
     }
+  }
+}
+
+/** A statement asked of a Database after its close(). */
+export class DatabaseClosedError extends Error {
+  constructor(kind: DatabaseOptions['kind']) {
+    super(kind === 'pglite' ? EMBEDDED_DATABASE_CLOSED : 'the database is closed');
+    this.name = 'DatabaseClosedError';
   }
 }
 

@@ -20,6 +20,7 @@ export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool'
 export * from './nest';
 export * from './ledger-balance.projection';
 export * from './idle-backoff';
+export * from './background-work';
 export * from './stream-history';
 export * from './metrics';
 export * from './tracing';

@@ -52,6 +52,8 @@ export class OutboxRelay {
   readonly holder = randomUUID();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
+  /** The poll in progress (its look at the outbox, then its flush): stop() waits for it. */
+  private polling: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   /** Between start() and stop(): only a started relay looks again on its own. */
@@ -78,17 +80,29 @@ export class OutboxRelay {
       : Promise.resolve(0);
     const tick = (): void => {
       if (this.stopped) return;
-      this.poll()
+      const polled = this.poll()
         .then((published) => delay.after(published))
         .catch((error: unknown) => {
           delay.after(0);
           this.options.onError?.(error);
         })
         .finally(() => {
+          if (this.polling === polled) this.polling = undefined;
           if (!this.stopped) this.timer = setTimeout(tick, delay.ms);
         });
+      this.polling = polled;
     };
-    takeLease.catch((error: unknown) => this.options.onError?.(error)).finally(tick);
+    // The lease taken at start counts as the first poll: stop() waits for it too.
+    const first: Promise<void> = takeLease
+      .then(
+        () => undefined,
+        (error: unknown) => this.options.onError?.(error),
+      )
+      .finally(() => {
+        if (this.polling === first) this.polling = undefined;
+        tick();
+      });
+    this.polling = first;
   }
 
   async stop(): Promise<void> {
@@ -99,7 +113,9 @@ export class OutboxRelay {
     this.heldTimer = undefined;
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
     this.leaseTimer = undefined;
-    await this.running?.catch(() => undefined);
+    // The poll and the flush in progress end first: nothing of this relay runs after stop() resolved.
+    while (this.polling || this.running)
+      await Promise.all([this.polling, this.running?.catch(() => undefined)]);
     await this.db
       .execute(
         `UPDATE ${this.schema}.outbox_relay_lease SET lease_until = 'epoch' WHERE id = 1 AND holder = $1`,
@@ -113,6 +129,7 @@ export class OutboxRelay {
    * taking the lease (an UPDATE, a WAL write), which an idle server would otherwise do on every poll.
    */
   private async poll(): Promise<number> {
+    if (this.stopped) return 0;
     const [waiting] = await this.db.query<{ waiting: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM ${this.schema}.outbox WHERE published_at IS NULL) AS waiting`,
     );
@@ -121,6 +138,8 @@ export class OutboxRelay {
 
   /** Publishes everything committed so far. Concurrent calls share one run (and one more after it). */
   async flush(): Promise<number> {
+    // A stopped relay publishes nothing more (a commit that ends during shutdown leaves its rows to the next start).
+    if (this.stopped) return 0;
     if (this.running) {
       this.again = true;
       return this.running;

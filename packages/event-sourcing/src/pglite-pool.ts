@@ -154,6 +154,9 @@ export interface PoolLike {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 
+/** What a statement gets once the embedded database was closed (pool ended). */
+export const EMBEDDED_DATABASE_CLOSED = 'the embedded database is closed';
+
 export function pglitePoolClass(dataDir: string): new (options?: unknown) => PoolLike {
   return class ExclusivePglitePool extends EventEmitter {
     /** Set by end(): a query that comes later (a loop not yet stopped) fails instead of opening the folder again. */
@@ -163,7 +166,7 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
     }
     connect(callback: (err: unknown, client: PgliteClient | null, release: () => void) => void): void {
       if (this.ended) {
-        callback(new Error('the embedded database is closed'), null, () => undefined);
+        callback(new Error(EMBEDDED_DATABASE_CLOSED), null, () => undefined);
         return;
       }
       let lock = locks.get(dataDir);
@@ -175,7 +178,7 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
         try {
           // The session changes hands on a fresh turn, so waiting requests interleave with a busy loop.
           await yieldToEventLoop();
-          if (this.ended) throw new Error('the embedded database is closed');
+          if (this.ended) throw new Error(EMBEDDED_DATABASE_CLOSED);
           const db = await pgliteInstance(dataDir);
           let released = false;
           callback(null, new PgliteClient(db, dataDir), () => {

@@ -115,6 +115,8 @@ interface QueueRow {
 export class ReactorWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** The poll in progress (its read of the queue, then its drain): stop() waits for it. */
+  private polling: Promise<void> | undefined;
   private again = false;
   private stopped = true;
   /** Drains set for when a failed item's retry falls due. */
@@ -239,17 +241,37 @@ export class ReactorWorker {
         const ms = dueInMs === undefined ? delay.ms : Math.min(delay.ms, Math.max(MIN_POLL_MS, dueInMs));
         if (!this.stopped) this.timer = setTimeout(tick, ms);
       };
-      void this.poll().then(next, () => next(undefined));
+      const polled: Promise<void> = this.poll()
+        .then(next, () => next(undefined))
+        .finally(() => {
+          if (this.polling === polled) this.polling = undefined;
+        });
+      this.polling = polled;
     };
-    void released.catch((error: unknown) => this.options.onError?.('reactor-worker', error)).finally(tick);
+    // The claims released at start count as the first poll: stop() waits for them too.
+    const first: Promise<void> = released
+      .then(
+        () => undefined,
+        (error: unknown) => this.options.onError?.('reactor-worker', error),
+      )
+      .finally(() => {
+        if (this.polling === first) this.polling = undefined;
+        tick();
+      });
+    this.polling = first;
   }
 
+  /**
+   * Stops polling and retrying; resolves once the poll and the drain in progress ended, so that no statement
+   * of this worker runs after it (the app closes the database next).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
-    await this.running;
+    while (this.polling || this.running) await Promise.all([this.polling, this.running]);
   }
 
   /**
@@ -272,6 +294,7 @@ export class ReactorWorker {
     } catch {
       // The database is away: the drain reports it.
     }
+    if (this.stopped) return undefined;
     await this.drain();
     return undefined;
   }

@@ -7,3 +7,4 @@ export * from './projection-spec';
 export * from './ssh-key';
 export * from './api-client';
 export * from './instance-config';
+export * from './statements';

@@ -14,7 +14,7 @@ import {
   parseAgentMessage,
   scopeAllows,
 } from '@rigmarket/contracts';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { BackgroundWork, type ContextRuntime } from '@rigmarket/event-sourcing';
 import { AUTH_KEY_LOOKUP, type AuthKeyLookup, type AuthenticatedKey } from '@rigmarket/http-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { benchmarkDecider, benchmarkStreamId } from '../benchmarks/benchmark.decider';
@@ -56,6 +56,8 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
   private readonly offlineTimers = new Map<number, NodeJS.Timeout>();
   private watchdog: NodeJS.Timeout | undefined;
   private closing = false;
+  /** Agents' messages being handled, watchdog passes, offline marks: shutdown waits for them. */
+  private readonly work = new BackgroundWork();
   private readonly onUpgrade: UpgradeListener = (request, socket, head) =>
     void this.upgrade(request, socket, head);
   private server: Server | undefined;
@@ -76,17 +78,19 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     this.server = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
     this.server?.on('upgrade', this.onUpgrade);
     const every = Math.max(50, Math.min(this.options.heartbeatTimeoutMs / 4, 5_000));
-    this.watchdog = setInterval(() => void this.markSilentMachines(), every);
+    this.watchdog = setInterval(() => void this.work.run(() => this.markSilentMachines()), every);
     this.watchdog.unref();
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     this.closing = true;
     this.server?.off('upgrade', this.onUpgrade);
     if (this.watchdog) clearInterval(this.watchdog);
     for (const timer of this.offlineTimers.values()) clearTimeout(timer);
     this.sessions.closeAll();
     this.wss.close();
+    // Agents' messages still queued and a watchdog pass end before the app (and then its database) closes.
+    await this.work.stop();
   }
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -131,12 +135,14 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
       if (!message)
         return this.logger.warn(`machine ${session?.machineId ?? '?'}: malformed agent message dropped`);
       // One agent's messages are handled in the order sent (reports of one instance stay ordered).
-      queue = queue
-        .then(async () => {
-          if (!session) session = await this.hello(message, key, ws, send);
-          else await this.handle(session, message);
-        })
-        .catch((error: unknown) => this.logger.warn(`agent message failed: ${String(error)}`));
+      queue = queue.then(() =>
+        this.work
+          .run(async () => {
+            if (!session) session = await this.hello(message, key, ws, send);
+            else await this.handle(session, message);
+          })
+          .catch((error: unknown) => this.logger.warn(`agent message failed: ${String(error)}`)),
+      );
     });
     ws.on('close', () => {
       if (!session) return;
@@ -321,10 +327,12 @@ export class AgentChannelServer implements OnApplicationBootstrap, OnApplication
     const timer = setTimeout(() => {
       this.offlineTimers.delete(session.machineId);
       if (this.sessions.current(session.machineId)) return;
-      void this.markInstances(
-        session.machineId,
-        'offline',
-        'Host offline: its agent disconnected and did not come back',
+      void this.work.run(() =>
+        this.markInstances(
+          session.machineId,
+          'offline',
+          'Host offline: its agent disconnected and did not come back',
+        ),
       );
     }, this.options.offlineGraceMs);
     timer.unref();

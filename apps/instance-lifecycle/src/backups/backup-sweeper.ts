@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { BackgroundWork, type ContextRuntime } from '@rigmarket/event-sourcing';
 import { BACKUP_STORE, INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { SCHEMA } from '../schema';
 import { BACKUP_OPTIONS, type BackupOptions, staleAfterMs } from './backup-options';
@@ -23,6 +23,8 @@ import { runBackupCommand } from './backups';
 export class BackupSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('BackupSweeper');
   private timer: NodeJS.Timeout | undefined;
+  /** The sweeps and trims in progress: shutdown waits for them. */
+  private readonly work = new BackgroundWork();
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
@@ -30,20 +32,23 @@ export class BackupSweeper implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(BACKUP_OPTIONS) private readonly options: BackupOptions,
     receiver: BackupReceiver,
   ) {
-    receiver.whenStored((ownerId) => void this.trim(ownerId).catch((e: unknown) => this.warn(e)));
+    receiver.whenStored(
+      (ownerId) => void this.work.run(() => this.trim(ownerId)).catch((e: unknown) => this.warn(e)),
+    );
   }
 
   onApplicationBootstrap(): void {
     if (this.options.sweepIntervalMs <= 0) return;
     this.timer = setInterval(
-      () => void this.sweep().catch((e: unknown) => this.warn(e)),
+      () => void this.work.run(() => this.sweep()).catch((e: unknown) => this.warn(e)),
       this.options.sweepIntervalMs,
     );
     this.timer.unref();
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.work.stop();
   }
 
   /** One pass: stale pending backups failed, expired ones deleted (at most 100 of each). */

@@ -8,7 +8,7 @@ export type EmbeddedTestAppOptions = Omit<Parameters<typeof createEmbeddedApp>[0
 export interface EmbeddedTestApp {
   app: INestApplication;
   db: Database;
-  /** Closes the app, then its database. */
+  /** Closes the app (its loops stopped, their statements ended), its transport, then its database. */
   close(): Promise<void>;
 }
 
@@ -19,13 +19,16 @@ export interface EmbeddedTestApp {
 export async function startEmbeddedTestApp(options: EmbeddedTestAppOptions): Promise<EmbeddedTestApp> {
   const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
   try {
-    const app = await createEmbeddedApp({ db, transport: new InProcessTransport(), ...options });
+    const transport = new InProcessTransport();
+    const app = await createEmbeddedApp({ db, transport, ...options });
     await app.init();
     return {
       app,
       db,
       close: async () => {
+        // The app's loops stop in its close(); the deliveries they started end with the transport's.
         await app.close();
+        await transport.close();
         await db.close();
       },
     };

@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Inject } from '@nestjs/common';
-import type { ContextRuntime } from '@rigmarket/event-sourcing';
+import { BackgroundWork, type ContextRuntime } from '@rigmarket/event-sourcing';
 import { HostReporter } from '../../host/host-reporter';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
 import { SCHEMA } from '../../schema';
@@ -17,6 +17,8 @@ const SWEEP_MS = 60_000;
 @Injectable()
 export class SnapshotTimeouts implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
+  /** The sweep in progress: shutdown waits for it. */
+  private readonly work = new BackgroundWork();
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
@@ -24,12 +26,13 @@ export class SnapshotTimeouts implements OnApplicationBootstrap, OnApplicationSh
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    this.timer = setInterval(() => void this.work.run(() => this.sweep()).catch(() => undefined), SWEEP_MS);
     this.timer.unref();
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.work.stop();
   }
 
   /** Records the stale snapshots as failed; returns how many it looked at (at most 100 a sweep). */
