@@ -27,6 +27,9 @@ describe('the embedded platform', () => {
     platform = await startEmbeddedTestApp({
       identity: { adminKey: ADMIN_KEY },
       marketplace: NO_BILLING_TIMER,
+      // Instances stay provisioning until a test moves them: the wait-running test's short wait must time out
+      // however long its CLI takes to start on a loaded machine (it once found the instance running already).
+      instances: { simulatedHost: { pullMs: 600_000 } },
     });
     ({ app, db } = platform);
   });
@@ -120,7 +123,7 @@ describe('the embedded platform', () => {
           stderr: e.stderr,
         }),
       );
-    // Still provisioning (the simulated host takes seconds to pull and boot): a short wait times out.
+    // Still provisioning (this suite's simulated host pulls for minutes): a short wait times out.
     const early = await cli('0.5');
     expect(early.code).toBe(4);
     expect(early.stderr).toMatch(/is still (provisioning|loading) after \d+ s; gave up/);

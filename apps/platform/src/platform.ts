@@ -51,12 +51,12 @@ export function allContextModules(
 /**
  * How the embedded process polls. Every command hands its events to the relays as it commits, and every
  * delivery drains the reactor queue (in-process transport): polling is only the fallback, so an idle server
- * polls less and less (1 s doubling to 8 s) instead of keeping a core busy with PGlite queries. The process
+ * polls less and less (1 s doubling to 30 s) instead of keeping a core busy with PGlite queries. The process
  * is the only user of its data folder, so leases and claims found at start are a killed life's: taken back.
  */
 export const EMBEDDED_POLLING = {
-  relay: { pollIntervalMs: 1_000, idlePollMaxMs: 8_000 },
-  reactors: { idlePollMaxMs: 8_000 },
+  relay: { pollIntervalMs: 1_000, idlePollMaxMs: 30_000 },
+  reactors: { idlePollMaxMs: 30_000 },
   soleProcess: true,
 } as const;
 

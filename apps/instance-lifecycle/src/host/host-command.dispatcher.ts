@@ -43,7 +43,8 @@ interface InstanceRow {
  * A commit in this process that wrote commands kicks it at once (kickAfterCommit); it also polls, for
  * leases that expire and commands another process wrote, every second, or, where the runtime's reactors
  * back off while idle (embedded mode: `reactors.idlePollMaxMs`), with a delay that doubles up to that while
- * polls claim nothing, so an idle server does not query every second.
+ * polls claim nothing (but never past the end of a lease a stopped delivery left), so an idle server does
+ * not query every second.
  */
 @Injectable()
 export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -88,12 +89,19 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       if (this.stopped) return;
       const before = this.claimed;
       this.kick();
-      void (this.running ?? Promise.resolve()).finally(() => {
-        delay.after(this.claimed - before);
-        if (this.stopped) return;
-        this.timer = setTimeout(tick, delay.ms);
-        this.timer.unref();
-      });
+      void (this.running ?? Promise.resolve())
+        .then(() => (this.claimed === before ? this.leaseEndsInMs() : undefined))
+        .catch(() => undefined)
+        .then((leaseEndsInMs) => {
+          delay.after(this.claimed - before);
+          if (this.stopped) return;
+          // A lease left by a delivery that stopped (a crash) is taken again when it ends, not a long
+          // idle delay after.
+          const ms =
+            leaseEndsInMs === undefined ? delay.ms : Math.min(delay.ms, Math.max(POLL_MS, leaseEndsInMs));
+          this.timer = setTimeout(tick, ms);
+          this.timer.unref();
+        });
     };
     tick();
   }
@@ -121,6 +129,15 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
         }
       } while (this.again && !this.stopped);
     })().finally(() => (this.running = null));
+  }
+
+  /** In how many ms the first lease on an undelivered command ends, if one is held. */
+  private async leaseEndsInMs(): Promise<number | undefined> {
+    const [row] = await this.runtime.db.query<{ ms: number | string | null }>(
+      `SELECT (EXTRACT(EPOCH FROM min(claimed_until) - now()) * 1000)::float8 AS ms
+         FROM ${SCHEMA}.host_commands WHERE delivered_at IS NULL AND claimed_until IS NOT NULL`,
+    );
+    return row?.ms === null || row?.ms === undefined ? undefined : Number(row.ms);
   }
 
   /** Waits until no delivery is running (tests). */

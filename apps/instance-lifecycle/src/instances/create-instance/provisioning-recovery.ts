@@ -13,14 +13,20 @@ import { compensateProvisioning } from './provisioning';
 export interface ProvisioningRecoveryOptions {
   /** A rent whose workflow made no progress for this long was interrupted (its process died): given up. */
   staleAfterMs: number;
-  /** How often open rents are looked through (0: never; `sweep()` still works). */
+  /**
+   * The longest wait between two looks through the open rents (0: never; `sweep()` still works). While a
+   * rent is open, the next look is when the oldest one would fall stale (no sooner than 5 s apart).
+   */
   intervalMs: number;
 }
 
 export const DEFAULT_PROVISIONING_RECOVERY: ProvisioningRecoveryOptions = {
   staleAfterMs: 30_000,
-  intervalMs: 10_000,
+  intervalMs: 60_000,
 };
+
+/** The shortest wait between two scheduled sweeps. */
+const MIN_SWEEP_GAP_MS = 5_000;
 
 export const INTERRUPTED_REASON = 'interrupted: the rent made no progress (its process stopped)';
 
@@ -36,6 +42,9 @@ export class ProvisioningRecovery implements OnApplicationBootstrap, OnApplicati
   private readonly logger = new Logger('ProvisioningRecovery');
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
+  /** The scheduled look in progress (its sweep, then the query for the next one): shutdown waits for it. */
+  private scheduled: Promise<number> | undefined;
+  private stopped = false;
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
@@ -44,16 +53,38 @@ export class ProvisioningRecovery implements OnApplicationBootstrap, OnApplicati
 
   onApplicationBootstrap(): void {
     if (this.options.intervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      this.sweep().catch((error: unknown) =>
-        this.logger.warn(`open rents not looked through: ${(error as Error).message}`),
-      );
-    }, this.options.intervalMs);
-    this.timer.unref();
+    const schedule = (ms: number): void => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => {
+        this.scheduled = this.sweep()
+          .catch((error: unknown) => {
+            this.logger.warn(`open rents not looked through: ${(error as Error).message}`);
+          })
+          .then(() => (this.stopped ? this.options.intervalMs : this.nextSweepInMs()))
+          .catch(() => this.options.intervalMs);
+        void this.scheduled.then(schedule);
+      }, ms);
+      this.timer.unref();
+    };
+    // The first look soon after start: a crash may have left rents open.
+    schedule(Math.min(this.options.intervalMs, 10_000));
+  }
+
+  /** When the oldest open rent would fall stale (capped by intervalMs): the next sweep has work only then. */
+  private async nextSweepInMs(): Promise<number> {
+    const [oldest] = await this.runtime.db.query<{ updated_at: Date | string | null }>(
+      `SELECT min(updated_at) AS updated_at FROM ${SCHEMA}.open_provisionings`,
+    );
+    if (!oldest?.updated_at) return this.options.intervalMs;
+    const staleAt = new Date(oldest.updated_at).getTime() + this.options.staleAfterMs;
+    const ms = staleAt - this.runtime.runner.clock.now().getTime();
+    return Math.min(this.options.intervalMs, Math.max(MIN_SWEEP_GAP_MS, ms));
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.scheduled;
     await this.running?.catch(() => undefined);
   }
 
