@@ -171,7 +171,7 @@ describe('event store on PostgreSQL', () => {
     );
   });
 
-  it('never publishes past a transaction that committed late, and publishes it once it has', async () => {
+  it('never publishes past an append that commits late: a second append waits for it before drawing its id', async () => {
     await db.execute(`UPDATE identity.outbox SET published_at = now()`);
     const transport = new RecordingTransport();
     const relay = new OutboxRelay(db, 'identity', transport);
@@ -179,54 +179,80 @@ describe('event store on PostgreSQL', () => {
     const slowCanCommit = new Promise<void>((r) => (releaseSlow = r));
     let slowAppended!: () => void;
     const slowHasAppended = new Promise<void>((r) => (slowAppended = r));
-    // A: takes the lower outbox id, commits last. Appends of one context take turns from append to commit
-    // (the chain head lock), so A writes its outbox row past the store (a copy of the last one, keyed
-    // api_key-late): the relay must hold back all the same.
+    // A: appends first (the lower outbox id) and commits last.
     const slow = db.transaction(async (sql) => {
-      await sql.execute(
-        `INSERT INTO identity.outbox (global_position, topic, message_key, envelope)
-         SELECT global_position, topic, 'api_key-late', envelope FROM identity.outbox ORDER BY id DESC LIMIT 1`,
-      );
+      await store.append(sql, 'api_key-late', 0, [keyCreated(8)], metadata, new Date());
       slowAppended();
       await slowCanCommit;
     });
     await slowHasAppended;
-    // B: higher id, commits first.
-    await db.transaction((sql) =>
-      store.append(sql, 'api_key-early', 0, [keyCreated(9)], metadata, new Date()),
+    // B: appends while A is open. The relay publishes every committed row, so B must not commit its row
+    // before A: it waits for A's chain head (a lock wait in PostgreSQL) before it draws an outbox id.
+    let earlyCommitted = false;
+    const early = db
+      .transaction((sql) => store.append(sql, 'api_key-early', 0, [keyCreated(9)], metadata, new Date()))
+      .then(() => (earlyCommitted = true));
+    await eventually(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).length > 0
+          ? true
+          : undefined,
+      30_000,
+      'the second append waiting for the first',
     );
     expect(await relay.flush()).toBe(0);
-    expect(transport.published).toHaveLength(0);
+    expect(earlyCommitted).toBe(false);
     releaseSlow();
-    await slow;
-    // xmin is cluster-wide: another session's open transaction (another suite on this server) can hold
-    // the relay back a little longer, never make it skip a row.
-    let published = 0;
-    await eventually(
-      async () => {
-        published += await relay.flush();
-        return published >= 2 ? true : undefined;
-      },
-      30_000,
-      'the late transaction published',
-    );
-    expect(published).toBe(2);
+    await Promise.all([slow, early]);
+    expect(await relay.flush()).toBe(2);
     expect(transport.published.map((m) => m.key)).toEqual(['api_key-late', 'api_key-early']);
     expect(await relay.flush()).toBe(0);
     await relay.stop();
   });
 
-  it('a started relay looks again soon after a held-back row, not only at its next poll', async () => {
+  it('publishes concurrent appends (in transactions that commit late, and autocommit) in outbox id order', async () => {
     await db.execute(`UPDATE identity.outbox SET published_at = now()`);
     const transport = new RecordingTransport();
-    // The poll comes once a minute: the row must go out long before it.
-    const relay = new OutboxRelay(db, 'identity', transport, { pollIntervalMs: 60_000, heldRetryMs: 5 });
-    relay.start();
+    const relay = new OutboxRelay(db, 'identity', transport);
+    let appending = true;
+    // The relay flushes all along, so it sees every moment of the race.
+    const relaying = (async () => {
+      while (appending) await relay.flush();
+    })();
+    await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, Math.random() * 20));
+        const streamId = `api_key-concurrent${i}`;
+        if (i % 3 === 0) return store.append(db, streamId, 0, [keyCreated(300 + i)], metadata, new Date());
+        return db.transaction(async (sql) => {
+          const appended = await store.append(sql, streamId, 0, [keyCreated(300 + i)], metadata, new Date());
+          await new Promise((r) => setTimeout(r, Math.random() * 20));
+          return appended;
+        });
+      }),
+    );
+    appending = false;
+    await relaying;
+    await relay.flush();
+    await relay.stop();
+    const positions = transport.published.map((m) => BigInt(m.envelope.globalPosition));
+    expect(positions).toHaveLength(30);
+    expect(positions.every((p, i) => i === 0 || p > positions[i - 1]!)).toBe(true);
+  });
+
+  it('publishes a committed row at once while an unrelated transaction is still in flight', async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    const transport = new RecordingTransport();
+    const relay = new OutboxRelay(db, 'identity', transport);
     let releaseSlow!: () => void;
     const slowCanCommit = new Promise<void>((r) => (releaseSlow = r));
     let slowStarted!: () => void;
     const slowHasStarted = new Promise<void>((r) => (slowStarted = r));
-    // An older transaction in flight (with a transaction id) holds back what commits after it.
+    // Older than the append and still open (with a transaction id): a cluster-wide xmin would hold the row.
     const slow = db.transaction(async (sql) => {
       await sql.query(`SELECT pg_current_xact_id()`);
       slowStarted();
@@ -234,19 +260,13 @@ describe('event store on PostgreSQL', () => {
     });
     await slowHasStarted;
     await db.transaction((sql) =>
-      store.append(sql, 'api_key-held', 0, [keyCreated(11)], metadata, new Date()),
+      store.append(sql, 'api_key-not-held', 0, [keyCreated(11)], metadata, new Date()),
     );
-    expect(await relay.flush()).toBe(0);
+    expect(await relay.flush()).toBe(1);
     releaseSlow();
     await slow;
-    // Without the quick look again this waits for the poll, a minute away, and times out.
-    await eventually(
-      async () => (transport.published.some((m) => m.key === 'api_key-held') ? true : undefined),
-      30_000,
-      'the held row published',
-    );
     await relay.stop();
-    expect(transport.published.map((m) => m.key)).toEqual(['api_key-held']);
+    expect(transport.published.map((m) => m.key)).toEqual(['api_key-not-held']);
   });
 
   // A process killed with kill -9 leaves its lease behind; its next life (or another replica) has a new holder.

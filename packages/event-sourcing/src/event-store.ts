@@ -168,7 +168,9 @@ export class EventStore {
    * Appends events at `expectedVersion + 1...` and writes the public ones to the outbox, in the caller's
    * transaction. A concurrent append to the same stream makes this throw WrongExpectedVersion. Each event
    * is hashed onto the context's chain (event-chain.ts): the chain head stays locked until the caller's
-   * transaction ends, so the context's appending transactions take turns from here to their commit.
+   * transaction ends, so the context's appending transactions take turns from here to their commit. The
+   * outbox relay relies on it: outbox ids are drawn under that lock, so they become visible in id order.
+   * Given the Database itself (autocommit), the append runs in a transaction of its own.
    */
   async append(
     sql: Sql,
@@ -179,6 +181,12 @@ export class EventStore {
     occurredAt: Date,
   ): Promise<EventEnvelope[]> {
     if (events.length === 0) return [];
+    // Autocommit would release the chain head after its first statement: the outbox ids drawn after it
+    // could then commit out of order (and the events without their outbox rows).
+    if (sql instanceof Database)
+      return sql.transaction((tx) =>
+        this.append(tx, streamId, expectedVersion, events, metadata, occurredAt),
+      );
     const streamType = streamTypeOf(streamId);
     const at = occurredAt.toISOString();
     const metadataJson = JSON.stringify(metadata);
@@ -199,9 +207,7 @@ export class EventStore {
     const dataJson = events.map((event) => JSON.stringify(event.data));
     const storedMetadata: unknown = JSON.parse(metadataJson);
     const time = chainTime(at);
-    // Autocommit (the Database itself) holds no lock from one statement to the next: never reused there.
-    const inTransaction = !(sql instanceof Database);
-    const held = inTransaction ? lockedHeads.get(sql)?.get(this.schema) : undefined;
+    const held = lockedHeads.get(sql)?.get(this.schema);
     let previous = held ?? (await lockChainHead(sql, this.schema));
     const hashes = envelopes.map((e, i) => {
       previous = eventHash(previous, {
@@ -229,11 +235,9 @@ export class EventStore {
         metadataJson,
       );
     }
-    if (inTransaction) {
-      const heads = lockedHeads.get(sql) ?? new Map<string, string>();
-      heads.set(this.schema, previous);
-      lockedHeads.set(sql, heads);
-    }
+    const heads = lockedHeads.get(sql) ?? new Map<string, string>();
+    heads.set(this.schema, previous);
+    lockedHeads.set(sql, heads);
     const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
     if (published.length > 0) {
       // The trace context of the work appending them rides with the outbox row (tracing on only).

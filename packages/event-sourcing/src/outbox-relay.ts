@@ -22,11 +22,6 @@ export interface RelayOptions {
    */
   takeLeaseAtStart?: boolean;
   batchSize?: number;
-  /**
-   * First wait before looking again when committed rows were held back behind an older transaction still in
-   * flight (doubles while they stay held, up to the poll interval). Default 5 ms.
-   */
-  heldRetryMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -35,8 +30,6 @@ interface OutboxRow {
   topic: string;
   message_key: string;
   envelope: EventEnvelope | string;
-  /** Older than every transaction still in flight: safe to publish now. */
-  ready: boolean;
 }
 
 /**
@@ -44,8 +37,12 @@ interface OutboxRow {
  *
  * - A row is marked published only after the transport acknowledged it, so a crash in between
  *   re-sends it (at least once; consumers dedupe) and never loses it.
- * - Only rows whose transaction is older than every transaction still in flight are read: sequence
- *   numbers are handed out before commit, so a lower id can commit after a higher one.
+ * - Every committed row is ready, in id order: outbox rows are written only by `EventStore.append`, which
+ *   locks the context's chain head before it draws their ids and keeps it to its commit, and PostgreSQL
+ *   makes a commit visible before it releases the transaction's locks. So a row is visible only once every
+ *   row with a lower id is committed (or rolled back): no lower id can still commit after it. Transactions
+ *   of other contexts or databases never hold a row back. (The id sequence must keep CACHE 1: ids cached
+ *   per session would be drawn before the lock.)
  * - A lease row lets one relay per context work at a time, even with several processes.
  */
 export class OutboxRelay {
@@ -58,9 +55,6 @@ export class OutboxRelay {
   private stopped = false;
   /** Between start() and stop(): only a started relay looks again on its own. */
   private started = false;
-  /** A quick look again, set while committed rows are held back (see `heldRetryMs`). */
-  private heldTimer: NodeJS.Timeout | undefined;
-  private heldDelayMs = 0;
   /** A look again when another holder's lease ends, set while rows wait behind it. */
   private leaseTimer: NodeJS.Timeout | undefined;
 
@@ -109,8 +103,6 @@ export class OutboxRelay {
     this.stopped = true;
     this.started = false;
     if (this.timer) clearTimeout(this.timer);
-    if (this.heldTimer) clearTimeout(this.heldTimer);
-    this.heldTimer = undefined;
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
     this.leaseTimer = undefined;
     // The poll and the flush in progress end first: nothing of this relay runs after stop() resolved.
@@ -146,45 +138,21 @@ export class OutboxRelay {
     }
     this.running = (async () => {
       let total = 0;
-      let held = false;
       let leaseEndsInMs: number | undefined;
       try {
         do {
           this.again = false;
           const drained = await this.drain();
           total += drained.published;
-          held = drained.held;
           leaseEndsInMs = drained.leaseEndsInMs;
         } while (this.again);
       } finally {
         this.running = undefined;
       }
-      this.lookAgainIfHeld(held);
       this.lookAgainWhenLeaseEnds(leaseEndsInMs);
       return total;
     })();
     return this.running;
-  }
-
-  /**
-   * Rows committed after a transaction that is still in flight (anywhere in the database cluster: the
-   * snapshot's xmin is cluster-wide) wait for it. Rather than leave them to the next poll (250 ms in
-   * distributed mode, up to seconds in embedded mode), the relay looks again after `heldRetryMs`, doubling
-   * while they stay held, up to the poll interval: most such transactions are short.
-   */
-  private lookAgainIfHeld(held: boolean): void {
-    if (!held || !this.started) {
-      this.heldDelayMs = 0;
-      return;
-    }
-    if (this.heldTimer) return;
-    const first = this.options.heldRetryMs ?? 5;
-    const most = Math.max(first, this.options.pollIntervalMs ?? 250);
-    this.heldDelayMs = this.heldDelayMs === 0 ? first : Math.min(this.heldDelayMs * 2, most);
-    this.heldTimer = setTimeout(() => {
-      this.heldTimer = undefined;
-      if (this.started) this.flush().catch((error: unknown) => this.options.onError?.(error));
-    }, this.heldDelayMs);
   }
 
   /**
@@ -204,10 +172,9 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes what is ready; `held`: committed rows were left for an older transaction still in flight;
-   * `leaseEndsInMs`: another relay holds the lease, until then.
+   * Publishes every committed row, in id order; `leaseEndsInMs`: another relay holds the lease, until then.
    */
-  private async drain(): Promise<{ published: number; held: boolean; leaseEndsInMs?: number }> {
+  private async drain(): Promise<{ published: number; leaseEndsInMs?: number }> {
     let published = 0;
     for (;;) {
       const leased = await this.db.execute(
@@ -221,21 +188,19 @@ export class OutboxRelay {
           `SELECT (EXTRACT(EPOCH FROM lease_until - now()) * 1000)::float8 AS ends_in_ms
              FROM ${this.schema}.outbox_relay_lease WHERE id = 1`,
         );
-        return { published, held: false, leaseEndsInMs: lease ? Number(lease.ends_in_ms) : undefined };
+        return { published, leaseEndsInMs: lease ? Number(lease.ends_in_ms) : undefined };
       }
-      const found = await this.db.query<OutboxRow>(
+      const rows = await this.db.query<OutboxRow>(
         // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
         // sort '10' before '9', delivering a stream's events out of order (a read-model drift found under load).
-        // Rows not `ready` are committed but newer than a transaction still in flight: they wait for it.
-        `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope,
-                o.transaction_id < pg_snapshot_xmin(pg_current_snapshot()) AS ready
+        // No wait for transactions still in flight: what this statement sees is a prefix in id order (above).
+        `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope
            FROM ${this.schema}.outbox o
           WHERE o.published_at IS NULL
           ORDER BY o.id LIMIT $1`,
         [this.options.batchSize ?? 200],
       );
-      const rows = found.filter((r) => r.ready);
-      if (rows.length === 0) return { published, held: found.length > 0 };
+      if (rows.length === 0) return { published };
       const messages = rows.map((r) => ({
         topic: r.topic,
         key: r.message_key,
