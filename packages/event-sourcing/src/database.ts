@@ -1,6 +1,6 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { databaseStatements, databaseTransactions } from './metrics';
-import { EMBEDDED_DATABASE_CLOSED, pglitePoolClass } from './pglite-pool';
+import { EMBEDDED_DATABASE_CLOSED, pglitePoolClass, reportLateStatement } from './pglite-pool';
 import {
   READ_MODEL_CHANNEL,
   ReadModelListener,
@@ -141,11 +141,15 @@ export class Database implements Sql {
   }
 
   /**
-   * A statement after close() fails with a message that says so (TypeORM's own is 'Driver not Connected'). One
-   * asked for before close() and still waiting for PGlite's connection is refused by the pool alike.
+   * A statement after close() fails with a message that says so (TypeORM's own is 'Driver not Connected'), and
+   * under test says so on stderr too (reportLateStatement). One asked for before close() and still waiting for
+   * PGlite's connection is refused (and reported) by the pool alike.
    */
   private refuseIfClosed(): void {
-    if (this.closed) throw new DatabaseClosedError(this.options.kind);
+    if (!this.closed) return;
+    const error = new DatabaseClosedError(this.options.kind);
+    reportLateStatement('asked after close()', error.stack);
+    throw error;
   }
 
   private async transactionless<T>(work: (sql: Sql) => Promise<T>): Promise<T> {

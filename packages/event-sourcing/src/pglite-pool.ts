@@ -157,6 +157,18 @@ export interface PoolLike {
 /** What a statement gets once the embedded database was closed (pool ended). */
 export const EMBEDDED_DATABASE_CLOSED = 'the embedded database is closed';
 
+/**
+ * A statement reached a closed database: a background loop outlived its app (docs/operations.md, Stopping).
+ * It is refused either way; under test (NODE_ENV=test) this also writes where it came from to stderr, so that
+ * such a leak shows in the run's log and not only in an error the loop swallows.
+ */
+export function reportLateStatement(how: string, origin?: string): void {
+  if (process.env.NODE_ENV !== 'test') return;
+  process.stderr.write(
+    `WARN a statement reached a closed database (${how}): a background loop outlived its app\n${origin ?? ''}\n`,
+  );
+}
+
 export function pglitePoolClass(dataDir: string): new (options?: unknown) => PoolLike {
   return class ExclusivePglitePool extends EventEmitter {
     /** Set by end(): a query that comes later (a loop not yet stopped) fails instead of opening the folder again. */
@@ -178,7 +190,10 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
         try {
           // The session changes hands on a fresh turn, so waiting requests interleave with a busy loop.
           await yieldToEventLoop();
-          if (this.ended) throw new Error(EMBEDDED_DATABASE_CLOSED);
+          if (this.ended) {
+            reportLateStatement(`asked of ${dataDir} before it closed, served after`);
+            throw new Error(EMBEDDED_DATABASE_CLOSED);
+          }
           const db = await pgliteInstance(dataDir);
           let released = false;
           callback(null, new PgliteClient(db, dataDir), () => {

@@ -157,7 +157,7 @@ describe('stopping background loops (PGlite)', () => {
 });
 
 describe('the embedded pool after close', () => {
-  it("a statement after db.close(), or one still waiting for the connection when it closed, rejects with 'the embedded database is closed' and does not open the folder again", async () => {
+  it("a statement after db.close(), or one still waiting for the connection when it closed, rejects with 'the embedded database is closed', is reported on stderr and does not open the folder again", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rigmarket-closed-'));
     try {
       const db = await Database.connect({ kind: 'pglite', dataDir });
@@ -174,6 +174,11 @@ describe('the embedded pool after close', () => {
       await holding;
       const waiting = db.query(`SELECT 2 AS two`);
       const create = jest.spyOn(PGlite, 'create');
+      const warned: string[] = [];
+      jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        warned.push(String(chunk));
+        return true;
+      });
       const closed = db.close();
       finish();
       await holder.catch(() => undefined);
@@ -184,6 +189,8 @@ describe('the embedded pool after close', () => {
         'the embedded database is closed',
       );
       expect(create).not.toHaveBeenCalled();
+      // Under test each one also says so on stderr: the one served after close, the two asked after it.
+      expect(warned.filter((line) => line.includes('a statement reached a closed database'))).toHaveLength(3);
     } finally {
       jest.restoreAllMocks();
       rmSync(dataDir, { recursive: true, force: true });
