@@ -2,7 +2,7 @@
 // - embedded (`node apps/platform/dist/main.js`): an empty data folder with the demo hosts (what `npm start`
 //   does the first time; until /healthz answers, and until the demo is seeded), then a restart on that data,
 //   left idle: its CPU time over the first 10 s (pollers still backing off) and, from 30 s after the start,
-//   over 60 s in 5 s windows (the steady idle state: every poller at its longest delay, 8 s; see idleUsage),
+//   over 60 s in 5 s windows (the steady idle state: every poller at its longest delay, 30 s; see idleUsage),
 //   with the RSS at the end (with --short: a few seconds, and no step-by-step starts); and the same start
 //   step by step (bench/boot-phases.js) on an empty and an existing folder;
 // - distributed (when DATABASE_URL is set): each app (`node apps/<app>/dist/main.js`) on a database of its
