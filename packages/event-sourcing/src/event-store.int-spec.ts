@@ -65,7 +65,16 @@ describe('event store on PostgreSQL', () => {
       await db.transaction((sql) =>
         store.append(sql, `api_key-order${i}`, 0, [keyCreated(100 + i)], metadata, new Date()),
       );
-    const all = await db.transaction((sql) => store.readAll(sql, '0', 1000, ['api_key']));
+    // readAll returns settled events only: older than every transaction in flight on the server, where other
+    // suites' databases may hold one open for a moment.
+    const all = await eventually(
+      async () => {
+        const read = await db.transaction((sql) => store.readAll(sql, '0', 1000, ['api_key']));
+        return read.length >= 12 ? read : undefined;
+      },
+      30_000,
+      'the 12 events settled',
+    );
     const positions = all.map((e) => BigInt(e.globalPosition));
     expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     expect(positions.length).toBeGreaterThanOrEqual(12);
