@@ -38,6 +38,7 @@ const CASES = {
   platform: { run: require('./cases/platform'), modes: ['embedded'] },
   lag: { run: require('./cases/lag'), modes: kafkaModes },
   rent: { run: require('./cases/rent'), modes: ['embedded', ...kafkaModes] },
+  poll: { run: require('./cases/poll'), modes: ['embedded', ...kafkaModes] },
   boot: { run: require('./cases/boot'), modes },
   soak: { run: require('./cases/soak'), modes },
 };

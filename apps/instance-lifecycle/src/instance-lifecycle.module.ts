@@ -1,4 +1,10 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+  RequestMethod,
+} from '@nestjs/common';
 import { RegistryLoginBox } from '@rigmarket/contracts';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { AUTH_STRATEGIES, contextModule } from '@rigmarket/http-kit';
@@ -26,6 +32,7 @@ import {
   type SimulatedHostTimings,
 } from './host/simulated-host.driver';
 import { instanceLifecycleContext } from './instance-lifecycle.context';
+import { CachedPollMiddleware } from './instances/queries/cached-poll.middleware';
 import { EnvVarBox } from './env-vars/env-var-box';
 import { EnvVarsController } from './env-vars/env-vars.http.controller';
 import { CloudConnectionsController } from './cloud-connections/cloud-connections.http.controller';
@@ -122,7 +129,12 @@ function scheduledJobsInterval(option: number | undefined): number {
 }
 
 @Module({})
-export class InstanceLifecycleModule {
+export class InstanceLifecycleModule implements NestModule {
+  /** The renter's poll answered from its cache before the route's guard and pipeline (cached-poll.middleware.ts). */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(CachedPollMiddleware).forRoutes({ path: 'api/v0/instances', method: RequestMethod.GET });
+  }
+
   static forRoot(options: InstanceLifecycleOptions = {}): DynamicModule {
     return contextModule({
       module: InstanceLifecycleModule,

@@ -197,6 +197,108 @@ describe.each(BOTH_MODES)('the poll answer cache, %s', (_name, mode: HarnessMode
     await pollMatchesFresh();
   });
 
+  it('sends a cached answer only to a key the route admits, with its refusals, and counts it under the route', async () => {
+    // The renter's answer is cached (cached-poll.middleware.ts sends it before the route's guard).
+    const cached = (await pollMatchesFresh()).map((r) => r.id);
+    expect(cached.length).toBeGreaterThan(0);
+    const refusedWith = async (key: string | undefined, status: number) => {
+      const req = http().get('/api/v0/instances/');
+      const res = await (key === undefined ? req : req.set(as(key)));
+      expect(res.status).toBe(status);
+      return res.body as { success: boolean; error: string; msg: string };
+    };
+    expect(await refusedWith(undefined, 401)).toMatchObject({ success: false, error: 'missing_key' });
+    expect(await refusedWith('not-a-key', 401)).toMatchObject({ success: false, error: 'invalid_key' });
+
+    // A key of the renter's without instance_read: 403 every time, its key found in the key cache or not.
+    const writeOnly = (
+      await http()
+        .post('/api/v0/auth/apikeys/')
+        .set(as(renterKey))
+        .send({ name: 'no-read', permissions: { api: { instance_write: {} } } })
+        .expect(201)
+    ).body.key as string;
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/instances/').set(as(writeOnly))).status === 403 ? true : undefined,
+      60_000,
+      'the scoped key in instance-lifecycle',
+    );
+    for (let i = 0; i < 2; i += 1)
+      expect(await refusedWith(writeOnly, 403)).toEqual({
+        success: false,
+        error: 'forbidden',
+        msg: expect.stringContaining('instance_read'),
+      });
+
+    // An instance key of one of the renter's instances: the route refuses it.
+    const rented = await http()
+      .put(`/api/v0/asks/${machineId * 1000 + 1}/`)
+      .set(as(renterKey))
+      .send({ image: 'busybox', disk: 10 })
+      .expect(200);
+    ids.push(rented.body.new_contract as number);
+    await pollMatchesFresh();
+    const instanceKey = rented.body.instance_api_key as string;
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/instances/').set(as(instanceKey))).status === 403 ? true : undefined,
+      60_000,
+      'the instance key in instance-lifecycle',
+    );
+    for (let i = 0; i < 2; i += 1)
+      expect(await refusedWith(instanceKey, 403)).toMatchObject({
+        success: false,
+        error: 'forbidden',
+      });
+
+    // A second full key of the renter's gets the same cached answer, until it is deleted.
+    const created = await http().post('/api/v0/auth/apikeys/').set(as(renterKey)).send({ name: 'second' });
+    expect(created.status).toBe(201);
+    const second = created.body.key as string;
+    const mine = await pollMatchesFresh();
+    expect(
+      await eventually(
+        async () => {
+          const res = await http().get('/api/v0/instances/').set(as(second));
+          return res.status === 200 ? (res.body.instances as Row[]) : undefined;
+        },
+        60_000,
+        'the second key in instance-lifecycle',
+      ),
+    ).toEqual(mine);
+    expect((await poll(second)).instances).toEqual(mine);
+    await http().delete(`/api/v0/auth/apikeys/${created.body.id}/`).set(as(renterKey)).send({}).expect(200);
+    await eventually(
+      async () =>
+        (await http().get('/api/v0/instances/').set(as(second))).status === 401 ? true : undefined,
+      60_000,
+      'the deleted key refused',
+    );
+    expect(await refusedWith(second, 401)).toMatchObject({ success: false, error: 'invalid_key' });
+
+    // A cached answer is counted under the route's pattern and context, as the route's own answers are.
+    const count = async (): Promise<number> => {
+      const text = (await http().get('/metrics').expect(200)).text;
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('rigmarket_http_request_duration_seconds_count{') &&
+            l.includes('context="instance"') &&
+            l.includes('method="GET"') &&
+            l.includes('route="/api/v0/instances"') &&
+            l.includes('status="200"'),
+        );
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    await poll();
+    const before = await count();
+    await poll();
+    await poll();
+    expect(await count()).toBe(before + 2);
+  });
+
   it('drops a destroyed instance on the very next poll', async () => {
     for (const id of ids) {
       await http().delete(`/api/v0/instances/${id}/`).set(as(renterKey)).send({}).expect(200);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@rigmarket/contracts';
 import { Database, type Sql } from '@rigmarket/event-sourcing';
 import { AuthKeyCache } from './auth-key-cache';
-import { AuthKeyLookup, hashKey } from './auth.guard';
+import type { Request } from 'express';
+import { AuthKeyLookup, cachedApiKeyCaller, hashKey } from './auth.guard';
 import { authKeysExpiryMigration, authKeysMigration, authKeysProjection } from './auth-keys.projection';
 
 const SCHEMA = 'keycache';
@@ -26,13 +27,13 @@ function event(streamId: string, type: string, data: Record<string, unknown>): E
   } as EventEnvelope;
 }
 
-const created = (keyId: number, value: string, expiresAt?: string) =>
+const created = (keyId: number, value: string, expiresAt?: string, permissions: unknown = null) =>
   event(`api_key-${keyId}`, 'ApiKeyCreated', {
     keyId,
     userId: 7,
     name: null,
     keyHash: hashKey(value),
-    permissions: null,
+    permissions,
     kind: expiresAt ? 'session' : 'api',
     createdAt: new Date().toISOString(),
     ...(expiresAt ? { expiresAt } : {}),
@@ -118,6 +119,36 @@ describe('API key look-ups cached on the embedded database', () => {
     expect(await lookup.find('session-four')).toMatchObject({ keyId: 4 });
     clock = new Date('2026-05-01T13:00:00.000Z');
     expect(await lookup.find('session-four')).toBeNull();
+  });
+
+  it("names a request's caller from the cache alone (a route's fast path), only for a key the route admits", async () => {
+    const bearer = (value: string) =>
+      ({ headers: { authorization: `Bearer ${value}` }, query: {} }) as Request;
+    await apply(created(6, 'key-six'));
+    await apply(created(7, 'key-seven', undefined, { api: { instance_write: {} } }));
+    // Not looked up yet: the fast path does not know the key (the route's guard looks it up).
+    expect(cachedApiKeyCaller(lookup, bearer('key-six'), 'instance_read')).toBeUndefined();
+    await lookup.find('key-six');
+    await lookup.find('key-seven');
+    queries = 0;
+    expect(cachedApiKeyCaller(lookup, bearer('key-six'), 'instance_read')).toEqual({
+      keyId: 6,
+      userId: 7,
+      kind: 'api',
+      scope: null,
+      credential: 'api_key',
+    });
+    // A scoped key without the route's permission, an unknown key, no key: the guard decides.
+    expect(cachedApiKeyCaller(lookup, bearer('key-seven'), 'instance_read')).toBeUndefined();
+    expect(cachedApiKeyCaller(lookup, bearer('key-seven'), 'instance_write')).toMatchObject({ keyId: 7 });
+    expect(cachedApiKeyCaller(lookup, bearer('no-such-key'), 'instance_read')).toBeUndefined();
+    expect(
+      cachedApiKeyCaller(lookup, { headers: {}, query: {} } as Request, 'instance_read'),
+    ).toBeUndefined();
+    expect(queries).toBe(0);
+    // A deleted key is forgotten at once.
+    await apply(event('api_key-6', 'ApiKeyDeleted', { keyId: 6, deletedAt: clock.toISOString() }));
+    expect(cachedApiKeyCaller(lookup, bearer('key-six'), 'instance_read')).toBeUndefined();
   });
 
   it('does not keep the answer of a look-up that a deletion overtook', async () => {

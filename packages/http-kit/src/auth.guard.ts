@@ -92,6 +92,11 @@ export class AuthKeyLookup {
     private readonly cache?: AuthKeyCache,
   ) {}
 
+  /** The key a bearer value belongs to if the cache holds it (no query; undefined otherwise). */
+  findCached(value: string): AuthenticatedKey | undefined {
+    return this.cache?.get(hashKey(value), this.now().getTime());
+  }
+
   async find(value: string): Promise<AuthenticatedKey | null> {
     const hash = hashKey(value);
     const now = this.now();
@@ -142,6 +147,23 @@ export function bearerValue(request: Request): string | undefined {
   const cookie = request.headers.cookie;
   const session = cookie ? /(?:^|;\s*)session_key=([0-9a-f]{64})(?:;|$)/.exec(cookie) : null;
   return session?.[1];
+}
+
+/**
+ * A route's fast path (a cached answer sent before Nest's guard runs): the caller of a request whose API key
+ * is in the lookup's cache, as the AuthGuard would find it, if the key may call a route needing `permission`.
+ * Undefined in every other case (no key, a key not cached, an instance key, a scope without the permission):
+ * the route's guard then decides, with its refusals.
+ */
+export function cachedApiKeyCaller(
+  lookup: AuthKeyLookup,
+  request: Request,
+  permission: PermissionCategory,
+): Caller | undefined {
+  const value = bearerValue(request);
+  const key = value ? lookup.findCached(value) : undefined;
+  if (!key || key.kind === 'instance' || !scopeAllows(key.scope, permission)) return undefined;
+  return { ...key, credential: 'api_key' };
 }
 
 export const INSTANCE_KEY_FORBIDDEN = 'An instance API key may only start, stop or destroy its own instance';

@@ -9,7 +9,7 @@ import {
 import { GetInstanceHandler } from './queries/get-instance.query';
 import { InstanceFiltersHandler } from './queries/instance-filters.query';
 import { InstanceHistoryHandler } from './queries/instance-history.query';
-import { ListAllInstancesHandler } from './queries/list-all-instances.query';
+import { ListAllInstancesHandler, POLL_ANSWER_CACHE } from './queries/list-all-instances.query';
 import { ListInstancesHandler } from './queries/list-instances.query';
 import { RestartInstanceHandler } from './restart-instance/restart-instance.handler';
 import { TakeSnapshotHandler } from './take-snapshot/take-snapshot.handler';
@@ -26,6 +26,7 @@ export const INSTANCE_HANDLERS = [
   TakeSnapshotHandler,
   GetInstanceHandler,
   ListInstancesHandler,
+  POLL_ANSWER_CACHE,
   ListAllInstancesHandler,
   InstanceFiltersHandler,
   InstanceHistoryHandler,

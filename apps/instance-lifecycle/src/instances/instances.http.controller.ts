@@ -26,8 +26,10 @@ import { parseUpdateRequest } from './update-instance/update-request';
 import { GetInstanceQuery } from './queries/get-instance.query';
 import { InstanceHistoryQuery } from './queries/instance-history.query';
 import { InstanceFiltersQuery } from './queries/instance-filters.query';
+import { LIST_INSTANCES_PERMISSION } from './queries/cached-poll.middleware';
 import { ListAllInstancesQuery } from './queries/list-all-instances.query';
 import { ListInstancesQuery } from './queries/list-instances.query';
+import { sendPollAnswer } from './queries/poll-answer-cache';
 import { RestartInstanceCommand } from './restart-instance/restart-instance.command';
 import { ANSWERS, BODIES, INSTANCE_ERRORS } from '../instance-lifecycle.openapi';
 
@@ -42,15 +44,12 @@ export class InstancesV0Controller {
 
   /** Older clients: `?owner=me`; every row is the caller's own anyway. */
   @Get()
-  @RequirePermission('instance_read')
+  @RequirePermission(LIST_INSTANCES_PERMISSION)
   @ApiContract({ ok: ANSWERS.list })
   async list(@CallOf() { caller: principal }: Call, @Res() response: Response): Promise<void> {
-    // The answer's bytes and ETag, often from the poll cache (list-all-instances.query.ts), sent as they are:
-    // Express neither encodes nor hashes them again (and answers 304 to a matching If-None-Match).
-    const answer = await this.queries.execute(new ListAllInstancesQuery(principal.userId));
-    response.setHeader('Content-Type', 'application/json; charset=utf-8');
-    response.setHeader('ETag', answer.etag);
-    response.send(answer.body);
+    // The answer's bytes and ETag, often from the poll cache (list-all-instances.query.ts), sent as they are.
+    // A cached answer for a cached key never gets here: cached-poll.middleware.ts sends it first.
+    sendPollAnswer(response, await this.queries.execute(new ListAllInstancesQuery(principal.userId)));
   }
 
   /** `vastai show instances` (table mode) asks first; failures are ignored by the CLI. */

@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, type Provider } from '@nestjs/common';
 import { IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
@@ -33,13 +33,20 @@ export class ListAllInstancesQuery extends Query<PollAnswer> {
   }
 }
 
+/** The context's one poll cache: this handler fills it, and the poll's fast path (cached-poll.middleware.ts) reads it. */
+export const POLL_ANSWER_CACHE: Provider = {
+  provide: PollAnswerCache,
+  inject: [INSTANCE_RUNTIME],
+  useFactory: (runtime: ContextRuntime) =>
+    new PollAnswerCache(runtime.db.watchReadModels(LISTING_READ_MODELS)),
+};
+
 @QueryHandler(ListAllInstancesQuery)
 export class ListAllInstancesHandler implements IQueryHandler<ListAllInstancesQuery> {
-  private readonly cache: PollAnswerCache;
-
-  constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {
-    this.cache = new PollAnswerCache(runtime.db.watchReadModels(LISTING_READ_MODELS));
-  }
+  constructor(
+    @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
+    @Inject(PollAnswerCache) private readonly cache: PollAnswerCache,
+  ) {}
 
   async execute({ ownerId }: ListAllInstancesQuery): Promise<PollAnswer> {
     const now = this.runtime.infra.clock.now();

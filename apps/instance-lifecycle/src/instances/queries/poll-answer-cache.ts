@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type ReadModelWatch, VersionedAnswerCache } from '@rigmarket/event-sourcing';
+import type { Response } from 'express';
 import { FINISHED_SYNC_NOTICE_MS } from '../sync-maintenance-notices';
 import type { JoinedInstanceRow } from './instance-rows';
 
@@ -23,6 +24,16 @@ export function pollAnswer(text: string): PollAnswer {
   const body = Buffer.from(text, 'utf8');
   const hash = createHash('sha1').update(body).digest('base64').substring(0, 27);
   return { body, etag: `W/"${body.length.toString(16)}-${hash}"` };
+}
+
+/**
+ * Sends an answer as it is (the route and its fast path alike): Express neither encodes nor hashes it again,
+ * and answers 304 to a matching If-None-Match.
+ */
+export function sendPollAnswer(response: Response, answer: PollAnswer): void {
+  response.setHeader('Content-Type', 'application/json; charset=utf-8');
+  response.setHeader('ETag', answer.etag);
+  response.send(answer.body);
 }
 
 /**
