@@ -1,0 +1,48 @@
+import { createTestDatabase } from '@rigmarket/testing';
+import { Database } from './database';
+
+// Rows of array (and other) types as the app reads them: PGlite, whose array columns the pool parses after
+// the query (slimParsers), must return what node-postgres returns for the same SELECT.
+const QUERY = `SELECT ARRAY[1, 2]::int[] AS ints, ARRAY['a', 'b,c', 'd"e']::text[] AS texts,
+  ARRAY[9007199254740993]::int8[] AS bigs,
+  ARRAY['{"k": [1]}'::jsonb] AS docs, ARRAY['2026-01-02T03:04:05.678Z'::timestamptz] AS times,
+  ARRAY[true, false] AS flags, NULL::text[] AS missing, ARRAY[]::int[] AS empty,
+  ARRAY['7b1c3e0c-9a51-4f3a-8f6c-2b8d7c1e5a90'::uuid] AS ids,
+  9007199254740993::int8 AS big, 2.50::numeric AS amount, '{"k": 1}'::jsonb AS doc, $1::text AS param,
+  1 AS dup, ARRAY[2] AS dup`;
+
+describe('the embedded pool returns rows as node-postgres does', () => {
+  let pglite: Database;
+  let postgres: Database;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    pglite = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    const database = await createTestDatabase();
+    drop = database.drop;
+    postgres = await Database.connect({ kind: 'postgres', url: database.url });
+  });
+  afterAll(async () => {
+    await pglite.close();
+    await postgres.close();
+    await drop();
+  });
+
+  it('arrays of every kind, scalars and a repeated column name (the last one wins)', async () => {
+    const [embedded] = await pglite.query(QUERY, ['x']);
+    const [server] = await postgres.query(QUERY, ['x']);
+    expect(embedded).toEqual(server);
+    expect(embedded).toMatchObject({
+      ints: [1, 2],
+      texts: ['a', 'b,c', 'd"e'],
+      bigs: ['9007199254740993'],
+      docs: [{ k: [1] }],
+      flags: [true, false],
+      missing: null,
+      empty: [],
+      dup: [2],
+    });
+    // In a transaction too, and through exec (no parameters).
+    const inTransaction = await pglite.transaction((sql) => sql.query(QUERY.replace('$1::text', "'x'")));
+    expect(inTransaction[0]).toEqual(server);
+  });
+});
