@@ -10,7 +10,7 @@ import type { Database, Sql } from './database';
 import { type EventStore, WrongExpectedVersion } from './event-store';
 import { eventsAppended } from './metrics';
 import { inSpan } from './tracing';
-import { type Projection, applyInlineProjections } from './projections';
+import { type Projection, appendAndProject } from './projections';
 
 export interface Evolver<State, Event extends DomainEvent> {
   initialState(): State;
@@ -152,10 +152,15 @@ export class CommandRunner {
             await this.maybeSnapshot(sql, streamId, evolver, folded, state, version);
             return { events: [], decided: [], state, version, eventsRead };
           }
-          const envelopes = await this.store.append(sql, streamId, version, events, metadata, now);
-          // One statement moves every read model's positions, then each takes the command's events as one
-          // batch (a fixed number of statements whatever their count, when the projection has applyBatch).
-          await applyInlineProjections(sql, this.store.schema, this.inlineProjections, envelopes);
+          // The append's statement moves every read model's positions too, then each takes the command's
+          // events as one batch (a fixed number of statements whatever their count, with applyBatch).
+          const envelopes = await appendAndProject(sql, this.store, this.inlineProjections, {
+            streamId,
+            expectedVersion: version,
+            events,
+            metadata,
+            occurredAt: now,
+          });
           await options.alsoInTransaction?.(sql, envelopes, folded.state, events);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);

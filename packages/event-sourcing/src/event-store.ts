@@ -69,6 +69,21 @@ const COLUMNS = `global_position::text AS global_position, event_id, stream_id, 
  */
 const lockedHeads = new WeakMap<Sql, Map<string, string>>();
 
+/** A read model's position on a stream, as applyInlineProjections moves it. */
+export interface ProjectionPosition {
+  projection: string;
+  streamId: string;
+  position: number;
+}
+
+export interface AppendOptions {
+  /**
+   * Positions of read models kept in the same transaction, written in the append's statement (sorted by
+   * the caller, so two transactions lock those rows in the same order).
+   */
+  projectionPositions?: readonly ProjectionPosition[];
+}
+
 export class EventStore {
   constructor(
     readonly context: ContextName,
@@ -179,13 +194,14 @@ export class EventStore {
     events: readonly DomainEvent[],
     metadata: EventMetadata,
     occurredAt: Date,
+    options: AppendOptions = {},
   ): Promise<EventEnvelope[]> {
     if (events.length === 0) return [];
     // Autocommit would release the chain head after its first statement: the outbox ids drawn after it
     // could then commit out of order (and the events without their outbox rows).
     if (sql instanceof Database)
       return sql.transaction((tx) =>
-        this.append(tx, streamId, expectedVersion, events, metadata, occurredAt),
+        this.append(tx, streamId, expectedVersion, events, metadata, occurredAt, options),
       );
     const streamType = streamTypeOf(streamId);
     const at = occurredAt.toISOString();
@@ -223,40 +239,24 @@ export class EventStore {
       });
       return previous;
     });
-    // Multi-row INSERTs (one round trip for a command's events; chunks stay under the 65,535 parameters).
+    // The trace context of the work appending them rides with the outbox row (tracing on only).
+    const traceparent = currentTraceparent();
+    // Multi-row INSERTs (one round trip for a command's events, their outbox rows and the positions;
+    // chunks stay under the 65,535 parameters).
     for (let from = 0; from < envelopes.length; from += 1000) {
-      await this.insertEvents(
-        sql,
-        streamId,
-        expectedVersion,
-        envelopes.slice(from, from + 1000),
-        dataJson.slice(from, from + 1000),
-        hashes.slice(from, from + 1000),
+      const chunk = envelopes.slice(from, from + 1000);
+      await this.insertEvents(sql, streamId, expectedVersion, chunk, {
+        dataJson: dataJson.slice(from, from + 1000),
+        hashes: hashes.slice(from, from + 1000),
         metadataJson,
-      );
+        traceparent,
+        // Moved once, with the last chunk (to the last event's position).
+        positions: from + 1000 >= envelopes.length ? options.projectionPositions : undefined,
+      });
     }
     const heads = lockedHeads.get(sql) ?? new Map<string, string>();
     heads.set(this.schema, previous);
     lockedHeads.set(sql, heads);
-    const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
-    if (published.length > 0) {
-      // The trace context of the work appending them rides with the outbox row (tracing on only).
-      const traceparent = currentTraceparent();
-      const outboxParams: unknown[] = [];
-      const outboxValues = published.map((e) => {
-        const n = outboxParams.push(
-          e.globalPosition,
-          topicFor(this.context, streamType),
-          streamId,
-          JSON.stringify(traceparent ? { ...e, traceparent } : e),
-        );
-        return `($${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
-      });
-      await sql.execute(
-        `INSERT INTO ${this.schema}.outbox (global_position, topic, message_key, envelope) VALUES ${outboxValues.join(', ')}`,
-        outboxParams,
-      );
-    }
     return envelopes;
   }
 
@@ -265,10 +265,15 @@ export class EventStore {
     streamId: string,
     expectedVersion: number,
     envelopes: EventEnvelope[],
-    dataJson: string[],
-    hashes: string[],
-    metadataJson: string,
+    chunk: {
+      dataJson: string[];
+      hashes: string[];
+      metadataJson: string;
+      traceparent: string | undefined;
+      positions: readonly ProjectionPosition[] | undefined;
+    },
   ): Promise<void> {
+    const { dataJson, hashes, metadataJson, traceparent, positions } = chunk;
     const streamType = envelopes[0]!.streamType;
     const at = envelopes[0]!.occurredAt;
     const params: unknown[] = [hashes[hashes.length - 1]];
@@ -277,6 +282,41 @@ export class EventStore {
       params.push(dataJson[i], metadataJson, at, hashes[i]);
       return `($${base - 5}, $${base - 4}, $${base - 3}, $${base - 2}, $${base - 1}, $${base}, $${base + 1}, $${base + 2}, $${base + 3}, $${base + 4})`;
     });
+    // The public events' outbox rows, in the same statement: their envelope gets the global position the
+    // insert gave the event (jsonb keeps no key order, so the stored envelope is the same as written whole).
+    const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
+    let outbox = '';
+    if (published.length > 0) {
+      const n = params.push(
+        topicFor(this.context, streamType),
+        published.map((e) => e.streamPosition),
+        published.map((e) => JSON.stringify(traceparent ? { ...e, traceparent } : e)),
+      );
+      outbox = `,
+         outbox AS (
+           INSERT INTO ${this.schema}.outbox (global_position, topic, message_key, envelope)
+           SELECT i.global_position, $${n - 2}, i.stream_id,
+                  o.envelope || jsonb_build_object('globalPosition', i.global_position::text)
+             FROM inserted i JOIN unnest($${n - 1}::int[], $${n}::jsonb[]) AS o (stream_position, envelope)
+               ON o.stream_position = i.stream_position
+            ORDER BY i.global_position)`;
+    }
+    // The positions of the read models kept in the caller's transaction (appendAndProject), moved here too.
+    let moved = '';
+    if (positions && positions.length > 0) {
+      const n = params.push(
+        positions.map((p) => p.projection),
+        positions.map((p) => p.streamId),
+        positions.map((p) => p.position),
+      );
+      moved = `,
+         moved AS (
+           INSERT INTO ${this.schema}.projection_stream_positions (projection, stream_id, position)
+           SELECT s.projection, s.stream_id, s.position
+             FROM unnest($${n - 2}::text[], $${n - 1}::text[], $${n}::int[]) WITH ORDINALITY AS s (projection, stream_id, position, n)
+            ORDER BY s.n
+           ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position)`;
+    }
     let rows: { stream_position: number; global_position: string }[];
     try {
       // The chain head moves in the same statement: one round trip, as before the chain.
@@ -285,10 +325,10 @@ export class EventStore {
            INSERT INTO ${this.schema}.events
              (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at, hash)
            VALUES ${values.join(', ')}
-           RETURNING stream_position, global_position),
+           RETURNING stream_id, stream_position, global_position),
          head AS (
            UPDATE ${this.schema}.event_chain_head
-              SET hash = $1, global_position = (SELECT max(global_position) FROM inserted) WHERE id = 1)
+              SET hash = $1, global_position = (SELECT max(global_position) FROM inserted) WHERE id = 1)${outbox}${moved}
          SELECT stream_position, global_position::text AS global_position FROM inserted`,
         params,
       );
@@ -299,7 +339,7 @@ export class EventStore {
       if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
       throw error;
     }
-    const positions = new Map(rows.map((r) => [Number(r.stream_position), r.global_position]));
-    for (const envelope of envelopes) envelope.globalPosition = positions.get(envelope.streamPosition)!;
+    const global = new Map(rows.map((r) => [Number(r.stream_position), r.global_position]));
+    for (const envelope of envelopes) envelope.globalPosition = global.get(envelope.streamPosition)!;
   }
 }

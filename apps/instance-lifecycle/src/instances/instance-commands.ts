@@ -16,7 +16,7 @@ import {
   type HandleOptions,
   type Sql,
   type TimedDecider,
-  applyInlineProjections,
+  appendAndProject,
 } from '@rigmarket/event-sourcing';
 import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
 import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
@@ -107,8 +107,13 @@ export async function decideIn<State, Command extends { at: string }, Event exte
     if (events.length > 0) state = events.reduce((s, e) => decider.evolve(s, e), structuredClone(state));
   }
   if (decided.length === 0) return { before, after: before, envelopes: [], decided };
-  const envelopes = await runtime.store.append(sql, streamId, history.length, decided, metadata, now);
-  await applyInlineProjections(sql, runtime.schema, runtime.definition.inlineProjections, envelopes);
+  const envelopes = await appendAndProject(sql, runtime.store, runtime.definition.inlineProjections, {
+    streamId,
+    expectedVersion: history.length,
+    events: decided,
+    metadata,
+    occurredAt: now,
+  });
   return { before, after: state, envelopes, decided };
 }
 
