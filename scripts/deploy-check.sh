@@ -152,7 +152,14 @@ check_compose() {
     { tail -n 20 "$WORK/compose-up.log" >&2; dc logs --no-color --tail 30 >&2 || true; die "$T" "docker compose up failed (a service did not become healthy)"; }
   # the edge answers, and each app answers through it with the admin key: identity-2fa made the key, the
   # other three learned it from identity's events over Kafka
-  curl -fsS -m 10 "$edge/healthz" | grep -q '"edge":"ok"' || die "$T" "edge /healthz did not answer"
+  # `up -d` waits for the apps to be healthy (the edge depends on them), not for nginx in the edge to listen:
+  # a first look right after it can be refused (seen in CI once), so the edge gets up to 30 s
+  local edge_up=0
+  for _ in $(seq 1 30); do
+    if curl -fsS -m 10 "$edge/healthz" 2>/dev/null | grep -q '"edge":"ok"'; then edge_up=1; break; fi
+    sleep 1
+  done
+  [ "$edge_up" = 1 ] || die "$T" "edge /healthz did not answer within 30 s (logs: $WORK/compose.log)"
   local path want
   for path_want in 'users/current/|"is_admin":true' 'machines/|"machines":[]' 'instances/|"instances":[]' \
     'machines/maintenances/|[]'; do
