@@ -1,5 +1,6 @@
-// What the platform cases share: the embedded platform started on a fresh folder, a free port, /proc readings
-// of a process, and the public API calls that list a simulated 8-GPU host (register, ask, verify) as the admin.
+// What the platform cases share: the embedded platform started on a fresh folder (or the distributed one), a
+// free port, /proc readings of a process and waits on them (until the servers are idle), and the public API
+// calls that list a simulated 8-GPU host (register, ask, verify) as the admin and rent from it.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -131,7 +132,84 @@ async function creditAdmin(base) {
   );
 }
 
+/**
+ * The platform of a case: embedded (startEmbeddedPlatform) or distributed (bench/distributed-apps.js). Answers
+ * its base URL, `cpuS()` (CPU seconds of every server process together), `metricsBases` (the processes'
+ * /metrics), `pids` (by app; embedded: `platform`), `appBase(i)` (distributed: the i-th app's own port) and
+ * `stop()`.
+ */
+async function startPlatform(mode, label) {
+  if (mode === 'embedded') {
+    const { base, child, stop } = await startEmbeddedPlatform({ prefix: `rigmarket-bench-${label}-` });
+    return {
+      base,
+      metricsBases: [base],
+      pids: { platform: child.pid },
+      cpuS: () => usage(child.pid).cpuS,
+      appBase: () => base,
+      stop,
+    };
+  }
+  // Required here: distributed-apps.js requires this module.
+  const { startDistributed, DISTRIBUTED_APPS } = require('./distributed-apps');
+  const p = await startDistributed(label);
+  return { ...p, metricsBases: DISTRIBUTED_APPS.map((_, i) => p.appBase(i)) };
+}
+
+/**
+ * Waits until the servers are back to their idle use (`cpuS` grows by under `idleCores` plus 10% of a core over
+ * 500 ms; 0 idle cores: under 10% of a core), or `timeoutMs` passed: a rent answers before its events reached
+ * the other contexts, which goes on in the background. Returns the seconds waited.
+ */
+async function untilIdle(cpuS, { idleCores = 0, timeoutMs = 120_000 } = {}) {
+  const started = performance.now();
+  for (;;) {
+    const a = cpuS();
+    await sleep(500);
+    if ((cpuS() - a) / 0.5 < idleCores + 0.1 || performance.now() - started > timeoutMs)
+      return (performance.now() - started) / 1000;
+  }
+}
+
+/** The servers' CPU (cores) over `ms` while nobody calls them: their pollers and consumers. */
+async function idleRate(cpuS, ms) {
+  const c0 = cpuS();
+  const t0 = performance.now();
+  await sleep(ms);
+  return (cpuS() - c0) / ((performance.now() - t0) / 1000);
+}
+
+/** Rents the first offer of a machine listed by listMachine (busybox, 10 GB) as the admin. */
+function rentOffer(base, machineId) {
+  return api(base, 'PUT', `/api/v0/asks/${machineId * 1000 + 1}/`, { image: 'busybox', disk: 10 });
+}
+
+/** Rents from a freshly listed machine, retried while instance-lifecycle does not have it yet (404). */
+function firstRent(base, machineId) {
+  return until('the first rent of a machine', async () => {
+    const r = await rentOffer(base, machineId);
+    return r.status < 300 && r.body.new_contract ? r : undefined;
+  });
+}
+
+/**
+ * Double allocations among rents ({machineId, id} each): a machine holding more than its 8 GPUs, or one
+ * contract id answered twice.
+ */
+function doubleAllocations(created) {
+  const perMachine = new Map();
+  for (const c of created) perMachine.set(c.machineId, (perMachine.get(c.machineId) ?? 0) + 1);
+  const distinct = new Set(created.map((c) => c.id)).size;
+  return [...perMachine.values()].filter((n) => n > 8).length + (created.length - distinct);
+}
+
 module.exports = {
+  startPlatform,
+  untilIdle,
+  idleRate,
+  rentOffer,
+  firstRent,
+  doubleAllocations,
   ROOT,
   KEY,
   sleep,

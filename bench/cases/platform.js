@@ -7,25 +7,13 @@ const {
   usage,
   startEmbeddedPlatform,
   api,
-  until,
+  untilIdle,
+  rentOffer,
+  doubleAllocations,
   listMachine,
   creditAdmin,
   KEY,
 } = require('../platform-api');
-
-/**
- * Waits until the server is idle (under 10% of a core over 500 ms): a rent answers before the relay has
- * handed its events to the other contexts, which goes on in the background. Returns the seconds waited.
- */
-async function idle(pid, timeoutMs = 120_000) {
-  const started = performance.now();
-  for (;;) {
-    const a = usage(pid).cpuS;
-    await sleep(500);
-    if (usage(pid).cpuS - a < 0.05 || performance.now() - started > timeoutMs)
-      return (performance.now() - started) / 1000;
-  }
-}
 
 module.exports = async function platform(mode, { short }) {
   const { base, child, startMs, stop } = await startEmbeddedPlatform({ timeoutMs: 60_000 });
@@ -58,8 +46,7 @@ module.exports = async function platform(mode, { short }) {
     const health = () => fetch(`${base}/healthz`).then((r) => r.text());
     const healthRate = await throughput(health, { concurrency: 16, durationMs: short ? 300 : 3000 });
     // Wait until instance-lifecycle has every machine (the first accept after a machine change may be 404).
-    const rent = (machineId) =>
-      api(base, 'PUT', `/api/v0/asks/${machineId * 1000 + 1}/`, { image: 'busybox', disk: 10 });
+    const rent = (machineId) => rentOffer(base, machineId);
     const times = [];
     const created = [];
     let refused = 0;
@@ -90,12 +77,10 @@ module.exports = async function platform(mode, { short }) {
     }
     const rentS = (performance.now() - t0) / 1000;
     // Until every rent's events reached the other contexts (offers, billing): the work a rent still causes.
-    const deliveredS = rentS + (await idle(child.pid)) - 0.5;
-    const distinct = new Set(created.map((c) => c.id)).size;
+    const cpuS = () => usage(child.pid).cpuS;
+    const deliveredS = rentS + (await untilIdle(cpuS)) - 0.5;
     // Every create must hold GPUs of its own: no machine holds more than its 8 GPUs.
-    const perMachine = new Map();
-    for (const c of created) perMachine.set(c.machineId, (perMachine.get(c.machineId) ?? 0) + 1);
-    const over = [...perMachine.values()].filter((n) => n > 8).length + (created.length - distinct);
+    const over = doubleAllocations(created);
     rows.push(
       throughputRow(
         {
@@ -124,7 +109,7 @@ module.exports = async function platform(mode, { short }) {
       return text.length;
     };
     const listed = (await api(base, 'GET', '/api/v0/instances/')).body.instances.length;
-    await idle(child.pid);
+    await untilIdle(cpuS);
     const pollStats = stats(await timeEach(short ? 5 : 100, poll));
     const pollRate = await throughput(poll, { concurrency: 8, durationMs: short ? 300 : 3000 });
     const healthRate8 = await throughput(health, { concurrency: 8, durationMs: short ? 300 : 3000 });

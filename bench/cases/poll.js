@@ -8,33 +8,17 @@ const os = require('node:os');
 const { stats, timeEach, throughput } = require('../lib');
 const {
   KEY,
-  sleep,
   usage,
   api,
   until,
-  startEmbeddedPlatform,
+  startPlatform,
+  untilIdle,
+  idleRate,
+  firstRent,
   listMachine,
   creditAdmin,
 } = require('../platform-api');
-const { startDistributed, DISTRIBUTED_APPS } = require('../distributed-apps');
-
-/** Waits until the process is idle (under 10% of a core over 500 ms). */
-async function untilIdle(cpuS, timeoutMs = 120_000) {
-  const started = performance.now();
-  for (;;) {
-    const a = cpuS();
-    await sleep(500);
-    if (cpuS() - a < 0.05 || performance.now() - started > timeoutMs) return;
-  }
-}
-
-/** The server's CPU (cores) while nobody calls it: its pollers and consumers (distributed: ~10-30% of a core). */
-async function idleRate(cpuS, ms) {
-  const c0 = cpuS();
-  const t0 = performance.now();
-  await sleep(ms);
-  return (cpuS() - c0) / ((performance.now() - t0) / 1000);
-}
+const { DISTRIBUTED_APPS } = require('../distributed-apps');
 
 /**
  * Throughput of `fn` (8 concurrent) and the server's CPU ms per call over the same time, less its idle rate
@@ -49,15 +33,17 @@ async function measure(fn, cpuS, durationMs, idle) {
 }
 
 module.exports = async function poll(mode, { short }) {
-  let platform;
-  if (mode === 'embedded') {
-    const { base, child, stop } = await startEmbeddedPlatform({ prefix: 'rigmarket-bench-poll-' });
-    platform = { base, server: base, cpuS: () => usage(child.pid).cpuS, stop };
-  } else {
-    const p = await startDistributed('poll');
-    const i = DISTRIBUTED_APPS.indexOf('instance-lifecycle');
-    platform = { ...p, server: p.appBase(i), cpuS: () => usage(p.pids['instance-lifecycle']).cpuS };
-  }
+  const started = await startPlatform(mode, 'poll');
+  // Distributed: instance-lifecycle's own port and CPU (the other apps do not serve the poll).
+  const i = DISTRIBUTED_APPS.indexOf('instance-lifecycle');
+  const platform =
+    mode === 'embedded'
+      ? { ...started, server: started.base }
+      : {
+          ...started,
+          server: started.appBase(i),
+          cpuS: () => usage(started.pids['instance-lifecycle']).cpuS,
+        };
   const { base, server } = platform;
   try {
     await creditAdmin(base);
@@ -68,13 +54,7 @@ module.exports = async function poll(mode, { short }) {
     for (const machineId of machineIds) {
       for (let gpu = 0; gpu < 8 && created < target; gpu += 1) {
         // The first rent after a machine is listed may be 404 until instance-lifecycle has it.
-        await until('a rent', async () => {
-          const r = await api(base, 'PUT', `/api/v0/asks/${machineId * 1000 + 1}/`, {
-            image: 'busybox',
-            disk: 10,
-          });
-          return r.status < 300 && r.body.new_contract ? r : undefined;
-        });
+        await firstRent(base, machineId);
         created += 1;
       }
     }

@@ -7,20 +7,15 @@
 const os = require('node:os');
 const { stats, throughput } = require('../lib');
 const {
-  sleep,
-  usage,
-  api,
-  until,
-  startEmbeddedPlatform,
+  startPlatform,
+  untilIdle,
+  idleRate,
+  rentOffer,
+  firstRent,
+  doubleAllocations,
   listMachine,
   creditAdmin,
 } = require('../platform-api');
-const { startDistributed } = require('../distributed-apps');
-
-async function startEmbedded() {
-  const { base, child, stop } = await startEmbeddedPlatform({ prefix: 'rigmarket-bench-rent-' });
-  return { base, metricsBases: [base], cpuS: () => usage(child.pid).cpuS, stop };
-}
 
 /** Sum of rigmarket_db_statements_total / _transactions_total over the servers' /metrics. */
 async function dbCounts(bases) {
@@ -34,42 +29,22 @@ async function dbCounts(bases) {
   return { statements, transactions };
 }
 
-/**
- * Waits until the servers are back to their idle use (under `idleRate` plus 10% of a core over 500 ms); the
- * seconds waited.
- */
-async function quiet(cpuS, idleRate, timeoutMs = 120_000) {
-  const started = performance.now();
-  for (;;) {
-    const a = cpuS();
-    await sleep(500);
-    if ((cpuS() - a) / 0.5 < idleRate + 0.1 || performance.now() - started > timeoutMs)
-      return (performance.now() - started) / 1000;
-  }
-}
-
 /** The servers' CPU (cores) and statements and transactions per second while nobody calls them. */
 async function idleRates(platform, ms) {
-  const c0 = platform.cpuS();
   const n0 = await dbCounts(platform.metricsBases);
-  await sleep(ms);
+  const t0 = performance.now();
+  const cpu = await idleRate(platform.cpuS, ms);
+  const s = (performance.now() - t0) / 1000;
   const n1 = await dbCounts(platform.metricsBases);
-  const s = ms / 1000;
   return {
-    cpu: (platform.cpuS() - c0) / s,
+    cpu,
     statements: (n1.statements - n0.statements) / s,
     transactions: (n1.transactions - n0.transactions) / s,
   };
 }
 
 module.exports = async function rent(mode, { short }) {
-  const platform =
-    mode === 'embedded'
-      ? await startEmbedded()
-      : await startDistributed('rent').then((p) => ({
-          ...p,
-          metricsBases: [0, 1, 2, 3].map((i) => p.appBase(i)),
-        }));
+  const platform = await startPlatform(mode, 'rent');
   const { base } = platform;
   try {
     await creditAdmin(base);
@@ -77,18 +52,13 @@ module.exports = async function rent(mode, { short }) {
     const rounds = short ? 1 : 6;
     const machineIds = [];
     for (let n = 0; n < renters; n += 1) machineIds.push(await listMachine(base, n));
-    const rentOne = (machineId) =>
-      api(base, 'PUT', `/api/v0/asks/${machineId * 1000 + 1}/`, { image: 'busybox', disk: 10 });
     // Warm-up, not timed: one rent per machine, retried until instance-lifecycle shows it listed.
     const created = [];
     for (const machineId of machineIds) {
-      const r = await until('the first rent of a machine', async () => {
-        const answer = await rentOne(machineId);
-        return answer.status < 300 ? answer : undefined;
-      });
+      const r = await firstRent(base, machineId);
       created.push({ machineId, id: r.body.new_contract });
     }
-    await quiet(platform.cpuS, mode === 'embedded' ? 0 : 0.3);
+    await untilIdle(platform.cpuS, { idleCores: mode === 'embedded' ? 0 : 0.3 });
     const idle = await idleRates(platform, short ? 1000 : 5000);
     const health = () => fetch(`${base}/healthz`).then((r) => r.text());
     const healthRate = await throughput(health, { concurrency: 16, durationMs: short ? 300 : 3000 });
@@ -103,7 +73,7 @@ module.exports = async function rent(mode, { short }) {
       await Promise.all(
         machineIds.map(async (machineId) => {
           const s = performance.now();
-          const r = await rentOne(machineId);
+          const r = await rentOffer(base, machineId);
           times.push(performance.now() - s);
           if (r.status < 300 && r.body.new_contract) created.push({ machineId, id: r.body.new_contract });
           else {
@@ -116,16 +86,13 @@ module.exports = async function rent(mode, { short }) {
     const rentS = (performance.now() - t0) / 1000;
     const cpuAnswered = platform.cpuS() - cpu0;
     // Until every rent's events reached the other contexts: the work a rent still causes.
-    const deliveredS = rentS + (await quiet(platform.cpuS, idle.cpu)) - 0.5;
+    const deliveredS = rentS + (await untilIdle(platform.cpuS, { idleCores: idle.cpu })) - 0.5;
     const cpuAll = platform.cpuS() - cpu0;
     const counts1 = await dbCounts(platform.metricsBases);
     if (firstRefusal) process.stderr.write(`bench rent: a rent refused: ${firstRefusal}\n`);
     const timed = created.length - machineIds.length;
-    const distinct = new Set(created.map((c) => c.id)).size;
     // Every create must hold GPUs of its own: no machine holds more than its 8 GPUs.
-    const perMachine = new Map();
-    for (const c of created) perMachine.set(c.machineId, (perMachine.get(c.machineId) ?? 0) + 1);
-    const over = [...perMachine.values()].filter((n) => n > 8).length + (created.length - distinct);
+    const over = doubleAllocations(created);
     const per = (v) => (timed > 0 ? v / timed : NaN);
     const s = stats(times);
     return [
