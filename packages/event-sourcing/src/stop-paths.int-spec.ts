@@ -26,6 +26,26 @@ async function firstStatementAsked(statements: StatementWatch): Promise<void> {
   for (let turn = 0; turn < 100 && statements.began === 0; turn += 1) await Promise.resolve();
 }
 
+/**
+ * Given a loop whose first poll is reading (one statement in flight), when it is stopped: stop() resolves only
+ * after that read, and the loop asks for no statement afterwards, `afterStop` (run right after stop()) included.
+ */
+async function stopMidPoll(
+  loop: { start(): void; stop(): Promise<void> },
+  statements: StatementWatch,
+  afterStop: () => Promise<void> = async () => undefined,
+): Promise<void> {
+  loop.start();
+  await firstStatementAsked(statements);
+  expect(statements.inFlight).toBe(1);
+  await loop.stop();
+  expect(statements.inFlight).toBe(0);
+  const began = statements.began;
+  await afterStop();
+  await sleep(300);
+  expect(statements.began).toBe(began);
+}
+
 const exhausted = (eventId: string): EventEnvelope => ({
   eventId,
   type: 'CreditExhausted',
@@ -68,15 +88,7 @@ describe('stopping background loops (PGlite)', () => {
       react: async () => undefined,
     };
     const worker = new ReactorWorker(db, 'marketplace', [reactor], { pollIntervalMs: 60_000 });
-    const statements = watch();
-    worker.start();
-    await firstStatementAsked(statements);
-    expect(statements.inFlight).toBe(1);
-    await worker.stop();
-    expect(statements.inFlight).toBe(0);
-    const began = statements.began;
-    await sleep(300);
-    expect(statements.began).toBe(began);
+    await stopMidPoll(worker, watch());
   });
 
   it('a reactor worker stopped while a failed item waits for its retry runs no statement afterwards', async () => {
@@ -138,16 +150,9 @@ describe('stopping background loops (PGlite)', () => {
       close: async () => undefined,
     };
     const relay = new OutboxRelay(db, 'identity', transport, { pollIntervalMs: 60_000 });
-    const statements = watch();
-    relay.start();
-    await firstStatementAsked(statements);
-    expect(statements.inFlight).toBe(1);
-    await relay.stop();
-    expect(statements.inFlight).toBe(0);
-    const began = statements.began;
-    expect(await relay.flush()).toBe(0);
-    await sleep(300);
-    expect(statements.began).toBe(began);
+    await stopMidPoll(relay, watch(), async () => {
+      expect(await relay.flush()).toBe(0);
+    });
     const [row] = await db.query<{ waiting: string }>(
       `SELECT count(*)::text AS waiting FROM identity.outbox WHERE published_at IS NULL`,
     );
