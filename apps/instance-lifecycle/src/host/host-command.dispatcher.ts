@@ -43,8 +43,8 @@ interface InstanceRow {
  * A commit in this process that wrote commands kicks it at once (kickAfterCommit); it also polls, for
  * leases that expire and commands another process wrote, every second, or, where the runtime's reactors
  * back off while idle (embedded mode: `reactors.idlePollMaxMs`), with a delay that doubles up to that while
- * polls claim nothing (but never past the end of a lease a stopped delivery left), so an idle server does
- * not query every second.
+ * polls claim nothing (but never past the end of a lease a stopped delivery left, which the claim's own
+ * statement reads), so an idle server does not query every second, and an idle poll is one statement.
  */
 @Injectable()
 export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -53,6 +53,11 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
   private running: Promise<void> | null = null;
   /** Rows claimed so far (delivered or put off): the poll backs off while this stays the same. */
   private claimed = 0;
+  /**
+   * As the last claim saw it: in how many ms the first lease on an undelivered command ends (undefined: no
+   * lease held, or the claim failed). Read with the claim, so an idle poll costs one statement.
+   */
+  private leaseEndsInMs: number | undefined;
   private again = false;
   private stopped = false;
 
@@ -90,9 +95,10 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       const before = this.claimed;
       this.kick();
       void (this.running ?? Promise.resolve())
-        .then(() => (this.claimed === before ? this.leaseEndsInMs() : undefined))
         .catch(() => undefined)
-        .then((leaseEndsInMs) => {
+        .then(() => {
+          // The last claim of this poll found nothing to take: what it saw of the leases held then.
+          const leaseEndsInMs = this.claimed === before ? this.leaseEndsInMs : undefined;
           delay.after(this.claimed - before);
           if (this.stopped) return;
           // A lease left by a delivery that stopped (a crash) is taken again when it ends, not a long
@@ -131,29 +137,36 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     })().finally(() => (this.running = null));
   }
 
-  /** In how many ms the first lease on an undelivered command ends, if one is held. */
-  private async leaseEndsInMs(): Promise<number | undefined> {
-    const [row] = await this.runtime.db.query<{ ms: number | string | null }>(
-      `SELECT (EXTRACT(EPOCH FROM min(claimed_until) - now()) * 1000)::float8 AS ms
-         FROM ${SCHEMA}.host_commands WHERE delivered_at IS NULL AND claimed_until IS NOT NULL`,
-    );
-    return row?.ms === null || row?.ms === undefined ? undefined : Number(row.ms);
-  }
-
   /** Waits until no delivery is running (tests). */
   async idle(): Promise<void> {
     while (this.running) await this.running;
   }
 
   private async deliverBatch(): Promise<number> {
-    const claimed = await this.runtime.db.query<Parameters<typeof rowOf>[0]>(
-      `UPDATE ${SCHEMA}.host_commands SET claimed_until = now() + interval '${LEASE_SECONDS} seconds'
-        WHERE command_id IN (
-          SELECT command_id FROM ${SCHEMA}.host_commands
-           WHERE delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
-           ORDER BY command_id LIMIT 100 FOR UPDATE SKIP LOCKED)
-        RETURNING command_id, instance_id, machine_id, kind, status_msg, instance_key_sealed, image_login_sealed, created_at`,
+    this.leaseEndsInMs = undefined;
+    // One statement: the claim, and (one row with a null command_id when nothing was claimed) when the
+    // first lease another delivery holds ends, as the claim's snapshot saw it (rows it claims not counted).
+    const answer = await this.runtime.db.query<
+      Partial<Parameters<typeof rowOf>[0]> & { lease_ends_in_ms: number | string | null }
+    >(
+      `WITH claimed AS (
+         UPDATE ${SCHEMA}.host_commands SET claimed_until = now() + interval '${LEASE_SECONDS} seconds'
+          WHERE command_id IN (
+            SELECT command_id FROM ${SCHEMA}.host_commands
+             WHERE delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+             ORDER BY command_id LIMIT 100 FOR UPDATE SKIP LOCKED)
+          RETURNING command_id, instance_id, machine_id, kind, status_msg, instance_key_sealed, image_login_sealed, created_at),
+       lease AS (
+         SELECT (EXTRACT(EPOCH FROM min(claimed_until) - now()) * 1000)::float8 AS lease_ends_in_ms
+           FROM ${SCHEMA}.host_commands WHERE delivered_at IS NULL AND claimed_until > now())
+       SELECT claimed.*, lease.lease_ends_in_ms FROM lease LEFT JOIN claimed ON true`,
     );
+    const claimed = answer.filter(
+      (r): r is Parameters<typeof rowOf>[0] & { lease_ends_in_ms: number | string | null } =>
+        r.command_id !== null && r.command_id !== undefined,
+    );
+    const ms = answer[0]?.lease_ends_in_ms;
+    this.leaseEndsInMs = ms === null || ms === undefined ? undefined : Number(ms);
     this.claimed += claimed.length;
     const rows = claimed.map(rowOf).sort((a, b) => a.commandId - b.commandId);
     let delivered = 0;
