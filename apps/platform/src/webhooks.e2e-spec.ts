@@ -157,6 +157,7 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
   const good = new Receiver();
   const failing = new Receiver();
   const restarting = new Receiver();
+  const killed = new Receiver();
   let renterKey: string;
   let otherKey: string;
   let instanceId: number;
@@ -168,6 +169,8 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
     app = await createPlatformApp({
       db,
       transport,
+      // The only process on its data folder, as the embedded platform runs: claims found at start are a killed life's.
+      soleProcess: true,
       modules: [
         IdentityModule.forRoot({
           adminKey: ADMIN_KEY,
@@ -218,7 +221,7 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
   };
 
   beforeAll(async () => {
-    await Promise.all([good.start(), failing.start(), restarting.start()]);
+    await Promise.all([good.start(), failing.start(), restarting.start(), killed.start()]);
     failing.status = 500;
     await boot();
     renterKey = await verifiedUser(app.getHttpServer(), mailer, 'hooked');
@@ -230,7 +233,7 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
 
   afterAll(async () => {
     await shutdown().catch(() => undefined);
-    await Promise.all([good.close(), failing.close(), restarting.close()]);
+    await Promise.all([good.close(), failing.close(), restarting.close(), killed.close()]);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -430,6 +433,41 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
     expect(after.length).toBeGreaterThan(0);
     expect(after.map((r) => String(r.headers['webhook-id']))).toEqual(expect.arrayContaining(pending));
     for (const received of restarting.received) expect(verifySignature(secret, received)).toBe(true);
+  });
+
+  it('sends at once after a restart a delivery whose claim a killed life left', async () => {
+    killed.status = 503;
+    const { endpoint } = await createEndpoint(killed.url, ['instance.state_changed']);
+    await setIntent('stopped');
+    await eventually(
+      async () => (killed.received.length > 0 ? true : undefined),
+      20_000,
+      'a first, failed attempt',
+    );
+    await shutdown();
+    // Given a life killed in the middle of an attempt: its claim holds the delivery for the attempt's timeout
+    // (2 s) + 30 s.
+    const left = await Database.connect({ kind: 'pglite', dataDir });
+    await left.execute(
+      `UPDATE identity.webhook_deliveries SET claimed_until = now() + interval '32 seconds', next_attempt_at = now()
+        WHERE endpoint_id = $1 AND status = 'pending'`,
+      [endpoint.id],
+    );
+    await left.close();
+    killed.status = 200;
+    const failedBefore = killed.received.length;
+
+    // When the platform starts again, then the delivery goes out at its next poll, not when the claim ends.
+    await boot();
+    await eventually(
+      async () => {
+        const log = await deliveries(endpoint.id);
+        return log.length > 0 && log.every((d) => d.status === 'delivered') ? log : undefined;
+      },
+      10_000,
+      'the claimed delivery delivered well before its claim ends',
+    );
+    expect(killed.received.length).toBeGreaterThan(failedBefore);
   });
 
   it('rebuilds the endpoints read model from the events to the same rows', async () => {

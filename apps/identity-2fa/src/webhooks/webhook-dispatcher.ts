@@ -41,7 +41,8 @@ const SWEEP_EVERY_MS = 10 * 60_000;
  *
  * New deliveries wake it (`wake`); it also polls, every `pollMs`, or, where the runtime's reactors back off
  * while idle (embedded mode: `reactors.idlePollMaxMs`), with a delay that doubles up to that while passes send
- * nothing, but never past the next retry that is due (then within `pollMs` of it, as before).
+ * nothing, but never past the next retry that is due (then within `pollMs` of it, as before). In embedded mode
+ * (the runtime's `soleProcess`) it takes back at start the claims a killed life of the process left.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -63,7 +64,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     @Inject(TFA_SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    // The only process on its database (embedded): a claim found now was left by a killed life of this
+    // process (in the middle of an attempt), and would hold its delivery back for the attempt's timeout + 30 s.
+    if (this.runtime.infra.soleProcess)
+      await this.runtime.db
+        .execute(
+          `UPDATE ${SCHEMA}.webhook_deliveries SET claimed_until = 'epoch' WHERE status = 'pending' AND claimed_until > now()`,
+        )
+        .catch((error: unknown) =>
+          this.logger.warn(`taking back the claims a killed life left failed: ${String(error)}`),
+        );
     this.stopped = false;
     this.delay = idleBackoff(this.settings.pollMs, this.runtime.infra.reactors?.idlePollMaxMs);
     void this.drain();
