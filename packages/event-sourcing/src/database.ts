@@ -37,6 +37,24 @@ function bind(runner: QueryRunner): Sql {
 }
 
 /**
+ * A transaction that has its database to itself until it ends: embedded, where PGlite's one session is handed
+ * to one transaction at a time (pglite-pool.ts), so what it reads stays true until it or a later one commits.
+ */
+export interface SoleTransaction {
+  /** The database it runs on (a key for what a process keeps between such transactions). */
+  readonly database: Database;
+  /** Called once the transaction has ended: `committed` false after a rollback or a failed commit. */
+  onEnd(callback: (committed: boolean) => void): void;
+}
+
+const soleTransactions = new WeakMap<Sql, SoleTransaction>();
+
+/** The transaction `sql` runs, when it has its database to itself (embedded); undefined otherwise. */
+export function soleTransaction(sql: Sql): SoleTransaction | undefined {
+  return soleTransactions.get(sql);
+}
+
+/**
  * The storage edge: TypeORM's postgres driver over node-postgres (distributed) or over PGlite
  * (embedded). Same SQL, same migrations in both.
  */
@@ -81,11 +99,14 @@ export class Database implements Sql {
     this.refuseIfClosed();
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
+    const ended: ((committed: boolean) => void)[] = [];
     try {
       databaseTransactions.inc();
       await runner.startTransaction();
       try {
         const sql = bind(runner);
+        if (this.options.kind === 'pglite')
+          soleTransactions.set(sql, { database: this, onEnd: (callback) => ended.push(callback) });
         // Read models the work's projections changed (read-model-signals.ts): told at commit.
         const changed = openReadModelChanges(sql);
         const result = await work(sql);
@@ -95,6 +116,7 @@ export class Database implements Sql {
             readModelNotifyPayload(changed),
           ]);
         await runner.commitTransaction();
+        for (const end of ended.splice(0)) end(true);
         if (changed.size > 0) readModelChangesCommitted(changed);
         return result;
       } catch (error) {
@@ -102,6 +124,7 @@ export class Database implements Sql {
         // released"); the server rolls back by itself then, and the caller must see why it failed (a lost
         // connection answers 503), not the rollback's error.
         if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        for (const end of ended.splice(0)) end(false);
         throw error;
       }
     } finally {

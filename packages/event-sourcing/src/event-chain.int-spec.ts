@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { DomainEvent, EventMetadata } from '@rigmarket/contracts';
 import { createTestDatabase } from '@rigmarket/testing';
-import { Database } from './database';
+import { Database, type Sql } from './database';
 import { GENESIS_HASH, eventChainMigration, verifyChain } from './event-chain';
 import { EventStore } from './event-store';
+import { databaseStatements } from './metrics';
 import { eventStoreMigration, runMigrations } from './migrations';
 
 const metadata: EventMetadata = { correlationId: 'c', causationId: 'c' };
@@ -205,4 +206,57 @@ describe('the events hash chain on PostgreSQL', () => {
     );
     expect((await db.transaction((sql) => verifyChain(sql, schema))).events).toBe(2501);
   }, 60_000);
+});
+
+describe('the events hash chain on PGlite (embedded: the committed head kept by the process)', () => {
+  let db: Database;
+  const schema = 'chain_embedded';
+  const store = new EventStore('marketplace', schema);
+  const statements = async () => (await databaseStatements.get()).values[0]?.value ?? 0;
+  const append = (sql: Sql, streamId: string, version: number) =>
+    store.append(sql, streamId, version, [heartbeat(version + 1)], metadata, new Date());
+
+  beforeAll(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    await runMigrations(db, schema, [eventStoreMigration, eventChainMigration]);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('links to the head its last commit left in one statement; after a rollback, or a head another writer moved, it reads the row', async () => {
+    await db.transaction((sql) => append(sql, 'machine-1', 0));
+    const before = await statements();
+    await db.transaction((sql) => append(sql, 'machine-1', 1));
+    // the append's INSERT alone: no read of the head row
+    expect((await statements()) - before).toBe(1);
+
+    await expect(
+      db.transaction(async (sql) => {
+        await append(sql, 'machine-1', 2);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await db.transaction((sql) => append(sql, 'machine-1', 2));
+
+    // Another writer of the same database (a statement runner the process does not know as its own, as an
+    // import's) moves the head: the next append finds the row changed, writes nothing, and links again.
+    await db.transaction((sql) =>
+      append({ query: (q, p) => sql.query(q, p), execute: (q, p) => sql.execute(q, p) }, 'machine-2', 0),
+    );
+    await db.transaction((sql) => append(sql, 'machine-1', 3));
+    await db.transaction((sql) => append(sql, 'machine-2', 1));
+
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toBeUndefined();
+    expect(report.events).toBe(6);
+    expect(report.recordedHead?.hash).toBe(report.head);
+    const streams = await db.query<{ stream_id: string; n: string }>(
+      `SELECT stream_id, count(*)::text AS n FROM ${schema}.events GROUP BY stream_id ORDER BY stream_id`,
+    );
+    expect(streams).toEqual([
+      { stream_id: 'machine-1', n: '4' },
+      { stream_id: 'machine-2', n: '2' },
+    ]);
+  });
 });

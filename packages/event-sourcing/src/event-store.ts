@@ -11,7 +11,7 @@ import {
   topicFor,
   upcast,
 } from '@rigmarket/contracts';
-import { Database, type Sql } from './database';
+import { Database, type Sql, soleTransaction } from './database';
 import { chainTime, eventHash, lockChainHead } from './event-chain';
 import { currentTraceparent } from './tracing';
 
@@ -68,6 +68,14 @@ const COLUMNS = `global_position::text AS global_position, event_id, stream_id, 
  * locking again.
  */
 const lockedHeads = new WeakMap<Sql, Map<string, string>>();
+
+/**
+ * Embedded: each context's chain head as the last committed transaction left it, by database and schema. A
+ * transaction that has the database to itself (soleTransaction) links its first append to it instead of
+ * reading the head row; the append's statement writes nothing unless the row still holds that hash (another
+ * writer of the same database, an import: then the row is read and the append runs again).
+ */
+const committedHeads = new WeakMap<Database, Map<string, string>>();
 
 /** A read model's position on a stream, as applyInlineProjections moves it. */
 export interface ProjectionPosition {
@@ -224,39 +232,66 @@ export class EventStore {
     const storedMetadata: unknown = JSON.parse(metadataJson);
     const time = chainTime(at);
     const held = lockedHeads.get(sql)?.get(this.schema);
-    let previous = held ?? (await lockChainHead(sql, this.schema));
-    const hashes = envelopes.map((e, i) => {
-      previous = eventHash(previous, {
-        eventId: e.eventId,
-        streamId,
-        streamType,
-        streamPosition: e.streamPosition,
-        type: e.type,
-        schemaVersion: e.schemaVersion,
-        data: JSON.parse(dataJson[i]!),
-        metadata: storedMetadata,
-        occurredAt: time,
+    const sole = held === undefined ? soleTransaction(sql) : undefined;
+    const known = sole && committedHeads.get(sole.database)?.get(this.schema);
+    const chainFrom = (head: string): string[] => {
+      let link = head;
+      return envelopes.map((e, i) => {
+        link = eventHash(link, {
+          eventId: e.eventId,
+          streamId,
+          streamType,
+          streamPosition: e.streamPosition,
+          type: e.type,
+          schemaVersion: e.schemaVersion,
+          data: JSON.parse(dataJson[i]!),
+          metadata: storedMetadata,
+          occurredAt: time,
+        });
+        return link;
       });
-      return previous;
-    });
+    };
+    let hashes = chainFrom(held ?? known ?? (await lockChainHead(sql, this.schema)));
     // The trace context of the work appending them rides with the outbox row (tracing on only).
     const traceparent = currentTraceparent();
     // Multi-row INSERTs (one round trip for a command's events, their outbox rows and the positions;
     // chunks stay under the 65,535 parameters).
     for (let from = 0; from < envelopes.length; from += 1000) {
       const chunk = envelopes.slice(from, from + 1000);
-      await this.insertEvents(sql, streamId, expectedVersion, chunk, {
-        dataJson: dataJson.slice(from, from + 1000),
-        hashes: hashes.slice(from, from + 1000),
-        metadataJson,
-        traceparent,
-        // Moved once, with the last chunk (to the last event's position).
-        positions: from + 1000 >= envelopes.length ? options.projectionPositions : undefined,
-      });
+      const insert = (linkedTo?: string) =>
+        this.insertEvents(sql, streamId, expectedVersion, chunk, {
+          dataJson: dataJson.slice(from, from + 1000),
+          hashes: hashes.slice(from, from + 1000),
+          metadataJson,
+          traceparent,
+          // Moved once, with the last chunk (to the last event's position).
+          positions: from + 1000 >= envelopes.length ? options.projectionPositions : undefined,
+          linkedTo,
+        });
+      if (from > 0 || known === undefined) await insert();
+      else if (!(await insert(known))) {
+        // The head row moved since this process's last commit: link to what it holds.
+        hashes = chainFrom(await lockChainHead(sql, this.schema));
+        await insert();
+      }
     }
+    const previous = hashes[hashes.length - 1]!;
     const heads = lockedHeads.get(sql) ?? new Map<string, string>();
     heads.set(this.schema, previous);
     lockedHeads.set(sql, heads);
+    if (sole) {
+      const { database } = sole;
+      const schema = this.schema;
+      // The head this transaction leaves is the committed one once it commits; after a rollback (or a
+      // failed commit) the next transaction reads the row.
+      sole.onEnd((committed) => {
+        const byDatabase = committedHeads.get(database) ?? new Map<string, string>();
+        committedHeads.set(database, byDatabase);
+        const last = lockedHeads.get(sql)?.get(schema);
+        if (committed && last !== undefined) byDatabase.set(schema, last);
+        else byDatabase.delete(schema);
+      });
+    }
     return envelopes;
   }
 
@@ -271,17 +306,25 @@ export class EventStore {
       metadataJson: string;
       traceparent: string | undefined;
       positions: readonly ProjectionPosition[] | undefined;
+      /** Write only if the chain-head row still holds this hash (else nothing, and false). */
+      linkedTo?: string;
     },
-  ): Promise<void> {
-    const { dataJson, hashes, metadataJson, traceparent, positions } = chunk;
+  ): Promise<boolean> {
+    const { dataJson, hashes, metadataJson, traceparent, positions, linkedTo } = chunk;
     const streamType = envelopes[0]!.streamType;
     const at = envelopes[0]!.occurredAt;
     const params: unknown[] = [hashes[hashes.length - 1]];
     const values = envelopes.map((e, i) => {
       const base = params.push(e.eventId, streamId, streamType, e.streamPosition, e.type, e.schemaVersion);
       params.push(dataJson[i], metadataJson, at, hashes[i]);
-      return `($${base - 5}, $${base - 4}, $${base - 3}, $${base - 2}, $${base - 1}, $${base}, $${base + 1}, $${base + 2}, $${base + 3}, $${base + 4})`;
+      return `($${base - 5}::uuid, $${base - 4}::text, $${base - 3}::text, $${base - 2}::int, $${base - 1}::text, $${base}::int, $${base + 1}::jsonb, $${base + 2}::jsonb, $${base + 3}::timestamptz, $${base + 4}::text)`;
     });
+    // Checked in the statement itself: the INSERT, and so everything joined to it, writes no row unless
+    // the head row holds the hash the events were linked to.
+    const linked =
+      linkedTo === undefined
+        ? ''
+        : ` WHERE (SELECT hash FROM ${this.schema}.event_chain_head WHERE id = 1) = $${params.push(linkedTo)}`;
     // The public events' outbox rows, in the same statement: their envelope gets the global position the
     // insert gave the event (jsonb keeps no key order, so the stored envelope is the same as written whole).
     const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
@@ -314,6 +357,7 @@ export class EventStore {
            INSERT INTO ${this.schema}.projection_stream_positions (projection, stream_id, position)
            SELECT s.projection, s.stream_id, s.position
              FROM unnest($${n - 2}::text[], $${n - 1}::text[], $${n}::int[]) WITH ORDINALITY AS s (projection, stream_id, position, n)
+            WHERE EXISTS (SELECT 1 FROM inserted)
             ORDER BY s.n
            ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position)`;
     }
@@ -324,11 +368,12 @@ export class EventStore {
         `WITH inserted AS (
            INSERT INTO ${this.schema}.events
              (event_id, stream_id, stream_type, stream_position, type, schema_version, data, metadata, occurred_at, hash)
-           VALUES ${values.join(', ')}
+           SELECT * FROM (VALUES ${values.join(', ')}) AS v${linked}
            RETURNING stream_id, stream_position, global_position),
          head AS (
            UPDATE ${this.schema}.event_chain_head
-              SET hash = $1, global_position = (SELECT max(global_position) FROM inserted) WHERE id = 1)${outbox}${moved}
+              SET hash = $1, global_position = (SELECT max(global_position) FROM inserted)
+            WHERE id = 1 AND EXISTS (SELECT 1 FROM inserted))${outbox}${moved}
          SELECT stream_position, global_position::text AS global_position FROM inserted`,
         params,
       );
@@ -339,7 +384,9 @@ export class EventStore {
       if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
       throw error;
     }
+    if (rows.length === 0) return false;
     const global = new Map(rows.map((r) => [Number(r.stream_position), r.global_position]));
     for (const envelope of envelopes) envelope.globalPosition = global.get(envelope.streamPosition)!;
+    return true;
   }
 }
