@@ -220,6 +220,34 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
     await eventually(async () => ((await actual(instanceId)) === state ? true : undefined), 30_000, state);
   };
 
+  /**
+   * Given an endpoint on `receiver` (answering 503) for instance state changes, when the instance is set to
+   * `state`, its first attempt fails; then the platform stops. The endpoint and its secret.
+   */
+  const failedOnceThenStopped = async (receiver: Receiver, state: 'running' | 'stopped') => {
+    receiver.status = 503;
+    const created = await createEndpoint(receiver.url, ['instance.state_changed']);
+    await setIntent(state);
+    await eventually(
+      async () => (receiver.received.length > 0 ? true : undefined),
+      20_000,
+      'a first, failed attempt',
+    );
+    await shutdown();
+    return created;
+  };
+
+  /** Waits until the endpoint's log shows deliveries, every one delivered. */
+  const allDelivered = (endpointId: number, timeoutMs: number, what: string) =>
+    eventually(
+      async () => {
+        const log = await deliveries(endpointId);
+        return log.length > 0 && log.every((d) => d.status === 'delivered') ? log : undefined;
+      },
+      timeoutMs,
+      what,
+    );
+
   beforeAll(async () => {
     await Promise.all([good.start(), failing.start(), restarting.start(), killed.start()]);
     failing.status = 500;
@@ -407,28 +435,13 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
   });
 
   it('delivers after a restart what was pending when the platform stopped', async () => {
-    restarting.status = 503;
-    const { endpoint, secret } = await createEndpoint(restarting.url, ['instance.state_changed']);
-    await setIntent('running');
-    await eventually(
-      async () => (restarting.received.length > 0 ? true : undefined),
-      20_000,
-      'a first, failed attempt',
-    );
-    await shutdown();
+    const { endpoint, secret } = await failedOnceThenStopped(restarting, 'running');
     const pending = restarting.messages().map((m) => m.id);
     restarting.status = 200;
     const failedBefore = restarting.received.length;
 
     await boot();
-    await eventually(
-      async () => {
-        const log = await deliveries(endpoint.id);
-        return log.length > 0 && log.every((d) => d.status === 'delivered') ? log : undefined;
-      },
-      20_000,
-      'every delivery delivered after the restart',
-    );
+    await allDelivered(endpoint.id, 20_000, 'every delivery delivered after the restart');
     const after = restarting.received.slice(failedBefore);
     expect(after.length).toBeGreaterThan(0);
     expect(after.map((r) => String(r.headers['webhook-id']))).toEqual(expect.arrayContaining(pending));
@@ -436,15 +449,7 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
   });
 
   it('sends at once after a restart a delivery whose claim a killed life left', async () => {
-    killed.status = 503;
-    const { endpoint } = await createEndpoint(killed.url, ['instance.state_changed']);
-    await setIntent('stopped');
-    await eventually(
-      async () => (killed.received.length > 0 ? true : undefined),
-      20_000,
-      'a first, failed attempt',
-    );
-    await shutdown();
+    const { endpoint } = await failedOnceThenStopped(killed, 'stopped');
     // Given a life killed in the middle of an attempt: its claim holds the delivery for the attempt's timeout
     // (2 s) + 30 s.
     const left = await Database.connect({ kind: 'pglite', dataDir });
@@ -459,14 +464,7 @@ describe('signed webhooks, embedded (PGlite on disk, in-process transport)', () 
 
     // When the platform starts again, then the delivery goes out at its next poll, not when the claim ends.
     await boot();
-    await eventually(
-      async () => {
-        const log = await deliveries(endpoint.id);
-        return log.length > 0 && log.every((d) => d.status === 'delivered') ? log : undefined;
-      },
-      10_000,
-      'the claimed delivery delivered well before its claim ends',
-    );
+    await allDelivered(endpoint.id, 10_000, 'the claimed delivery delivered well before its claim ends');
     expect(killed.received.length).toBeGreaterThan(failedBefore);
   });
 
