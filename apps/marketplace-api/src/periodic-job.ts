@@ -24,12 +24,14 @@ const jobItems = new Counter({
 
 /**
  * A piece of work run every `intervalMs` (0 = never by itself) and on demand with `runOnce`, one run at a
- * time: a call during a run shares it. Shutdown waits for the run in progress. (BillingMeter, ReliabilitySweep.)
+ * time: a call during a run shares it. Shutdown waits for the run in progress; a run asked for after it is
+ * refused (the app closes its database next). (BillingMeter, ReliabilitySweep.)
  */
 export abstract class PeriodicJob<T> implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<T> | undefined;
+  private stopped = false;
 
   protected constructor(
     private readonly jobName: string,
@@ -51,11 +53,13 @@ export abstract class PeriodicJob<T> implements OnApplicationBootstrap, OnApplic
   }
 
   onApplicationShutdown(): Promise<unknown> | undefined {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     return this.running?.catch(() => undefined);
   }
 
   runOnce(): Promise<T> {
+    if (this.stopped) return Promise.reject(new Error(`${this.jobName} is stopped`));
     this.running ??= this.measured().finally(() => {
       this.running = undefined;
     });

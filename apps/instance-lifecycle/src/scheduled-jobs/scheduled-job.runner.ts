@@ -44,6 +44,7 @@ export class ScheduledJobRunner implements OnApplicationBootstrap, OnApplication
   private readonly logger = new Logger('ScheduledJobRunner');
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<ScheduledRun[]> | undefined;
+  private stopped = false;
 
   constructor(
     @Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime,
@@ -62,15 +63,26 @@ export class ScheduledJobRunner implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
   }
 
-  /** Runs what is due now, one pass at a time; answers the runs it made. */
+  /**
+   * Runs what is due now, one pass at a time; answers the runs it made. Refused after shutdown (the app closes
+   * its database next): no pass starts then, and one queued behind a running pass does not start either.
+   */
   runOnce(): Promise<ScheduledRun[]> {
-    const previous = this.running?.catch(() => []) ?? Promise.resolve([]);
-    const next = previous.then(() => this.pass());
+    const start = (): Promise<ScheduledRun[]> =>
+      this.stopped ? Promise.reject(new Error('the scheduled job runner is stopped')) : this.pass();
+    // Started at once when none runs (so a shutdown right after waits for it), else after the running one.
+    const next = this.running ? this.running.catch(() => []).then(start) : start();
     this.running = next;
+    void next
+      .catch(() => undefined)
+      .then(() => {
+        if (this.running === next) this.running = undefined;
+      });
     return next;
   }
 

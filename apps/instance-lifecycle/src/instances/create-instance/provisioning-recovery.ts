@@ -70,8 +70,11 @@ export class ProvisioningRecovery implements OnApplicationBootstrap, OnApplicati
     schedule(Math.min(this.options.intervalMs, 10_000));
   }
 
-  /** When the oldest open rent would fall stale (capped by intervalMs): the next sweep has work only then. */
-  private async nextSweepInMs(): Promise<number> {
+  /**
+   * When the oldest open rent would fall stale (capped by intervalMs, no sooner than 5 s): the next sweep has
+   * work only then.
+   */
+  async nextSweepInMs(): Promise<number> {
     const [oldest] = await this.runtime.db.query<{ updated_at: Date | string | null }>(
       `SELECT min(updated_at) AS updated_at FROM ${SCHEMA}.open_provisionings`,
     );
@@ -88,11 +91,23 @@ export class ProvisioningRecovery implements OnApplicationBootstrap, OnApplicati
     await this.running?.catch(() => undefined);
   }
 
-  /** Gives up the stale open rents (all open ones with `staleAfterMs` 0), one sweep at a time; answers how many. */
+  /**
+   * Gives up the stale open rents (all open ones with `staleAfterMs` 0), one sweep at a time; answers how many.
+   * Refused after shutdown (the app closes its database next): no sweep starts then, queued ones included.
+   */
   sweep(staleAfterMs = this.options.staleAfterMs): Promise<number> {
-    const previous = this.running?.catch(() => 0) ?? Promise.resolve(0);
-    const next = previous.then(() => this.giveUpStale(staleAfterMs));
+    const start = (): Promise<number> =>
+      this.stopped
+        ? Promise.reject(new Error('provisioning recovery is stopped'))
+        : this.giveUpStale(staleAfterMs);
+    // Started at once when none runs (so a shutdown right after waits for it), else after the running one.
+    const next = this.running ? this.running.catch(() => 0).then(start) : start();
     this.running = next;
+    void next
+      .catch(() => undefined)
+      .then(() => {
+        if (this.running === next) this.running = undefined;
+      });
     return next;
   }
 
