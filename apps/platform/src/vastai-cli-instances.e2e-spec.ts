@@ -49,6 +49,24 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
   const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
   const showInstance = async (id: number) =>
     JSON.parse((await vastai('show', 'instance', String(id), '--raw')).stdout) as Record<string, unknown>;
+  /**
+   * Waits until the instance is running, polling the API the CLI calls (each CLI run is a Python start, ~1 s of
+   * CPU: polled back to back on a loaded machine they took most of the test's time), then reads it once with the
+   * CLI.
+   */
+  const runningByCli = async (id: number, what: string) => {
+    await eventually(
+      async () => {
+        const res = await http().get(`/api/v0/instances/${id}/`).set(admin).expect(200);
+        return res.body.instances?.actual_status === 'running' ? true : undefined;
+      },
+      30_000,
+      what,
+    );
+    const row = await showInstance(id);
+    expect(row.actual_status).toBe('running');
+    return row;
+  };
 
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
@@ -156,14 +174,7 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     const id = answer.new_contract;
 
     expect(await showInstance(id)).toMatchObject({ id, label: 'cli', intended_status: 'running' });
-    const running = await eventually(
-      async () => {
-        const row = await showInstance(id);
-        return row.actual_status === 'running' ? row : undefined;
-      },
-      30_000,
-      'running',
-    );
+    const running = await runningByCli(id, 'running');
     expect(running).toMatchObject({ ssh_host: '203.0.113.9', image_runtype: 'ssh_direct' });
     const listed = JSON.parse((await vastai('show', 'instances', '--raw')).stdout) as { id: number }[];
     expect(listed.map((r) => r.id)).toContain(id);
@@ -188,11 +199,7 @@ describe('the vastai CLI renting instances on the embedded platform', () => {
     expect(await showInstance(id)).toMatchObject({ intended_status: 'running' });
     await vastai('label', 'instance', String(id), 'my label_x');
     expect(await showInstance(id)).toMatchObject({ label: 'my label_x' });
-    await eventually(
-      async () => ((await showInstance(id)).actual_status === 'running' ? true : undefined),
-      30_000,
-      'running again',
-    );
+    await runningByCli(id, 'running again');
     const logs = await vastai('logs', String(id), '--tail', '5');
     expect(logs.out).toContain('container ready');
     expect((await vastai('reboot', 'instance', String(id))).out).not.toContain('Failed with error');
