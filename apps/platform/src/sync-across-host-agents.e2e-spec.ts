@@ -34,6 +34,12 @@ import { grantCredit } from './testing/users';
 const ADMIN_KEY = 'agent-copy-admin-key-0123456789';
 const IMAGE = 'rigmarket/busybox:latest';
 const SIZE = 6 * 1024 * 1024;
+/**
+ * The copy that is canceled copies a file three times larger: the cancel crosses the transport and the reactor
+ * queue before the agents are told, and at 1 MB/s a 6 MB copy canceled at 30% ended first (completed, never
+ * aborted) on a machine at load 18; canceled at 10% of 18.9 MB, ~17 s are left for it instead of ~4 s.
+ */
+const BIG = 3 * SIZE;
 const RATE = 1024 * 1024;
 const docker = dockerFromEnvironment();
 
@@ -137,7 +143,7 @@ describe.each(BOTH_MODES)(
       for (const dir of stateDirs) await rm(dir, { recursive: true, force: true });
     });
 
-    it('copies, stops on a cancel half-way, and copies from zero on a new start; the read models rebuild equal', async () => {
+    it('copies, stops on a cancel part-way, and copies from zero on a new start; the read models rebuild equal', async () => {
       const [sourceHost, destinationHost] = agents as [HostAgent, HostAgent];
       expect(sourceHost.machineId).not.toBe(destinationHost.machineId);
       const rent = (machineId: number, onstart: string) =>
@@ -154,7 +160,7 @@ describe.each(BOTH_MODES)(
         );
       const src = await rent(
         sourceHost.machineId,
-        `mkdir -p /data && head -c ${SIZE} /dev/urandom > /data/blob.part && mv /data/blob.part /data/blob.bin`,
+        `mkdir -p /data/big && head -c ${BIG} /dev/urandom > /data/big/blob.bin && head -c ${SIZE} /dev/urandom > /data/blob.part && mv /data/blob.part /data/blob.bin`,
       );
       const dst = await rent(destinationHost.machineId, '');
       for (const id of [src, dst])
@@ -174,7 +180,7 @@ describe.each(BOTH_MODES)(
       );
       const sourceMd5 = await shell.md5(source, '/data/blob.bin');
 
-      const startCopy = () =>
+      const startCopy = (srcPath: string) =>
         eventually(
           async () => {
             const res = await http()
@@ -184,7 +190,7 @@ describe.each(BOTH_MODES)(
                 client_id: 'me',
                 src_id: String(src),
                 dst_id: `C.${dst}`,
-                src_path: '/data/blob.bin',
+                src_path: srcPath,
                 dst_path: '/copied/',
               });
             return res.status === 200 ? (res.body.job_id as number) : undefined;
@@ -193,23 +199,24 @@ describe.each(BOTH_MODES)(
           'the instances in sync-maintenance',
         );
 
-      // 1. Started, visibly in progress on the destination, then canceled past 30%.
-      const first = await startCopy();
+      // 1. Started (the large file, to the same name), visibly in progress on the destination, then canceled
+      // past 10%.
+      const first = await startCopy('/data/big/blob.bin');
       const running = await eventually(
         async () => {
           const row = await show(dst);
           const percent = Number(/\((\d+)%\)/.exec(row.status_msg ?? '')?.[1] ?? -1);
-          return row.remote_sync?.job_id === first && row.remote_sync.status === 'running' && percent >= 30
+          return row.remote_sync?.job_id === first && row.remote_sync.status === 'running' && percent >= 10
             ? row
             : undefined;
         },
         60_000,
-        'the agents copy at 30%',
+        'the agents copy at 10%',
       );
       expect(running.status_msg).toMatch(
-        new RegExp(`^Remote copy from instance ${src}: [\\d.]+ MB of 6\\.3 MB \\(\\d+%\\)$`),
+        new RegExp(`^Remote copy from instance ${src}: [\\d.]+ MB of 18\\.9 MB \\(\\d+%\\)$`),
       );
-      expect(running.remote_sync).toMatchObject({ total_bytes: SIZE });
+      expect(running.remote_sync).toMatchObject({ total_bytes: BIG });
       const canceled = await http()
         .delete('/api/v0/commands/copy_direct/')
         .set(admin)
@@ -236,13 +243,13 @@ describe.each(BOTH_MODES)(
       );
       expect(firstTransfer.map((e) => e.type)).not.toContain('AgentCopyCompleted');
       const partial = await shell.size(destination, '/copied/blob.bin');
-      expect(partial).toBeLessThan(SIZE);
+      expect(partial).toBeLessThan(BIG);
       // an observation window (not a wait for something): at 1 MB/s a copy still going would add about 1 MB
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await shell.size(destination, '/copied/blob.bin')).toBe(partial);
 
       // 2. A new start is a new job that copies from the beginning, to the end.
-      const second = await startCopy();
+      const second = await startCopy('/data/blob.bin');
       expect(second).not.toBe(first);
       const done = await eventually(
         async () => {
