@@ -96,6 +96,61 @@ export function defineProjection<E extends DomainEvent>(definition: ProjectionDe
   };
 }
 
+/**
+ * An `applyBatch` for a projection whose event of type `type` adds one row: each run of consecutive such
+ * events in a batch is one INSERT (`insertUnnested`, rows from `row`, none where it gives undefined; `tail`
+ * its ON CONFLICT clause), every other event is applied by `apply`, in order. Leaves the rows `apply` on each
+ * in turn leaves when `apply` of such an event inserts that row with the same clause.
+ */
+export function insertsInRuns<E extends DomainEvent, T extends E['type']>(options: {
+  type: T;
+  table: string;
+  columns: readonly (readonly [name: string, type: string])[];
+  row: (event: EnvelopeOf<Extract<E, { type: T }>>) => readonly unknown[] | undefined;
+  tail: string;
+  apply: (sql: Sql, event: EnvelopeOf<E>) => Promise<void>;
+}): (sql: Sql, events: readonly EnvelopeOf<E>[]) => Promise<void> {
+  return async (sql, events) => {
+    let run: unknown[][] = [];
+    const flush = async () => {
+      await insertUnnested(sql, options.table, options.columns, run, options.tail);
+      run = [];
+    };
+    for (const event of events) {
+      if (event.type === options.type) {
+        const row = options.row(event as EnvelopeOf<Extract<E, { type: T }>>);
+        if (row) run.push([...row]);
+        continue;
+      }
+      await flush();
+      await options.apply(sql, event);
+    }
+    await flush();
+  };
+}
+
+/**
+ * One INSERT of many rows (`columns`: name and PostgreSQL type, `rows`: one array of values each, in
+ * order), from `unnest` of one array per column, so the statement's text is the same whatever the count;
+ * `tail` is what follows (an ON CONFLICT clause).
+ */
+export async function insertUnnested(
+  sql: Sql,
+  table: string,
+  columns: readonly (readonly [name: string, type: string])[],
+  rows: readonly (readonly unknown[])[],
+  tail = '',
+): Promise<void> {
+  if (rows.length === 0) return;
+  const names = columns.map(([name]) => name).join(', ');
+  const arrays = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  await sql.execute(
+    `INSERT INTO ${table} (${names})
+     SELECT ${names} FROM unnest(${arrays}) WITH ORDINALITY AS r (${names}, n) ORDER BY r.n ${tail}`,
+    columns.map((_, i) => rows.map((row) => row[i])),
+  );
+}
+
 export type ApplyOutcome = 'applied' | 'duplicate' | 'not-a-source';
 
 /**

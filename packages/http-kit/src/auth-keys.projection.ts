@@ -1,8 +1,11 @@
 import type { ApiKeyEvent, InstanceCreated, InstanceDestroyed, KeyScope } from '@rigmarket/contracts';
 import {
+  type EnvelopeOf,
   type Migration,
   type Projection,
+  type Sql,
   defineProjection,
+  insertsInRuns,
   readModelsChanged,
 } from '@rigmarket/event-sourcing';
 
@@ -47,6 +50,72 @@ export const instanceKeyRowId = (instanceId: number): number => -instanceId;
  */
 export function authKeysProjection(schema: string): Projection {
   const table = `${schema}.auth_api_keys`;
+  type Event = EnvelopeOf<ApiKeyEvent | InstanceCreated | InstanceDestroyed>;
+  const instanceKeyRow = (event: EnvelopeOf<InstanceCreated>) => [
+    instanceKeyRowId(event.data.instanceId),
+    event.data.renter,
+    event.data.apiKeyHash,
+    INSTANCE_KEY_PERMISSIONS,
+  ];
+  const applyOne = async (sql: Sql, event: Event): Promise<void> => {
+    switch (event.type) {
+      case 'ApiKeyCreated':
+        await sql.execute(
+          `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (key_id) DO NOTHING`,
+          [
+            event.data.keyId,
+            event.data.userId,
+            event.data.keyHash,
+            JSON.stringify(event.data.permissions),
+            event.data.kind,
+            event.data.expiresAt ?? null,
+          ],
+        );
+        return;
+      case 'ApiKeyReset':
+        await sql.execute(`UPDATE ${table} SET key_hash = $2 WHERE key_id = $1`, [
+          event.data.keyId,
+          event.data.keyHash,
+        ]);
+        return;
+      case 'ApiKeyDeleted':
+        // The hash is kept (revoked) so the row still explains why a value is refused.
+        await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [event.data.keyId]);
+        return;
+      case 'InstanceCreated':
+        if (!event.data.apiKeyHash) return; // created before instance keys were published
+        await sql.execute(
+          `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind) VALUES ($1, $2, $3, $4, 'instance')
+             ON CONFLICT (key_id) DO NOTHING`,
+          instanceKeyRow(event),
+        );
+        return;
+      case 'InstanceDestroyed':
+        await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [
+          instanceKeyRowId(event.data.instanceId),
+        ]);
+        return;
+    }
+  };
+  const applyInstanceKeyRuns = insertsInRuns<
+    ApiKeyEvent | InstanceCreated | InstanceDestroyed,
+    'InstanceCreated'
+  >({
+    type: 'InstanceCreated',
+    table,
+    columns: [
+      ['key_id', 'int'],
+      ['user_id', 'int'],
+      ['key_hash', 'text'],
+      ['permissions', 'jsonb'],
+      ['kind', 'text'],
+    ],
+    // created before instance keys were published: no row, as apply
+    row: (event) => (event.data.apiKeyHash ? [...instanceKeyRow(event), 'instance'] : undefined),
+    tail: 'ON CONFLICT (key_id) DO NOTHING',
+    apply: applyOne,
+  });
   return defineProjection<ApiKeyEvent | InstanceCreated | InstanceDestroyed>({
     name: 'auth_api_keys',
     version: 2,
@@ -60,53 +129,17 @@ export function authKeysProjection(schema: string): Projection {
       // The projection runners report the change too; this covers an apply called on its own (the key
       // caches of auth-key-cache.ts follow the table: told when the transaction commits).
       readModelsChanged(sql, [table]);
-      switch (event.type) {
-        case 'ApiKeyCreated':
-          await sql.execute(
-            `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (key_id) DO NOTHING`,
-            [
-              event.data.keyId,
-              event.data.userId,
-              event.data.keyHash,
-              JSON.stringify(event.data.permissions),
-              event.data.kind,
-              event.data.expiresAt ?? null,
-            ],
-          );
-          return;
-        case 'ApiKeyReset':
-          await sql.execute(`UPDATE ${table} SET key_hash = $2 WHERE key_id = $1`, [
-            event.data.keyId,
-            event.data.keyHash,
-          ]);
-          return;
-        case 'ApiKeyDeleted':
-          // The hash is kept (revoked) so the row still explains why a value is refused.
-          await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [event.data.keyId]);
-          return;
-        case 'InstanceCreated':
-          if (!event.data.apiKeyHash) return; // created before instance keys were published
-          await sql.execute(
-            `INSERT INTO ${table} (key_id, user_id, key_hash, permissions, kind) VALUES ($1, $2, $3, $4, 'instance')
-             ON CONFLICT (key_id) DO NOTHING`,
-            [
-              instanceKeyRowId(event.data.instanceId),
-              event.data.renter,
-              event.data.apiKeyHash,
-              JSON.stringify({ api: { instance_write: {} } }),
-            ],
-          );
-          return;
-        case 'InstanceDestroyed':
-          await sql.execute(`UPDATE ${table} SET revoked = TRUE WHERE key_id = $1`, [
-            instanceKeyRowId(event.data.instanceId),
-          ]);
-          return;
-      }
+      await applyOne(sql, event);
+    },
+    // A delivery of many rents: their instance keys in one INSERT (every app keeps this table).
+    applyBatch(sql, events) {
+      readModelsChanged(sql, [table]);
+      return applyInstanceKeyRuns(sql, events);
     },
   });
 }
+
+const INSTANCE_KEY_PERMISSIONS = JSON.stringify({ api: { instance_write: {} } });
 
 export interface AuthenticatedKey {
   keyId: number;

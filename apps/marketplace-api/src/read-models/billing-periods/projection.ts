@@ -14,13 +14,17 @@ export const billingPeriodsProjection = defineProjection<InstanceBillingChanged>
   async apply(sql, event) {
     if (event.type !== 'InstanceBillingChanged') return;
     const { instanceId, renter, hostId, machineId, billing, ratePerHourMicros, at } = event.data;
+    const end = `UPDATE ${SCHEMA}.billing_periods SET ended_at = $2 WHERE instance_id = $1 AND ended_at IS NULL`;
+    if (billing === 'none') {
+      await sql.execute(end, [instanceId, at]);
+      return;
+    }
+    // The open period ends and the new one starts in one statement. A period that started at the same
+    // instant is the one the INSERT finds (a row may change once per statement): left to its DO UPDATE,
+    // which reopens it with the new kind and rate, as ending it first and then reopening it did.
     await sql.execute(
-      `UPDATE ${SCHEMA}.billing_periods SET ended_at = $2 WHERE instance_id = $1 AND ended_at IS NULL`,
-      [instanceId, at],
-    );
-    if (billing === 'none') return;
-    await sql.execute(
-      `INSERT INTO ${SCHEMA}.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour_micros)
+      `WITH ended AS (${end} AND started_at <> $2)
+       INSERT INTO ${SCHEMA}.billing_periods (instance_id, started_at, renter_id, host_id, machine_id, kind, rate_per_hour_micros)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (instance_id, started_at) DO UPDATE SET kind = EXCLUDED.kind, rate_per_hour_micros = EXCLUDED.rate_per_hour_micros, ended_at = NULL`,
       [instanceId, at, renter, hostId, machineId, CHARGE_KIND[billing], ratePerHourMicros],

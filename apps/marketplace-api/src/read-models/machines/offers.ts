@@ -61,11 +61,15 @@ export async function insertOfferRows(sql: Sql, rows: readonly OfferRow[], schem
  */
 export const GPUS_ALLOCATED = `(SELECT COALESCE(SUM(ia.num_gpus), 0) FROM ${SCHEMA}.instance_allocations ia WHERE ia.machine_id = m.machine_id AND ia.held) AS gpus_allocated`;
 
-/** Replaces one machine's offer rows; free GPUs = num_gpus - GPUS_ALLOCATED. */
+/**
+ * Replaces one machine's offer rows; free GPUs = num_gpus - GPUS_ALLOCATED. The old rows are deleted by the
+ * statement that reads the machine (a data-modifying WITH runs to its end whether read or not), so the new ones
+ * are inserted after it.
+ */
 export async function refreshOffers(sql: Sql, machineId: number): Promise<void> {
-  await sql.execute(`DELETE FROM ${SCHEMA}.offers WHERE machine_id = $1`, [machineId]);
   const rows = await sql.query<MachineRow>(
-    `SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, ${GPUS_ALLOCATED}
+    `WITH gone AS (DELETE FROM ${SCHEMA}.offers WHERE machine_id = $1)
+     SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, ${GPUS_ALLOCATED}
        FROM ${SCHEMA}.machines m WHERE machine_id = $1`,
     [machineId],
   );
