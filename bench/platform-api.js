@@ -203,7 +203,20 @@ function doubleAllocations(created) {
   return [...perMachine.values()].filter((n) => n > 8).length + (created.length - distinct);
 }
 
+/** Sum of rigmarket_db_statements_total / _transactions_total over the servers' /metrics. */
+async function dbCounts(bases) {
+  let statements = 0;
+  let transactions = 0;
+  for (const base of bases) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    statements += Number(/^rigmarket_db_statements_total (\S+)$/m.exec(text)?.[1] ?? NaN);
+    transactions += Number(/^rigmarket_db_transactions_total (\S+)$/m.exec(text)?.[1] ?? NaN);
+  }
+  return { statements, transactions };
+}
+
 module.exports = {
+  dbCounts,
   startPlatform,
   untilIdle,
   idleRate,

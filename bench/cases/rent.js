@@ -15,19 +15,8 @@ const {
   doubleAllocations,
   listMachine,
   creditAdmin,
+  dbCounts,
 } = require('../platform-api');
-
-/** Sum of rigmarket_db_statements_total / _transactions_total over the servers' /metrics. */
-async function dbCounts(bases) {
-  let statements = 0;
-  let transactions = 0;
-  for (const base of bases) {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    statements += Number(/^rigmarket_db_statements_total (\S+)$/m.exec(text)?.[1] ?? NaN);
-    transactions += Number(/^rigmarket_db_transactions_total (\S+)$/m.exec(text)?.[1] ?? NaN);
-  }
-  return { statements, transactions };
-}
 
 /** The servers' CPU (cores) and statements and transactions per second while nobody calls them. */
 async function idleRates(platform, ms) {

@@ -230,6 +230,63 @@ describe('projections apply events in batches (PostgreSQL)', () => {
     expect(again?.error).toBe('behind a parked event of its stream');
   });
 
+  it('passes over events of types it does not apply with one statement, and parks them behind a parked event of their stream', async () => {
+    const subscription = projectionSubscription(db, 'sync_maintenance', keys, 'test');
+    // A type of its streams that it does not apply: only its positions and checkpoint move.
+    const used = (keyId: number, position: number) =>
+      envelope(`api_key-${keyId}`, position, 'ApiKeyUsed', { keyId });
+    const at = (offset: number) => ({ topic: 'identity.api_key', partition: 0, offset: String(offset) });
+    const checkpoint = async () =>
+      (
+        await db.query<{ position: string }>(
+          `SELECT position FROM sync_maintenance.projection_checkpoints WHERE projection = 'keys'`,
+        )
+      )[0]?.position;
+    expect(await counted(() => subscription.handle(used(21, 1), at(0)))).toEqual({
+      statements: 1,
+      transactions: 0,
+    });
+    expect(
+      await counted(() => subscription.handleBatch!(deliveries([used(21, 2), used(22, 1), used(22, 2)], 1))),
+    ).toEqual({ statements: 1, transactions: 0 });
+    expect(await positions()).toEqual([
+      { stream_id: 'api_key-21', position: 2 },
+      { stream_id: 'api_key-22', position: 2 },
+    ]);
+    expect(await checkpoint()).toBe('3');
+    // Redelivered: no position and no checkpoint moves back.
+    await subscription.handle(used(21, 1), at(0));
+    await subscription.handleBatch!(deliveries([used(21, 1), used(22, 1)], 0));
+    expect((await positions()).map((p) => p.position)).toEqual([2, 2]);
+    expect(await checkpoint()).toBe('3');
+    // Events it applies: the parked-event check, the position and the checkpoint are one statement (one
+    // more for the batch's positions), then the apply and the change signal.
+    expect(await counted(() => subscription.handle(created(31), at(4)))).toEqual({
+      statements: 3,
+      transactions: 1,
+    });
+    expect(await counted(() => subscription.handleBatch!(deliveries([created(32), created(33)], 5)))).toEqual(
+      { statements: 4, transactions: 1 },
+    );
+    expect((await rows()).map((r) => r.key_id)).toEqual([31, 32, 33]);
+
+    // Key 13 cannot be applied (the table's CHECK): parked; the stream's later events park behind it,
+    // one alone or in a batch, while another stream's go on.
+    await subscription.handle(created(13), at(7));
+    await subscription.handle(used(13, 2), at(8));
+    await subscription.handleBatch!(deliveries([used(13, 3), used(23, 1)], 9));
+    const parked = await db.query<{ stream_position: number; error: string }>(
+      `SELECT stream_position, error FROM sync_maintenance.dead_letters WHERE subscriber = 'keys' ORDER BY stream_position`,
+    );
+    expect(parked).toEqual([
+      { stream_position: 1, error: expect.stringContaining('check constraint') },
+      { stream_position: 2, error: 'behind a parked event of its stream' },
+      { stream_position: 3, error: 'behind a parked event of its stream' },
+    ]);
+    expect((await positions()).map((p) => p.stream_id)).not.toContain('api_key-13');
+    expect((await positions()).find((p) => p.stream_id === 'api_key-23')?.position).toBe(1);
+  });
+
   it("applies a delivery to all of a context's projections in one transaction; one failing projection holds back no other", async () => {
     const subscription = contextProjectionsSubscription(
       db,

@@ -227,6 +227,8 @@ async function applyFresh(sql: Sql, projection: Projection, events: readonly Eve
 export interface BatchOutcome {
   applied: number;
   duplicates: number;
+  /** With `unlessParked`: a stream of the batch has a parked event for the projection; nothing was written. */
+  parked?: true;
 }
 
 /**
@@ -244,10 +246,14 @@ export async function applyProjectionBatch(
   raws: readonly EventEnvelope[],
   /** Where the batch ends in each source it came from (a topic partition: its last offset). */
   checkpoints: ReadonlyArray<{ source: string; position: string }> = [],
+  /** Apply nothing if a stream of the batch has a parked event (checked by the claiming statement). */
+  options: { unlessParked?: boolean } = {},
 ): Promise<BatchOutcome> {
   const events = raws.filter((e) => isSource(projection, e));
   if (events.length === 0) return { applied: 0, duplicates: 0 };
   if (events.length === 1) {
+    if (options.unlessParked && (await hasParkedEvent(sql, schema, projection.name, events[0]!.streamId)))
+      return { applied: 0, duplicates: 0, parked: true };
     const outcome = await applyProjection(sql, schema, projection, events[0]!, checkpoints[0]);
     for (const checkpoint of outcome === 'applied' ? checkpoints.slice(1) : [])
       await saveCheckpoint(sql, schema, projection, checkpoint);
@@ -256,13 +262,23 @@ export async function applyProjectionBatch(
   // Sorted stream ids: two appliers of overlapping batches lock their rows in the same order. The no-op
   // update locks an existing row and returns its position; a new stream gets a row at 0.
   const streamIds = [...new Set(events.map((e) => e.streamId))].sort();
+  // With `unlessParked` the same statement looks for a parked event first and then claims nothing: every
+  // stream gets a row otherwise, so no row back means parked.
   const claimed = await sql.query<{ stream_id: string; position: number }>(
-    `INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
-     SELECT $1, s.stream_id, 0 FROM unnest($2::text[]) WITH ORDINALITY AS s (stream_id, n) ORDER BY s.n
+    `WITH parked AS (
+       SELECT $3::boolean AND EXISTS (
+         SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1::text AND stream_id = ANY($2::text[])
+       ) AS parked
+     )
+     INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
+     SELECT $1::text, s.stream_id, 0 FROM unnest($2::text[]) WITH ORDINALITY AS s (stream_id, n), parked
+      WHERE NOT parked.parked
+      ORDER BY s.n
      ON CONFLICT (projection, stream_id) DO UPDATE SET position = p.position
      RETURNING p.stream_id, p.position`,
-    [projection.name, streamIds],
+    [projection.name, streamIds, options.unlessParked === true],
   );
+  if (claimed.length === 0) return { applied: 0, duplicates: 0, parked: true };
   const positions = new Map(claimed.map((r) => [r.stream_id, Number(r.position)]));
   const fresh: EventEnvelope[] = [];
   const touched = new Set<string>();
@@ -430,6 +446,99 @@ async function saveStreamPositions(
   );
 }
 
+/**
+ * A delivered event's bookkeeping in one statement (the subscription's path for one event): unless its stream
+ * has a parked event for the projection, claims its position (as applyProjection does) and, if claimed, writes
+ * the delivery's checkpoint. 'claimed': the caller applies it (in the same transaction); 'duplicate': already
+ * applied; 'parked': nothing written, the caller parks it behind.
+ */
+async function claimDelivered(
+  sql: Sql,
+  schema: string,
+  projection: Projection,
+  envelope: EventEnvelope,
+  checkpoint: { source: string; position: string },
+): Promise<'claimed' | 'duplicate' | 'parked'> {
+  const [row] = await sql.query<{ parked: boolean; claimed: boolean }>(
+    `WITH parked AS (
+       SELECT EXISTS (SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1::text AND stream_id = $2::text) AS parked
+     ), claimed AS (
+       INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
+       SELECT $1::text, $2::text, $3::int FROM parked WHERE NOT parked.parked
+       ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position WHERE p.position < EXCLUDED.position
+       RETURNING p.position
+     ), checkpoint AS (
+       INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+       SELECT $1::text, $4::int, $5::text, $6::text, now() FROM claimed
+       ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()
+     )
+     SELECT parked.parked, EXISTS (SELECT 1 FROM claimed) AS claimed FROM parked`,
+    [
+      projection.name,
+      envelope.streamId,
+      envelope.streamPosition,
+      projection.version,
+      checkpoint.source,
+      checkpoint.position,
+    ],
+  );
+  return row?.parked ? 'parked' : row?.claimed ? 'claimed' : 'duplicate';
+}
+
+/**
+ * Delivered events of types the projection does not apply, in one statement: unless one of their streams has
+ * a parked event for it, each stream's position moves to its last event (not back: a redelivered event changes
+ * nothing) and, if any moved, the checkpoints are written. False when a stream has a parked event (nothing
+ * written) or the statement failed: the caller takes its usual path then.
+ */
+async function passOver(
+  db: Database,
+  schema: string,
+  projection: Projection,
+  deliveries: readonly Delivery[],
+  checkpoints: ReadonlyArray<{ source: string; position: string }>,
+): Promise<boolean> {
+  const last = new Map<string, number>();
+  for (const { envelope: e } of deliveries)
+    last.set(e.streamId, Math.max(last.get(e.streamId) ?? 0, e.streamPosition));
+  // Sorted stream ids: appliers of overlapping batches lock their rows in the same order.
+  const streams = [...last.keys()].sort();
+  const rows = await db
+    .query<{ parked: boolean }>(
+      `WITH parked AS (
+         SELECT EXISTS (
+           SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1::text AND stream_id = ANY($2::text[])
+         ) AS parked
+       ), moved AS (
+         INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
+         SELECT $1::text, s.stream_id, s.position
+           FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS s (stream_id, position, n), parked
+          WHERE NOT parked.parked
+          ORDER BY s.n
+         ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position WHERE p.position < EXCLUDED.position
+         RETURNING 1
+       ), checkpoints AS (
+         INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+         SELECT $1::text, $4::int, c.source, c.position, now()
+           FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS c (source, position, n)
+          WHERE EXISTS (SELECT 1 FROM moved)
+          ORDER BY c.n
+         ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()
+       )
+       SELECT parked FROM parked`,
+      [
+        projection.name,
+        streams,
+        streams.map((id) => last.get(id)!),
+        projection.version,
+        checkpoints.map((c) => c.source),
+        checkpoints.map((c) => c.position),
+      ],
+    )
+    .catch(() => undefined);
+  return rows?.[0]?.parked === false;
+}
+
 /** How often a subscribed projection tries an event before parking it, and the waits between tries. */
 export const PROJECTION_ATTEMPTS = 3;
 export const projectionRetryDelayMs = (attempt: number): number => 100 * 4 ** (attempt - 1);
@@ -468,18 +577,24 @@ export function projectionSubscription(
       deadLetterLogger.error(`${schema}/${projection.name}: ${invalid}; parked in ${schema}.dead_letters`);
       return;
     }
+    const checkpoint = { source: `${delivery.topic}:${delivery.partition}`, position: delivery.offset };
+    // A type it does not apply only moves its position (and checkpoint): one statement, no transaction.
+    if (
+      !projection.eventTypes.includes(envelope.type) &&
+      (await passOver(db, schema, projection, [{ envelope, delivery }], [checkpoint]))
+    )
+      return;
     for (let attempt = 1; ; attempt += 1) {
       try {
         const parkedBehind = await db.transaction(async (sql) => {
-          if (await hasParkedEvent(sql, schema, projection.name, envelope.streamId)) {
+          const claim = await claimDelivered(sql, schema, projection, envelope, checkpoint);
+          if (claim === 'parked')
             await parkEvent(sql, schema, projection.name, envelope, 'behind a parked event of its stream', 0);
-            return true;
+          if (claim === 'claimed') {
+            await projection.apply(sql, upcast(envelope));
+            readModelsChanged(sql, projection.tables);
           }
-          await applyProjection(sql, schema, projection, envelope, {
-            source: `${delivery.topic}:${delivery.partition}`,
-            position: delivery.offset,
-          });
-          return false;
+          return claim === 'parked';
         });
         if (parkedBehind)
           deadLetterLogger.error(
@@ -534,23 +649,29 @@ export function projectionSubscription(
           const ends = new Map<string, string>();
           for (const { delivery } of mine)
             ends.set(`${delivery.topic}:${delivery.partition}`, delivery.offset);
-          const streams = [...new Set(mine.map(({ envelope }) => envelope.streamId))];
+          const checkpoints = [...ends].map(([source, position]) => ({ source, position }));
+          // None of a type it applies: only positions and checkpoints move, in one statement (unless a stream
+          // has a parked event: then one at a time, as below).
+          if (
+            !mine.some(({ envelope }) => projection.eventTypes.includes(envelope.type)) &&
+            (await passOver(db, schema, projection, mine, checkpoints))
+          ) {
+            projectionEventsHandled.inc(metricLabels, mine.length);
+            return;
+          }
           let done = false;
           try {
+            // The parked-event check is the claiming statement's (one round trip fewer).
             done = await db.transaction(async (sql) => {
-              const parked = await sql.query(
-                `SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1 AND stream_id = ANY($2::text[]) LIMIT 1`,
-                [projection.name, streams],
-              );
-              if (parked.length > 0) return false;
-              await applyProjectionBatch(
+              const outcome = await applyProjectionBatch(
                 sql,
                 schema,
                 projection,
                 mine.map(({ envelope }) => envelope),
-                [...ends].map(([source, position]) => ({ source, position })),
+                checkpoints,
+                { unlessParked: true },
               );
-              return true;
+              return outcome.parked !== true;
             });
           } catch (error) {
             const message = error instanceof Error ? error.message : String(error);
