@@ -1,5 +1,9 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createTestDatabase } from '@rigmarket/testing';
 import { Database } from './database';
+import { PGLITE_DATABASE } from './pglite-pool';
 
 // Rows of array (and other) types as the app reads them: PGlite, whose array columns the pool parses after
 // the query (slimParsers), must return what node-postgres returns for the same SELECT.
@@ -44,5 +48,31 @@ describe('the embedded pool returns rows as node-postgres does', () => {
     // In a transaction too, and through exec (no parameters).
     const inTransaction = await pglite.transaction((sql) => sql.query(QUERY.replace('$1::text', "'x'")));
     expect(inTransaction[0]).toEqual(server);
+  });
+});
+
+describe('an embedded data folder', () => {
+  it('a missing folder gets its cluster from a child process (nothing left beside it), runs with the small shared buffers on template1, and opens again with its rows', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rigmarket-initdb-'));
+    const dataDir = join(parent, 'data');
+    try {
+      const first = await Database.connect({ kind: 'pglite', dataDir });
+      await first.execute(`CREATE TABLE kept (id int PRIMARY KEY)`);
+      await first.execute(`INSERT INTO kept VALUES (1), (2)`);
+      const [settings] = await first.query<{ db: string; buffers: string }>(
+        `SELECT current_database() AS db, current_setting('shared_buffers') AS buffers`,
+      );
+      expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '16MB' });
+      await first.close();
+      // Only the folder itself: the staging folder the child made it in was moved into place.
+      expect(readdirSync(parent)).toEqual(['data']);
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
+
+      const again = await Database.connect({ kind: 'pglite', dataDir });
+      await expect(again.query(`SELECT id FROM kept ORDER BY id`)).resolves.toEqual([{ id: 1 }, { id: 2 }]);
+      await again.close();
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });

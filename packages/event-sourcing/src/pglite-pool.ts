@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { PGlite, types } from '@electric-sql/pglite';
 
 /**
@@ -58,21 +61,84 @@ function parseArrays(
   }
 }
 
+/**
+ * The database the platform's tables live in. PGlite 0.3 ran every session in `template1`, so folders it
+ * created hold their tables there; PGlite 0.4 connects to `postgres` unless told otherwise (an existing folder
+ * would then look empty). Every folder, whichever version created it, is therefore opened on `template1`.
+ */
+export const PGLITE_DATABASE = 'template1';
+
+/**
+ * PGlite's own start parameters plus smaller memory settings: PostgreSQL's default shared buffers (128 MB)
+ * are all touched in the WebAssembly heap, which never shrinks; one session over a few hundred MB of data needs
+ * far less. Measured in docs/benchmarks.md ("Memory").
+ */
+export const PGLITE_START_PARAMS: readonly string[] = [
+  ...PGlite.defaultStartParams,
+  '-c',
+  'shared_buffers=16MB',
+];
+
+const pgliteOptions = () => ({ database: PGLITE_DATABASE, startParams: [...PGLITE_START_PARAMS] });
+
+/**
+ * Creates the cluster of an empty data folder in a short-lived child process. PGlite 0.4 runs initdb in a
+ * WebAssembly module and a second PGlite instance of their own, whose memory (some hundreds of MB) a
+ * long-running process would keep: the folder is made in a sibling folder by a child that then exits, and
+ * moved into place in one rename (a start killed meanwhile leaves no half-made cluster behind).
+ */
+async function initdbInChild(dataDir: string): Promise<void> {
+  const staging = `${dataDir}.initdb-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  const script = [
+    'const { PGlite } = require(process.argv[1]);',
+    'const options = JSON.parse(process.argv[3]);',
+    'PGlite.create({ ...options, dataDir: process.argv[2] }).then((db) => db.close()).catch((error) => {',
+    '  console.error(error);',
+    '  process.exit(1);',
+    '});',
+  ].join('\n');
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      ['-e', script, require.resolve('@electric-sql/pglite'), staging, JSON.stringify(pgliteOptions())],
+      { maxBuffer: 1024 * 1024 },
+    );
+    renameSync(staging, dataDir);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** A folder that PGlite would initialise: missing, or empty (a cluster has PG_VERSION). */
+function needsInitdb(dataDir: string): boolean {
+  if (!existsSync(dataDir)) return true;
+  return readdirSync(dataDir).length === 0;
+}
+
+async function openPglite(dataDir: string): Promise<PGlite> {
+  const inMemory = dataDir === 'memory://';
+  if (!inMemory && needsInitdb(dataDir)) await initdbInChild(dataDir);
+  const db = await PGlite.create({
+    ...pgliteOptions(),
+    dataDir: inMemory ? undefined : dataDir,
+    parsers: PARSERS,
+    serializers: {
+      [types.BOOL]: (v: unknown) =>
+        v === true || v === 'true' || v === 1
+          ? 'TRUE'
+          : v === false || v === 'false' || v === 0
+            ? 'FALSE'
+            : String(v),
+    },
+  });
+  return slimParsers(db);
+}
+
 export function pgliteInstance(dataDir: string): Promise<PGlite> {
   let instance = instances.get(dataDir);
   if (!instance) {
-    instance = PGlite.create({
-      dataDir: dataDir === 'memory://' ? undefined : dataDir,
-      parsers: PARSERS,
-      serializers: {
-        [types.BOOL]: (v: unknown) =>
-          v === true || v === 'true' || v === 1
-            ? 'TRUE'
-            : v === false || v === 'false' || v === 0
-              ? 'FALSE'
-              : String(v),
-      },
-    }).then(slimParsers);
+    instance = openPglite(dataDir);
     instances.set(dataDir, instance);
   }
   return instance;
