@@ -5,7 +5,7 @@ import type {
   InstanceOutbid,
   MachineEvent,
 } from '@rigmarket/contracts';
-import { type EnvelopeOf, type Sql, defineProjection } from '@rigmarket/event-sourcing';
+import { type EnvelopeOf, type Sql, defineProjection, insertUnnested } from '@rigmarket/event-sourcing';
 import { SCHEMA } from '../../schema';
 import { refreshOffers } from './offers';
 
@@ -49,8 +49,42 @@ export const machinesProjection = defineProjection<MachineEvent | AllocationEven
     'MachineHeartbeat',
     'MachineReliabilityChanged',
   ],
-  apply: (sql, event) => (isAllocationEvent(event) ? applyAllocation(sql, event) : applyMachine(sql, event)),
+  apply: applyEvent,
+  // A delivery of many rents: their allocations in one INSERT, then each machine's offers once.
+  async applyBatch(sql, events) {
+    let run: EnvelopeOf<InstanceCreated>[] = [];
+    const flush = async () => {
+      await insertUnnested(
+        sql,
+        `${SCHEMA}.instance_allocations`,
+        [
+          ['instance_id', 'int'],
+          ['machine_id', 'int'],
+          ['num_gpus', 'int'],
+          ['renter_id', 'int'],
+        ],
+        run.map((e) => [e.data.instanceId, e.data.machineId, e.data.numGpus, e.data.renter]),
+        'ON CONFLICT (instance_id) DO NOTHING',
+      );
+      for (const machineId of new Set(run.map((e) => e.data.machineId))) await refreshOffers(sql, machineId);
+      run = [];
+    };
+    for (const event of events) {
+      if (event.type === 'InstanceCreated') {
+        // The host's default job yields its GPUs to any rental: offers show them as free.
+        if (!event.data.defaultJob) run.push(event);
+        continue;
+      }
+      await flush();
+      await applyEvent(sql, event);
+    }
+    await flush();
+  },
 });
+
+function applyEvent(sql: Sql, event: EnvelopeOf<MachineEvent | AllocationEvent>): Promise<void> {
+  return isAllocationEvent(event) ? applyAllocation(sql, event) : applyMachine(sql, event);
+}
 
 async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<void> {
   const t = `${SCHEMA}.machines`;
