@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 /**
- * A process that cannot serve does not stay half-alive. The fault is the one a hostile body used to cause:
- * PGlite's jsonb parser overflows its stack inside WebAssembly (an out-of-bounds trap). A SIGSEGV listener
- * (Nest's enableShutdownHooks() without arguments) turned it into an endless loop that never answered again;
- * now the trap is an error, the database engine is marked faulted and servePlatform exits with status 70.
+ * A process that cannot serve does not stay half-alive. The fault is a WebAssembly trap inside PGlite: a hostile
+ * body used to cause one (PGlite 0.3's jsonb parser overflowed its stack on deeply nested input; a SIGSEGV
+ * listener, Nest's enableShutdownHooks() without arguments, then turned it into an endless loop). PGlite 0.4
+ * answers that body, so the script checks it is served, then makes the engine's next call trap as a trap
+ * surfaces (a WebAssembly.RuntimeError thrown by PGlite's query); the engine is marked faulted and
+ * servePlatform exits with status 70.
  */
 const SCRIPT = `
 const { Database } = require('@rigmarket/event-sourcing');
@@ -16,8 +18,14 @@ const { servePlatform } = require('@rigmarket/http-kit');
   await servePlatform({ modules: [], db, transport: new InProcessTransport(), port: 0 });
   let deep = '1';
   for (let i = 0; i < 2000; i++) deep = '{"a":' + deep + '}';
+  await db.query('SELECT $1::jsonb AS j', [deep]);
+  process.stdout.write('deep jsonb answered\\n');
+  const { PGlite } = require('@electric-sql/pglite');
+  const trap = () => Promise.reject(new WebAssembly.RuntimeError('memory access out of bounds'));
+  PGlite.prototype.query = trap;
+  PGlite.prototype.exec = trap;
   process.stdout.write('querying\\n');
-  await db.query('SELECT $1::jsonb AS j', [deep]).catch((e) => process.stdout.write('query failed: ' + e.message + '\\n'));
+  await db.query('SELECT 1').catch((e) => process.stdout.write('query failed: ' + e.message + '\\n'));
   process.stdout.write('still alive\\n');
 })();
 `;
@@ -39,6 +47,7 @@ it('a fault of the embedded database engine ends the process (status 70) instead
     });
   });
   if (exited === 'hung') child.kill('SIGKILL');
+  expect(output).toContain('deep jsonb answered');
   expect(output).toContain('querying');
   expect(exited).toEqual({ code: 70, signal: null });
   expect(output).toMatch(/embedded database engine faulted/);
