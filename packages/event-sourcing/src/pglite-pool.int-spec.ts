@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '@rigmarket/testing';
 import { Database } from './database';
-import { PGLITE_DATABASE } from './pglite-pool';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_DATABASE, PGLITE_START_PARAMS, builtFreshClusterPath } from './pglite-pool';
 
 // Rows of array (and other) types as the app reads them: PGlite, whose array columns the pool parses after
 // the query (slimParsers), must return what node-postgres returns for the same SELECT.
@@ -72,6 +73,40 @@ describe('an embedded data folder', () => {
       await expect(again.query(`SELECT id FROM kept ORDER BY id`)).resolves.toEqual([{ id: 1 }, { id: 2 }]);
       await again.close();
     } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('a first start unpacks the fresh cluster the build kept when there is one (no initdb), into a folder that works as one initdb made', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rigmarket-initdb-'));
+    const dataDir = join(parent, 'data');
+    const copy = builtFreshClusterPath();
+    try {
+      // A copy with a mark in it, so the folder shows where its cluster came from.
+      const fresh = await PGlite.create({ database: PGLITE_DATABASE, startParams: [...PGLITE_START_PARAMS] });
+      await fresh.exec(`CREATE TABLE came_from_the_copy (id int)`);
+      const tar = await fresh.dumpDataDir('gzip');
+      await fresh.close();
+      writeFileSync(copy, Buffer.from(await tar.arrayBuffer()));
+
+      const first = await Database.connect({ kind: 'pglite', dataDir });
+      await expect(first.query(`SELECT count(*)::int AS n FROM came_from_the_copy`)).resolves.toEqual([
+        { n: 0 },
+      ]);
+      await first.execute(`CREATE TABLE kept (id int PRIMARY KEY)`);
+      await first.execute(`INSERT INTO kept VALUES (1)`);
+      const [settings] = await first.query<{ db: string; buffers: string }>(
+        `SELECT current_database() AS db, current_setting('shared_buffers') AS buffers`,
+      );
+      expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '16MB' });
+      await first.close();
+      expect(readdirSync(parent)).toEqual(['data']);
+
+      const again = await Database.connect({ kind: 'pglite', dataDir });
+      await expect(again.query(`SELECT id FROM kept`)).resolves.toEqual([{ id: 1 }]);
+      await again.close();
+    } finally {
+      rmSync(copy, { force: true });
       rmSync(parent, { recursive: true, force: true });
     }
   });

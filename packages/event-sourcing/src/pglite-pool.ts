@@ -88,23 +88,35 @@ const pgliteOptions = () => ({ database: PGLITE_DATABASE, startParams: [...PGLIT
  * Creates the cluster of an empty data folder in a short-lived child process. PGlite 0.4 runs initdb in a
  * WebAssembly module and a second PGlite instance of their own, whose memory (some hundreds of MB) a
  * long-running process would keep: the folder is made in a sibling folder by a child that then exits, and
- * moved into place in one rename (a start killed meanwhile leaves no half-made cluster behind).
+ * moved into place in one rename (a start killed meanwhile leaves no half-made cluster behind). With the
+ * fresh cluster the build kept (`builtFreshCluster`) the child unpacks it instead of running initdb.
  */
 async function initdbInChild(dataDir: string): Promise<void> {
   const staging = `${dataDir}.initdb-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   const script = [
+    'const { readFileSync } = require("node:fs");',
     'const { PGlite } = require(process.argv[1]);',
     'const options = JSON.parse(process.argv[3]);',
-    'PGlite.create({ ...options, dataDir: process.argv[2] }).then((db) => db.close()).catch((error) => {',
+    'const copy = process.argv[4];',
+    'const loadDataDir = copy ? new Blob([readFileSync(copy)], { type: "application/gzip" }) : undefined;',
+    'PGlite.create({ ...options, dataDir: process.argv[2], loadDataDir }).then((db) => db.close()).catch((error) => {',
     '  console.error(error);',
     '  process.exit(1);',
     '});',
   ].join('\n');
+  const copy = builtFreshCluster();
   try {
     await promisify(execFile)(
       process.execPath,
-      ['-e', script, require.resolve('@electric-sql/pglite'), staging, JSON.stringify(pgliteOptions())],
+      [
+        '-e',
+        script,
+        require.resolve('@electric-sql/pglite'),
+        staging,
+        JSON.stringify(pgliteOptions()),
+        ...(copy ? [copy] : []),
+      ],
       { maxBuffer: 1024 * 1024 },
     );
     renameSync(staging, dataDir);
@@ -120,18 +132,57 @@ function needsInitdb(dataDir: string): boolean {
 }
 
 /**
+ * A name for a fresh cluster of this PGlite release and these options: a copy made by another release, or with
+ * other settings, is never loaded.
+ */
+function freshClusterKey(): string {
+  const home = dirname(require.resolve('@electric-sql/pglite'));
+  const { version } = JSON.parse(readFileSync(join(home, '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const wasm = statSync(join(home, 'pglite.wasm'));
+  return createHash('sha256')
+    .update(JSON.stringify([version, wasm.size, pgliteOptions()]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/**
+ * The fresh cluster `npm run build` keeps beside this module (scripts/write-fresh-cluster.js): a first start
+ * unpacks it (~1 s) instead of running initdb (~4 s of CPU with PGlite 0.4). Undefined when the build made
+ * none for this release and these options (the child then runs initdb).
+ */
+export function builtFreshClusterPath(): string {
+  return join(__dirname, `pglite-cluster-${freshClusterKey()}.tar.gz`);
+}
+
+function builtFreshCluster(): string | undefined {
+  const path = builtFreshClusterPath();
+  return existsSync(path) ? path : undefined;
+}
+
+/** Writes a fresh cluster of this PGlite release and these options, gzipped, where a first start looks for it. */
+export async function writeBuiltFreshCluster(): Promise<string> {
+  const path = builtFreshClusterPath();
+  const db = await PGlite.create(pgliteOptions());
+  try {
+    const tar = await db.dumpDataDir('gzip');
+    writeFileSync(`${path}.${process.pid}`, Buffer.from(await tar.arrayBuffer()));
+    renameSync(`${path}.${process.pid}`, path);
+  } finally {
+    await db.close();
+  }
+  return path;
+}
+
+/**
  * In-memory databases (tests, test tools) start from a copy of a fresh cluster instead of running initdb each
  * time (~4 s of CPU with PGlite 0.4, ~0.5 s from the copy): the first one on a machine dumps its new cluster
  * to the OS temporary folder, under a name of this PGlite build, these options and this user; later ones load
  * it. A copy that is not this user's, is writable by others or does not load is ignored.
  */
 function freshClusterPath(): string {
-  const wasm = statSync(join(dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm'));
-  const key = createHash('sha256')
-    .update(JSON.stringify([wasm.size, wasm.mtimeMs, pgliteOptions()]))
-    .digest('hex')
-    .slice(0, 16);
-  return join(tmpdir(), `rigmarket-pglite-cluster-${process.getuid?.() ?? 0}-${key}.tar`);
+  return join(tmpdir(), `rigmarket-pglite-cluster-${process.getuid?.() ?? 0}-${freshClusterKey()}.tar`);
 }
 
 function readFreshCluster(path: string): Blob | undefined {
