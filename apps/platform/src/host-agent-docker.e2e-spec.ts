@@ -113,10 +113,15 @@ describe.each(BOTH_MODES)('a host agent with the Docker driver, %s', (_mode, har
           .put(`/api/v0/asks/${machineId * 1000 + numGpus}/`)
           .set(as(renterKey))
           .send(body);
-        return res.status === 404 && res.body.error === 'no_such_offer' ? undefined : res;
+        // Until instance-lifecycle has the machine (404) and its listing (409 offer_unavailable): distributed,
+        // both reach it over Kafka after marketplace answered the listing.
+        const notYetThere =
+          (res.status === 404 && res.body.error === 'no_such_offer') ||
+          (res.status === 409 && res.body.error === 'offer_unavailable');
+        return notYetThere ? undefined : res;
       },
       60_000,
-      'the offer in instance-lifecycle',
+      'the offer listed in instance-lifecycle',
     );
   const show = async (id: number): Promise<Row | null> =>
     (await http().get(`/api/v0/instances/${id}/`).set(as(renterKey)).expect(200)).body.instances;
