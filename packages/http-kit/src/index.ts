@@ -3,6 +3,7 @@ export * from './domain-error-http';
 export * from './validation';
 export * from './json-content-type';
 export * from './auth-keys.projection';
+export * from './instance-owners.projection';
 export * from './auth.guard';
 export * from './request-metadata';
 export * from './http-app';
