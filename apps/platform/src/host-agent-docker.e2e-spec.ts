@@ -28,6 +28,7 @@ import {
 import request from 'supertest';
 import { separateDockerIds } from './testing/docker-agents';
 import { shIn } from './testing/instance-containers';
+import { rentOnceListed } from './testing/listed-machine';
 import { removeMachineContainers } from './testing/machine-containers';
 import { grantCredit, verifiedUser } from './testing/users';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
@@ -107,20 +108,12 @@ describe.each(BOTH_MODES)('a host agent with the Docker driver, %s', (_mode, har
   const user = (prefix: string) => verifiedUser(h.app.getHttpServer(), h.mailer, prefix);
 
   const accept = (body: object, numGpus = 1) =>
-    eventually(
-      async () => {
-        const res = await http()
+    rentOnceListed(
+      () =>
+        http()
           .put(`/api/v0/asks/${machineId * 1000 + numGpus}/`)
           .set(as(renterKey))
-          .send(body);
-        // Until instance-lifecycle has the machine (404) and its listing (409 offer_unavailable): distributed,
-        // both reach it over Kafka after marketplace answered the listing.
-        const notYetThere =
-          (res.status === 404 && res.body.error === 'no_such_offer') ||
-          (res.status === 409 && res.body.error === 'offer_unavailable');
-        return notYetThere ? undefined : res;
-      },
-      60_000,
+          .send(body),
       'the offer listed in instance-lifecycle',
     );
   const show = async (id: number): Promise<Row | null> =>

@@ -21,6 +21,7 @@ import {
   uniqueName,
 } from '@rigmarket/testing';
 import request from 'supertest';
+import { rentOnceListed } from './testing/listed-machine';
 import { simulatedHostKeys } from './testing/simulated-host-keys';
 import { adminInMarketplace, grantCredit, verifiedUser } from './testing/users';
 import { LIST_MACHINE_ASK as ASK, HOST_HARDWARE as HARDWARE } from './testing/fixtures';
@@ -69,15 +70,11 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
 
   const user = () => verifiedUser(h.app.getHttpServer(), h.mailer);
 
-  /** The first accept after a machine change waits for the machine to reach instance-lifecycle. */
-  async function accept(offerId: number, body: object, key = renterKey) {
-    return eventually(
-      async () => {
-        const res = await http().put(`/api/v0/asks/${offerId}/`).set(as(key)).send(body);
-        return res.status === 404 && res.body.error === 'no_such_offer' ? undefined : res;
-      },
-      60_000,
-      `offer ${offerId} in instance-lifecycle`,
+  /** The first accept after a machine change waits for the machine and its listing to reach instance-lifecycle. */
+  function accept(offerId: number, body: object, key = renterKey) {
+    return rentOnceListed(
+      () => http().put(`/api/v0/asks/${offerId}/`).set(as(key)).send(body),
+      `offer ${offerId} listed in instance-lifecycle`,
     );
   }
 

@@ -1,3 +1,4 @@
+import { eventually } from '@rigmarket/testing';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { HOST_HARDWARE, LIST_MACHINE_ASK } from './fixtures';
@@ -27,4 +28,28 @@ export async function listVerifiedMachine(
     .send({ verification: 'verified' })
     .expect(200);
   return machineId;
+}
+
+/**
+ * A rent's answer once instance-lifecycle has the offer's machine and its listing: until then it answers
+ * 404 no_such_offer (no machine yet) or 409 offer_unavailable (the machine, not yet its listing), and the
+ * rent is sent again. Distributed, MachineRegistered and MachineListed reach instance-lifecycle over Kafka
+ * after marketplace answered the listing. Any other answer is the result.
+ */
+export function rentOnceListed(
+  rent: () => Promise<request.Response>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<request.Response> {
+  return eventually(
+    async () => {
+      const res = await rent();
+      const notYetThere =
+        (res.status === 404 && res.body.error === 'no_such_offer') ||
+        (res.status === 409 && res.body.error === 'offer_unavailable');
+      return notYetThere ? undefined : res;
+    },
+    timeoutMs,
+    what,
+  );
 }
