@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { createTestDatabase } from '@rigmarket/testing';
 import { Database } from './database';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLITE_DATABASE, PGLITE_START_PARAMS, builtFreshClusterPath } from './pglite-pool';
+import {
+  type DatabaseFaultError,
+  PGLITE_DATABASE,
+  PGLITE_START_PARAMS,
+  builtFreshClusterPath,
+  onDatabaseFault,
+} from './pglite-pool';
 
 // Rows of array (and other) types as the app reads them: PGlite, whose array columns the pool parses after
 // the query (slimParsers), must return what node-postgres returns for the same SELECT.
@@ -49,6 +55,42 @@ describe('the embedded pool returns rows as node-postgres does', () => {
     // In a transaction too, and through exec (no parameters).
     const inTransaction = await pglite.transaction((sql) => sql.query(QUERY.replace('$1::text', "'x'")));
     expect(inTransaction[0]).toEqual(server);
+  });
+});
+
+describe('an embedded engine left unusable', () => {
+  // PGlite 0.4 swallows the stack overflow of an infinitely recursive plpgsql function: that statement
+  // answered an empty result, the next one "ERRORDATA_STACK_SIZE exceeded" (PANIC), every later one an
+  // empty result again, writes included. The pool makes it the fault a WebAssembly trap is.
+  it('an infinitely recursive plpgsql function faults the engine: that statement and every later one fail, the fault handlers are told once', async () => {
+    const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    const faults: DatabaseFaultError[] = [];
+    const unsubscribe = onDatabaseFault((fault) => faults.push(fault));
+    try {
+      await db.query(`CREATE TABLE kept (n int)`);
+      await db.query(
+        `CREATE FUNCTION endless(n int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN endless(n + 1); END $$`,
+      );
+      // An ordinary error is not a fault.
+      await expect(db.query('SELECT 1 / 0')).rejects.toThrow(/division by zero/);
+      expect(await db.query('SELECT endless(0) FROM kept')).toEqual([]);
+      await expect(db.query('SELECT endless($1)', [1])).rejects.toThrow(/embedded database engine faulted/);
+      await expect(db.query('SELECT 1 AS one')).rejects.toThrow(/embedded database engine faulted/);
+      await expect(db.query('INSERT INTO kept VALUES ($1)', [1])).rejects.toThrow(
+        /embedded database engine faulted/,
+      );
+      expect(faults).toHaveLength(1);
+    } finally {
+      unsubscribe();
+      await db.close();
+    }
+    // A fresh engine (the process a supervisor restarts) answers again.
+    const fresh = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    try {
+      expect(await fresh.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await fresh.close();
+    }
   });
 });
 

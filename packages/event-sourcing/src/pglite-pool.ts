@@ -235,6 +235,7 @@ async function openPglite(dataDir: string): Promise<PGlite> {
             : String(v),
     },
   });
+  watchSwallowedTraps(db);
   return slimParsers(db);
 }
 
@@ -315,6 +316,41 @@ function isWasmTrap(error: unknown): boolean {
   );
 }
 
+/**
+ * An error the engine answers only once it is unusable: PostgreSQL's PANIC (e.g. "ERRORDATA_STACK_SIZE
+ * exceeded") and FATAL (the session ended) severities. A single-user engine has no other session to go on
+ * with: after either, PGlite 0.4 answers every later statement with an empty result, writes included.
+ */
+function leavesEngineUnusable(error: unknown): boolean {
+  const severity = (error as { severity?: unknown } | null)?.severity;
+  return severity === 'PANIC' || severity === 'FATAL';
+}
+
+/**
+ * The traps PGlite swallows. Its main loop catches whatever a step of the engine throws and goes on; only its
+ * own longjmp is expected there. A WebAssembly trap or a stack overflow (an infinitely recursive plpgsql
+ * function: RangeError, then "memory access out of bounds") is lost that way: the statement answers an empty
+ * result and the engine is broken. Each instance's step is wrapped once so that such a throw is kept here and
+ * read after the statement (PgliteClient.query). PGlite keeps the module in a protected field; without it (a
+ * later release) only the errors above are seen.
+ */
+const swallowedTraps = new WeakMap<PGlite, unknown>();
+
+function watchSwallowedTraps(db: PGlite): void {
+  const mod = (db as unknown as { mod?: { _PostgresMainLoopOnce?: () => void } }).mod;
+  const step = mod?._PostgresMainLoopOnce;
+  if (!mod || typeof step !== 'function') return;
+  mod._PostgresMainLoopOnce = () => {
+    try {
+      step();
+    } catch (error) {
+      if ((isWasmTrap(error) || error instanceof RangeError) && !swallowedTraps.has(db))
+        swallowedTraps.set(db, error);
+      throw error;
+    }
+  };
+}
+
 class PgliteClient extends EventEmitter {
   constructor(
     private readonly db: PGlite,
@@ -330,15 +366,26 @@ class PgliteClient extends EventEmitter {
     await yieldToEventLoop();
     const fault = faulted.get(this.dataDir);
     if (fault) throw fault;
+    let result: PgLikeResult;
     try {
-      return await this.run(sql, params);
+      result = await this.run(sql, params);
     } catch (error) {
-      if (!isWasmTrap(error)) throw error;
-      const fatal = new DatabaseFaultError(error);
-      faulted.set(this.dataDir, fatal);
-      for (const handler of faultHandlers) handler(fatal);
-      throw fatal;
+      const trap = swallowedTraps.get(this.db);
+      if (trap !== undefined) throw this.fault(trap);
+      if (isWasmTrap(error) || leavesEngineUnusable(error)) throw this.fault(error);
+      throw error;
     }
+    // A swallowed trap: the empty result is not the statement's answer.
+    const trap = swallowedTraps.get(this.db);
+    if (trap !== undefined) throw this.fault(trap);
+    return result;
+  }
+  /** Marks the engine faulted for good (every later statement fails) and tells the fault handlers. */
+  private fault(error: unknown): DatabaseFaultError {
+    const fatal = new DatabaseFaultError(error);
+    faulted.set(this.dataDir, fatal);
+    for (const handler of faultHandlers) handler(fatal);
+    return fatal;
   }
   private async run(
     sql: string,

@@ -30,8 +30,32 @@ const { servePlatform } = require('@rigmarket/http-kit');
 })();
 `;
 
-it('a fault of the embedded database engine ends the process (status 70) instead of wedging it', async () => {
-  const child = spawn(process.execPath, ['-e', SCRIPT], {
+/**
+ * An engine PGlite 0.4 leaves unusable without a trap it lets through: the stack overflow of an infinitely
+ * recursive plpgsql function is swallowed by its main loop (the statement answered an empty result, the next
+ * one "ERRORDATA_STACK_SIZE exceeded", every later one an empty result). The pool makes it the same fault.
+ */
+const RECURSION_SCRIPT = `
+const { Database } = require('@rigmarket/event-sourcing');
+const { InProcessTransport } = require('@rigmarket/messaging');
+const { servePlatform } = require('@rigmarket/http-kit');
+(async () => {
+  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  await servePlatform({ modules: [], db, transport: new InProcessTransport(), port: 0 });
+  await db.query('CREATE FUNCTION endless(n int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN endless(n + 1); END $$');
+  process.stdout.write('querying\\n');
+  const answer = await db.query('SELECT endless(1)').catch((e) => 'failed: ' + e.message);
+  process.stdout.write('answered: ' + JSON.stringify(answer) + '\\n');
+  await db.query('SELECT 1').catch((e) => process.stdout.write('query failed: ' + e.message + '\\n'));
+  process.stdout.write('still alive\\n');
+})();
+`;
+
+/** Runs `script` as a production process in this package; its exit (or 'hung' after 30 s) and its output. */
+async function runProcess(
+  script: string,
+): Promise<{ exited: { code: number | null; signal: string | null } | 'hung'; output: string }> {
+  const child = spawn(process.execPath, ['-e', script], {
     cwd: join(__dirname, '..'),
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,9 +71,23 @@ it('a fault of the embedded database engine ends the process (status 70) instead
     });
   });
   if (exited === 'hung') child.kill('SIGKILL');
+  return { exited, output };
+}
+
+it('a fault of the embedded database engine ends the process (status 70) instead of wedging it', async () => {
+  const { exited, output } = await runProcess(SCRIPT);
   expect(output).toContain('deep jsonb answered');
   expect(output).toContain('querying');
   expect(exited).toEqual({ code: 70, signal: null });
   expect(output).toMatch(/embedded database engine faulted/);
+  expect(output).not.toContain('still alive');
+}, 40_000);
+
+it('an infinitely recursive plpgsql function ends the process (status 70) instead of leaving the engine answering empty results', async () => {
+  const { exited, output } = await runProcess(RECURSION_SCRIPT);
+  expect(output).toContain('querying');
+  expect(exited).toEqual({ code: 70, signal: null });
+  expect(output).toMatch(/embedded database engine faulted \(RangeError: Maximum call stack size exceeded\)/);
+  expect(output).not.toContain('answered:');
   expect(output).not.toContain('still alive');
 }, 40_000);
