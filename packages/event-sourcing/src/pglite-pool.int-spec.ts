@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '@rigmarket/testing';
@@ -95,9 +96,16 @@ describe('an embedded engine left unusable', () => {
 });
 
 describe('an embedded data folder', () => {
-  it('a missing folder gets its cluster from a child process (nothing left beside it), runs with the small shared buffers on template1, and opens again with its rows', async () => {
+  it('a missing folder gets its cluster from a child process (nothing left beside it, nor what killed starts left), runs with the small shared buffers on template1, and opens again with its rows', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'rigmarket-initdb-'));
     const dataDir = join(parent, 'data');
+    // The staging folder a start killed before its rename left half made (named by its process, now ended);
+    // another folder's, and one of a process that runs (this one's parent), are left alone.
+    const ended = spawnSync(process.execPath, ['-e', '']).pid;
+    mkdirSync(join(parent, `data.initdb-${ended}`));
+    writeFileSync(join(parent, `data.initdb-${ended}`, 'PG_VERSION'), '17');
+    const kept = [`data.initdb-${process.ppid}`, `elsewhere.initdb-${ended}`];
+    for (const name of kept) mkdirSync(join(parent, name));
     try {
       const first = await Database.connect({ kind: 'pglite', dataDir });
       await first.execute(`CREATE TABLE kept (id int PRIMARY KEY)`);
@@ -108,7 +116,7 @@ describe('an embedded data folder', () => {
       expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '16MB' });
       await first.close();
       // Only the folder itself: the staging folder the child made it in was moved into place.
-      expect(readdirSync(parent)).toEqual(['data']);
+      expect(readdirSync(parent).sort()).toEqual(['data', ...kept].sort());
       expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
 
       const again = await Database.connect({ kind: 'pglite', dataDir });

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite, type PGliteOptions, types } from '@electric-sql/pglite';
 
@@ -93,7 +93,7 @@ const pgliteOptions = () => ({ database: PGLITE_DATABASE, startParams: [...PGLIT
  */
 async function initdbInChild(dataDir: string): Promise<void> {
   const staging = `${dataDir}.initdb-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
+  removeAbandonedStaging(dataDir);
   const script = [
     'const { readFileSync } = require("node:fs");',
     'const { PGlite } = require(process.argv[1]);',
@@ -122,6 +122,38 @@ async function initdbInChild(dataDir: string): Promise<void> {
     renameSync(staging, dataDir);
   } finally {
     rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The staging folders beside `dataDir` (`<name>.initdb-<pid>`) of starts that ended before moving theirs into
+ * place (killed, or the machine stopped): this process's own and those of processes no longer running. A
+ * running one's is left alone.
+ */
+function removeAbandonedStaging(dataDir: string): void {
+  const folder = dirname(dataDir);
+  const prefix = `${basename(dataDir)}.initdb-`;
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (!Number.isSafeInteger(pid) || pid <= 0 || (pid !== process.pid && isRunning(pid))) continue;
+    rmSync(join(folder, name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
