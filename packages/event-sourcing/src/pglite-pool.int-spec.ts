@@ -160,4 +160,27 @@ describe('an embedded data folder', () => {
       rmSync(parent, { recursive: true, force: true });
     }
   });
+
+  it('a first start whose kept fresh cluster is damaged (cut short) runs initdb instead, and leaves nothing beside the folder', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rigmarket-initdb-'));
+    const dataDir = join(parent, 'data');
+    const copy = builtFreshClusterPath();
+    try {
+      const fresh = await PGlite.create({ database: PGLITE_DATABASE, startParams: [...PGLITE_START_PARAMS] });
+      const tar = Buffer.from(await (await fresh.dumpDataDir('gzip')).arrayBuffer());
+      await fresh.close();
+      writeFileSync(copy, tar.subarray(0, Math.floor(tar.length / 2)));
+
+      const db = await Database.connect({ kind: 'pglite', dataDir });
+      await db.execute(`CREATE TABLE kept (id int PRIMARY KEY)`);
+      await db.execute(`INSERT INTO kept VALUES (1)`);
+      await expect(db.query(`SELECT id FROM kept`)).resolves.toEqual([{ id: 1 }]);
+      await db.close();
+      expect(readdirSync(parent)).toEqual(['data']);
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
+    } finally {
+      rmSync(copy, { force: true });
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
 });

@@ -105,9 +105,8 @@ async function initdbInChild(dataDir: string): Promise<void> {
     '  process.exit(1);',
     '});',
   ].join('\n');
-  const copy = builtFreshCluster();
-  try {
-    await promisify(execFile)(
+  const child = (copy: string | undefined) =>
+    promisify(execFile)(
       process.execPath,
       [
         '-e',
@@ -119,6 +118,17 @@ async function initdbInChild(dataDir: string): Promise<void> {
       ],
       { maxBuffer: 1024 * 1024 },
     );
+  const copy = builtFreshCluster();
+  try {
+    try {
+      await child(copy);
+    } catch (error) {
+      if (!copy) throw error;
+      // A kept cluster that does not unpack (damaged: PGlite refuses it, nothing half unpacked is used) does
+      // not stop a first start: initdb makes the cluster instead.
+      rmSync(staging, { recursive: true, force: true });
+      await child(undefined);
+    }
     renameSync(staging, dataDir);
   } finally {
     rmSync(staging, { recursive: true, force: true });
