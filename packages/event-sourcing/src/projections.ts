@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   CONTEXT_SCHEMAS,
   type ContextName,
@@ -539,6 +540,20 @@ async function passOver(
   return rows?.[0]?.parked === false;
 }
 
+/** The consumer group of a projection subscribed alone (over Kafka before one group per context). */
+function projectionGroupId(groupPrefix: string, projection: Projection): string {
+  return `${groupPrefix}.${projection.name}.v${projection.version}`;
+}
+
+/** The topics of a projection's sources in other contexts than `own` (its own are applied inline). */
+function subscribedTopics(projection: Projection, own?: ContextName): string[] {
+  return [
+    ...new Set(
+      projection.sources.filter((s) => s.context !== own).map((s) => topicFor(s.context, s.streamType)),
+    ),
+  ];
+}
+
 /** How often a subscribed projection tries an event before parking it, and the waits between tries. */
 export const PROJECTION_ATTEMPTS = 3;
 export const projectionRetryDelayMs = (attempt: number): number => 100 * 4 ** (attempt - 1);
@@ -558,7 +573,6 @@ export function projectionSubscription(
   /** The subscribing context: its own sources are applied inline, not subscribed. */
   own?: ContextName,
 ): Subscription {
-  const sources = projection.sources.filter((s) => s.context !== own);
   const metricLabels = { context: contextOfSchema(schema), projection: projection.name };
   const spanName = `${schema}/${projection.name}`;
   const spanAttributes = {
@@ -619,8 +633,8 @@ export function projectionSubscription(
     }
   };
   return {
-    groupId: `${groupPrefix}.${projection.name}.v${projection.version}`,
-    topics: [...new Set(sources.map((s) => topicFor(s.context, s.streamType)))],
+    groupId: projectionGroupId(groupPrefix, projection),
+    topics: subscribedTopics(projection, own),
     handle,
     /**
      * A batch in one transaction: the stream positions claimed at once, the new events applied together
@@ -737,9 +751,9 @@ export async function retryParkedEvents(
 }
 
 /**
- * Subscribes a context's projections of other contexts' events. In-process (embedded mode) they share one
- * subscription that applies a delivery to all of them in one transaction (`contextProjectionsSubscription`);
- * over Kafka each keeps its own consumer group (its committed offsets are where it resumes).
+ * Subscribes a context's projections of other contexts' events. Two or more share one subscription (one
+ * consumer group over Kafka, `<prefix>.projections`) that applies a delivery to all of them in one transaction
+ * (`contextProjectionsSubscription`); a single one keeps a group of its own (`<prefix>.<name>.v<version>`).
  */
 export async function subscribeProjections(
   transport: Transport,
@@ -749,7 +763,7 @@ export async function subscribeProjections(
   groupPrefix: string,
   own?: ContextName,
 ): Promise<void> {
-  if (transport.kind === 'in-process' && projections.length > 1) {
+  if (projections.length > 1) {
     await transport.subscribe(contextProjectionsSubscription(db, schema, projections, groupPrefix, own));
     return;
   }
@@ -837,17 +851,28 @@ export function contextProjectionsSubscription(
       },
     );
   return {
-    groupId: `${groupPrefix}.projections`,
-    topics: [
-      ...new Set(
-        projections.flatMap((p) =>
-          p.sources.filter((s) => s.context !== own).map((s) => topicFor(s.context, s.streamType)),
-        ),
-      ),
-    ],
+    groupId: contextProjectionsGroupId(groupPrefix, projections),
+    topics: [...new Set(projections.flatMap((p) => subscribedTopics(p, own)))],
     handle: (envelope, delivery) => handleBatch([{ envelope, delivery }]),
     handleBatch,
+    // Over Kafka each projection had a group of its own before: a new shared group starts where they left
+    // off (a projection new to the context or at a new version, with no such group, makes its topics read
+    // from the beginning, which fills it; what the others read again is skipped by their positions).
+    replaces: projections.map((p) => ({
+      groupId: projectionGroupId(groupPrefix, p),
+      topics: subscribedTopics(p, own),
+    })),
   };
+}
+
+/**
+ * The consumer group of a context's projections: `<prefix>.projections.<8 hex digits>`, the digits naming the
+ * set of projections and their versions, so that a projection added to the context (or a new version of one)
+ * gets a new group, which starts where the projections' own groups left off (`Subscription.replaces`).
+ */
+export function contextProjectionsGroupId(groupPrefix: string, projections: readonly Projection[]): string {
+  const members = projections.map((p) => `${p.name}.v${p.version}`).sort();
+  return `${groupPrefix}.projections.${createHash('sha256').update(members.join('\n')).digest('hex').slice(0, 8)}`;
 }
 
 /**

@@ -24,6 +24,13 @@ export interface Subscription {
    * transaction). Resolves when every one is durably handled; a rejection means "deliver them again".
    */
   handleBatch?(deliveries: readonly Delivery[]): Promise<void>;
+  /**
+   * Optional: the consumer groups this one took over (with the topics each read). A transport that keeps
+   * committed offsets (Kafka) starts a group that has none of its own where those left off: on each
+   * partition the lowest offset any of them committed, or the beginning where one of them that reads the
+   * topic committed none. Without it a new group starts at the beginning of its topics.
+   */
+  replaces?: ReadonlyArray<{ groupId: string; topics: readonly string[] }>;
 }
 
 export interface Delivery {

@@ -14,7 +14,7 @@ export interface KafkaTransportOptions {
   /**
    * How long the broker holds a fetch that finds no new data (default 1,000 ms). It does not delay delivery:
    * with minBytes 1 a fetch returns as soon as a message arrives. It sets how often an idle consumer asks
-   * again, and there is one consumer per subscribed projection and reactor (about 35 in the four apps).
+   * again: there is one consumer per app for its projections and one per reactor.
    */
   maxWaitTimeMs?: number;
   sessionTimeoutMs?: number;
@@ -121,6 +121,7 @@ export class KafkaTransport implements Transport {
   }
 
   async subscribe(subscription: Subscription): Promise<void> {
+    if (subscription.replaces?.length) await this.takeOver(subscription);
     const consumer = this.kafka.consumer({
       groupId: this.ns + subscription.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
@@ -183,6 +184,64 @@ export class KafkaTransport implements Transport {
       },
     });
     this.consumers.push(consumer);
+  }
+
+  /**
+   * A group that replaces others (`Subscription.replaces`: a context's projections once had a group each) and
+   * has no committed offset yet starts where they left off: on each partition of its topics, the lowest
+   * offset committed by the groups that read that topic, unless one of them committed none there (then the
+   * partition is read from the beginning, as a new group's are). Offsets can only be set while the group has
+   * no member: if another process of the app joined it first, that process did the same and this one joins.
+   */
+  private async takeOver(subscription: Subscription): Promise<void> {
+    const groupId = this.ns + subscription.groupId;
+    const topics = subscription.topics.map((t) => this.ns + t);
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const own = await admin.fetchOffsets({ groupId, topics });
+      if (own.some((t) => t.partitions.some((p) => Number(p.offset) >= 0))) return;
+      /** topic -> partition -> the lowest committed offset so far, or null: read from the beginning. */
+      const start = new Map<string, Map<number, bigint | null>>();
+      for (const old of subscription.replaces ?? []) {
+        const read = old.topics.map((t) => this.ns + t).filter((t) => topics.includes(t));
+        if (read.length === 0) continue;
+        for (const { topic, partitions } of await admin.fetchOffsets({
+          groupId: this.ns + old.groupId,
+          topics: read,
+        })) {
+          const byPartition = start.get(topic) ?? new Map<number, bigint | null>();
+          start.set(topic, byPartition);
+          for (const { partition, offset } of partitions) {
+            const committed = Number(offset) >= 0 ? BigInt(offset) : null;
+            const before = byPartition.get(partition);
+            byPartition.set(
+              partition,
+              before === undefined
+                ? committed
+                : before === null || committed === null
+                  ? null
+                  : before < committed
+                    ? before
+                    : committed,
+            );
+          }
+        }
+      }
+      try {
+        for (const [topic, byPartition] of start) {
+          const partitions = [...byPartition]
+            .filter((entry): entry is [number, bigint] => entry[1] !== null)
+            .map(([partition, offset]) => ({ partition, offset: offset.toString() }));
+          if (partitions.length > 0) await admin.setOffsets({ groupId, topic, partitions });
+        }
+      } catch (error) {
+        // Another process of the app joined first (offsets are set only on an empty group): it took over.
+        this.options.logger?.('WARN', `${subscription.groupId}: offsets not taken over (${String(error)})`);
+      }
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /** A group of messages through handleBatch; if it keeps failing, one by one (to dead-letter the bad one). */
