@@ -95,6 +95,17 @@ describe('an embedded engine left unusable', () => {
   });
 });
 
+/** A fresh cluster as the build keeps it (gzipped), after `statements`. */
+async function freshClusterTar(statements?: string): Promise<Buffer> {
+  const fresh = await PGlite.create({ database: PGLITE_DATABASE, startParams: [...PGLITE_START_PARAMS] });
+  try {
+    if (statements) await fresh.exec(statements);
+    return Buffer.from(await (await fresh.dumpDataDir('gzip')).arrayBuffer());
+  } finally {
+    await fresh.close();
+  }
+}
+
 describe('an embedded data folder', () => {
   it('a missing folder gets its cluster from a child process (nothing left beside it, nor what killed starts left), runs with the small shared buffers on template1, and opens again with its rows', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'rigmarket-initdb-'));
@@ -133,11 +144,7 @@ describe('an embedded data folder', () => {
     const copy = builtFreshClusterPath();
     try {
       // A copy with a mark in it, so the folder shows where its cluster came from.
-      const fresh = await PGlite.create({ database: PGLITE_DATABASE, startParams: [...PGLITE_START_PARAMS] });
-      await fresh.exec(`CREATE TABLE came_from_the_copy (id int)`);
-      const tar = await fresh.dumpDataDir('gzip');
-      await fresh.close();
-      writeFileSync(copy, Buffer.from(await tar.arrayBuffer()));
+      writeFileSync(copy, await freshClusterTar(`CREATE TABLE came_from_the_copy (id int)`));
 
       const first = await Database.connect({ kind: 'pglite', dataDir });
       await expect(first.query(`SELECT count(*)::int AS n FROM came_from_the_copy`)).resolves.toEqual([
@@ -166,9 +173,7 @@ describe('an embedded data folder', () => {
     const dataDir = join(parent, 'data');
     const copy = builtFreshClusterPath();
     try {
-      const fresh = await PGlite.create({ database: PGLITE_DATABASE, startParams: [...PGLITE_START_PARAMS] });
-      const tar = Buffer.from(await (await fresh.dumpDataDir('gzip')).arrayBuffer());
-      await fresh.close();
+      const tar = await freshClusterTar();
       writeFileSync(copy, tar.subarray(0, Math.floor(tar.length / 2)));
 
       const db = await Database.connect({ kind: 'pglite', dataDir });
