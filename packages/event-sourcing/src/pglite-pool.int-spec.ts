@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '@rigmarket/testing';
@@ -133,6 +133,44 @@ describe('an embedded data folder', () => {
       const again = await Database.connect({ kind: 'pglite', dataDir });
       await expect(again.query(`SELECT id FROM kept ORDER BY id`)).resolves.toEqual([{ id: 1 }, { id: 2 }]);
       await again.close();
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('a folder that exists empty (a mounted volume, or one the operator made) is kept: its cluster is made inside it, and a start killed midway leaves nothing the next one trips on', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rigmarket-initdb-'));
+    const dataDir = join(parent, 'data');
+    mkdirSync(dataDir);
+    const folder = statSync(dataDir).ino;
+    try {
+      const first = await Database.connect({ kind: 'pglite', dataDir });
+      await first.execute(`CREATE TABLE kept (id int PRIMARY KEY)`);
+      await first.close();
+      // The same folder (a mount point cannot be replaced by a rename), holding the cluster and nothing else.
+      expect(statSync(dataDir).ino).toBe(folder);
+      expect(readdirSync(parent)).toEqual(['data']);
+      expect(readdirSync(dataDir).filter((name) => name.startsWith('.initdb-'))).toEqual([]);
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
+
+      // A start killed while moving its cluster up: part of it moved, PG_VERSION (moved last) still in its
+      // staging folder. The next start empties the folder and makes the cluster again.
+      rmSync(dataDir, { recursive: true, force: true });
+      mkdirSync(dataDir);
+      const ended = spawnSync(process.execPath, ['-e', '']).pid;
+      mkdirSync(join(dataDir, `.initdb-${ended}`));
+      writeFileSync(join(dataDir, `.initdb-${ended}`, 'PG_VERSION'), '17');
+      mkdirSync(join(dataDir, 'base'));
+      writeFileSync(join(dataDir, 'base', 'half'), 'x');
+      const again = await Database.connect({ kind: 'pglite', dataDir });
+      await again.execute(`CREATE TABLE kept (id int PRIMARY KEY)`);
+      await again.execute(`INSERT INTO kept VALUES (1)`);
+      await again.close();
+      expect(existsSync(join(dataDir, 'base', 'half'))).toBe(false);
+      expect(readdirSync(dataDir).filter((name) => name.startsWith('.initdb-'))).toEqual([]);
+      const reopened = await Database.connect({ kind: 'pglite', dataDir });
+      await expect(reopened.query(`SELECT id FROM kept`)).resolves.toEqual([{ id: 1 }]);
+      await reopened.close();
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }

@@ -87,13 +87,19 @@ const pgliteOptions = () => ({ database: PGLITE_DATABASE, startParams: [...PGLIT
 /**
  * Creates the cluster of an empty data folder in a short-lived child process. PGlite 0.4 runs initdb in a
  * WebAssembly module and a second PGlite instance of their own, whose memory (some hundreds of MB) a
- * long-running process would keep: the folder is made in a sibling folder by a child that then exits, and
- * moved into place in one rename (a start killed meanwhile leaves no half-made cluster behind). With the
- * fresh cluster the build kept (`builtFreshCluster`) the child unpacks it instead of running initdb.
+ * long-running process would keep: the cluster is made in a staging folder by a child that then exits, and
+ * moved into place (a start killed meanwhile leaves no half-made cluster in use). A missing folder is made
+ * beside it and renamed into place. A folder that exists (empty) is kept: a volume mounted there cannot be
+ * replaced, nor a folder the operator made in a parent this process may not write. The cluster is then
+ * made in a staging folder inside it and its entries moved up, PG_VERSION (the mark of a whole cluster) last;
+ * `removeAbandonedStaging` clears what a start killed midway left. With the fresh cluster the build kept
+ * (`builtFreshCluster`) the child unpacks it instead of running initdb.
  */
 async function initdbInChild(dataDir: string): Promise<void> {
-  const staging = `${dataDir}.initdb-${process.pid}`;
-  removeAbandonedStaging(dataDir);
+  const inPlace = existsSync(dataDir);
+  const staging = inPlace
+    ? join(dataDir, `${STAGING_PREFIX}${process.pid}`)
+    : `${dataDir}${STAGING_PREFIX}${process.pid}`;
   const script = [
     'const { readFileSync } = require("node:fs");',
     'const { PGlite } = require(process.argv[1]);',
@@ -129,32 +135,48 @@ async function initdbInChild(dataDir: string): Promise<void> {
       rmSync(staging, { recursive: true, force: true });
       await child(undefined);
     }
-    renameSync(staging, dataDir);
+    if (inPlace) {
+      const entries = readdirSync(staging).filter((name) => name !== 'PG_VERSION');
+      for (const name of [...entries, 'PG_VERSION']) renameSync(join(staging, name), join(dataDir, name));
+    } else {
+      renameSync(staging, dataDir);
+    }
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
 }
 
+const STAGING_PREFIX = '.initdb-';
+
 /**
- * The staging folders beside `dataDir` (`<name>.initdb-<pid>`) of starts that ended before moving theirs into
- * place (killed, or the machine stopped): this process's own and those of processes no longer running. A
- * running one's is left alone.
+ * The staging folders of first starts that ended before moving theirs into place (killed, or the machine
+ * stopped): this process's own and those of processes no longer running; a running one's is left alone.
+ * Beside `dataDir` (`<name>.initdb-<pid>`), a staging folder is removed. Inside it (`.initdb-<pid>`, a
+ * folder that existed empty), one left with PG_VERSION already moved up is removed; one left before that
+ * means the folder holds only part of a cluster, all of it that start's: the folder is emptied again.
  */
 function removeAbandonedStaging(dataDir: string): void {
-  const folder = dirname(dataDir);
-  const prefix = `${basename(dataDir)}.initdb-`;
-  let names: string[];
-  try {
-    names = readdirSync(folder);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length));
-    if (!Number.isSafeInteger(pid) || pid <= 0 || (pid !== process.pid && isRunning(pid))) continue;
-    rmSync(join(folder, name), { recursive: true, force: true });
-  }
+  const abandoned = (folder: string, prefix: string): string[] => {
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      return [];
+    }
+    return names.filter((name) => {
+      if (!name.startsWith(prefix)) return false;
+      const pid = Number(name.slice(prefix.length));
+      return Number.isSafeInteger(pid) && pid > 0 && (pid === process.pid || !isRunning(pid));
+    });
+  };
+  const beside = dirname(dataDir);
+  for (const name of abandoned(beside, `${basename(dataDir)}${STAGING_PREFIX}`))
+    rmSync(join(beside, name), { recursive: true, force: true });
+  const inside = abandoned(dataDir, STAGING_PREFIX);
+  if (inside.length === 0) return;
+  const cutShort = !existsSync(join(dataDir, 'PG_VERSION'));
+  for (const name of cutShort ? readdirSync(dataDir) : inside)
+    rmSync(join(dataDir, name), { recursive: true, force: true });
 }
 
 function isRunning(pid: number): boolean {
@@ -262,7 +284,10 @@ async function createInMemory(options: PGliteOptions): Promise<PGlite> {
 
 async function openPglite(dataDir: string): Promise<PGlite> {
   const inMemory = dataDir === 'memory://';
-  if (!inMemory && needsInitdb(dataDir)) await initdbInChild(dataDir);
+  if (!inMemory) {
+    removeAbandonedStaging(dataDir);
+    if (needsInitdb(dataDir)) await initdbInChild(dataDir);
+  }
   const create = inMemory ? createInMemory : (options: PGliteOptions) => PGlite.create(options);
   const db = await create({
     ...pgliteOptions(),
