@@ -42,4 +42,22 @@ describe('CommandRunner.run', () => {
     expect(result.state).toEqual(['a', 'b']);
     expect(seen).toEqual([['a']]);
   });
+
+  it('newStream: a command on a new stream reads nothing; on a stream that had events it decides again on them', async () => {
+    const clock = new ManualClock('2026-05-01T12:00:00.000Z');
+    const store = new EventStore('identity', 'identity');
+    const reads = jest.spyOn(store, 'readStream');
+    const runner = new CommandRunner(db, store, [], clock);
+    const meta = { correlationId: 'c', causationId: 'c' };
+    const fresh = await runner.run('note-2', notes, { type: 'Note', text: 'a' }, meta, { newStream: true });
+    expect(fresh).toMatchObject({ state: ['a'], version: 1, eventsRead: 0 });
+    expect(reads).not.toHaveBeenCalled();
+    // Not new after all: the first attempt's append (at version 0) fails, the next reads and decides on 'a'.
+    const again = await runner.run('note-2', notes, { type: 'Note', text: 'b' }, meta, { newStream: true });
+    expect(again).toMatchObject({ state: ['a', 'b'], version: 2, eventsRead: 1 });
+    expect(reads).toHaveBeenCalledTimes(1);
+    const refused = await runner.run('note-2', notes, { type: 'Note', text: 'a' }, meta, { newStream: true });
+    expect(refused.events).toEqual([]);
+    expect((await runner.load('note-2', notes)).state).toEqual(['a', 'b']);
+  });
 });

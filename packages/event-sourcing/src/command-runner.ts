@@ -82,6 +82,12 @@ export interface HandleOptions<State = unknown, Event extends DomainEvent = Doma
    * still publishes at once, in the background, and a relay that fails leaves the rows for its next poll.
    */
   awaitPublication?: boolean;
+  /**
+   * The stream is new: its id was just drawn (e.g. from a sequence) and nothing else knows it yet. The first
+   * attempt then folds the initial state without reading the stream; were it not empty after all, the
+   * append (expected version 0) fails on the stream's positions and the next attempt reads it.
+   */
+  newStream?: boolean;
 }
 
 /**
@@ -143,7 +149,10 @@ export class CommandRunner {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const result = await this.db.transaction(async (sql) => {
-          const folded = await this.fold(sql, streamId, evolver);
+          const folded =
+            options.newStream && attempt === 1
+              ? { state: evolver.initialState(), version: 0, eventsRead: 0, snapshotVersion: 0 }
+              : await this.fold(sql, streamId, evolver);
           let state = folded.state;
           const { version, eventsRead } = folded;
           const now = this.clock.now();

@@ -7,6 +7,7 @@ import { EventStore, WrongExpectedVersion } from './event-store';
 import { eventChainMigration } from './event-chain';
 import { eventStoreMigration, runMigrations } from './migrations';
 import { OutboxRelay } from './outbox-relay';
+import { databaseStatements } from './metrics';
 import { type Projection, applyProjection } from './projections';
 import type { OutgoingMessage, Transport } from './transport';
 
@@ -251,6 +252,26 @@ describe('event store on PostgreSQL', () => {
     const positions = transport.published.map((m) => BigInt(m.envelope.globalPosition));
     expect(positions).toHaveLength(30);
     expect(positions.every((p, i) => i === 0 || p > positions[i - 1]!)).toBe(true);
+  });
+
+  it('a flush takes the lease and reads a batch in one statement, and stops after a short batch', async () => {
+    await db.execute(`UPDATE identity.outbox SET published_at = now()`);
+    for (let i = 0; i < 12; i += 1)
+      await db.transaction((sql) =>
+        store.append(sql, 'api_key-relay-batches', i, [keyCreated(300 + i)], metadata, new Date()),
+      );
+    const transport = new RecordingTransport();
+    const relay = new OutboxRelay(db, 'identity', transport, { batchSize: 5 });
+    const statements = async () => (await databaseStatements.get()).values[0]?.value ?? 0;
+    const before = await statements();
+    expect(await relay.flush()).toBe(12);
+    // Batches of 5, 5 and 2: each one statement to lease and read, one to mark it published; none after the 2.
+    expect((await statements()) - before).toBe(6);
+    expect(transport.published.map((m) => m.envelope.streamPosition)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+    expect(await relay.flush()).toBe(0);
+    await relay.stop();
   });
 
   it('publishes a committed row at once while an unrelated transaction is still in flight', async () => {

@@ -176,30 +176,38 @@ export class OutboxRelay {
    */
   private async drain(): Promise<{ published: number; leaseEndsInMs?: number }> {
     let published = 0;
+    const batchSize = this.options.batchSize ?? 200;
     for (;;) {
-      const leased = await this.db.execute(
-        `UPDATE ${this.schema}.outbox_relay_lease
-            SET holder = $1, lease_until = now() + ($2 || ' milliseconds')::interval
-          WHERE id = 1 AND (holder = $1 OR lease_until < now())`,
-        [this.holder, String(this.options.leaseMs ?? 5000)],
+      // The lease taken (or renewed) and the next rows read in one statement: always one row back, whose
+      // `leased` says whether this relay holds the lease (no outbox row then), and whose id is null when
+      // nothing waits.
+      // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
+      // sort '10' before '9', delivering a stream's events out of order (a read-model drift found under load).
+      // No wait for transactions still in flight: what this statement sees is a prefix in id order (above).
+      const read = await this.db.query<OutboxRow & { leased: number; id: string | null }>(
+        `WITH lease AS (
+           UPDATE ${this.schema}.outbox_relay_lease
+              SET holder = $1, lease_until = now() + ($2 || ' milliseconds')::interval
+            WHERE id = 1 AND (holder = $1 OR lease_until < now())
+           RETURNING id)
+         SELECT (SELECT count(*) FROM lease)::int AS leased, o.id::text AS id, o.topic, o.message_key, o.envelope
+           FROM (SELECT 1) AS one
+           LEFT JOIN LATERAL (
+             SELECT w.id, w.topic, w.message_key, w.envelope
+               FROM ${this.schema}.outbox w
+              WHERE w.published_at IS NULL AND EXISTS (SELECT 1 FROM lease)
+              ORDER BY w.id LIMIT $3) AS o ON TRUE
+          ORDER BY o.id`,
+        [this.holder, String(this.options.leaseMs ?? 5000), batchSize],
       );
-      if (leased === 0) {
+      if (!read[0]?.leased) {
         const [lease] = await this.db.query<{ ends_in_ms: number }>(
           `SELECT (EXTRACT(EPOCH FROM lease_until - now()) * 1000)::float8 AS ends_in_ms
              FROM ${this.schema}.outbox_relay_lease WHERE id = 1`,
         );
         return { published, leaseEndsInMs: lease ? Number(lease.ends_in_ms) : undefined };
       }
-      const rows = await this.db.query<OutboxRow>(
-        // ORDER BY o.id, the bigint column: a bare `id` would name the text alias of the SELECT list and
-        // sort '10' before '9', delivering a stream's events out of order (a read-model drift found under load).
-        // No wait for transactions still in flight: what this statement sees is a prefix in id order (above).
-        `SELECT o.id::text AS id, o.topic, o.message_key, o.envelope
-           FROM ${this.schema}.outbox o
-          WHERE o.published_at IS NULL
-          ORDER BY o.id LIMIT $1`,
-        [this.options.batchSize ?? 200],
-      );
+      const rows = read.filter((r): r is typeof r & { id: string } => r.id !== null);
       if (rows.length === 0) return { published };
       const messages = rows.map((r) => ({
         topic: r.topic,
@@ -225,6 +233,9 @@ export class OutboxRelay {
         [rows.map((r) => r.id)],
       );
       published += rows.length;
+      // A short batch was everything committed when it was read; a commit since then flushed again (flush's
+      // `again`), so no second look is needed here.
+      if (rows.length < batchSize) return { published };
     }
   }
 }

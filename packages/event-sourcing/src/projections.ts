@@ -45,6 +45,18 @@ export interface Projection {
    * event in turn leaves; without it the batch is applied event by event.
    */
   applyBatch?(sql: Sql, events: readonly EventEnvelope[]): Promise<void>;
+  /**
+   * Optional: the tables whose watchers (read-model-signals.ts) must hear that these events were applied;
+   * without it, all of `tables`. A projection names fewer when a change cannot contradict any cached answer
+   * (e.g. rows only added to a table whose cache keeps rows found, never rows missing). Rebuilds and
+   * replays always signal all of `tables`.
+   */
+  signals?(events: readonly EventEnvelope[]): readonly string[];
+}
+
+/** Tells the watchers of a projection's tables that `events` were applied in the transaction of `sql`. */
+function signalApplied(sql: Sql, projection: Projection, events: readonly EventEnvelope[]): void {
+  readModelsChanged(sql, projection.signals?.(events) ?? projection.tables);
 }
 
 /**
@@ -69,6 +81,8 @@ export interface ProjectionDefinition<E extends DomainEvent> {
    * helper checks both ways).
    */
   applyBatch?(sql: Sql, events: readonly EnvelopeOf<E>[]): Promise<void>;
+  /** Optional: the tables to signal for these events (Projection.signals); all of `tables` without it. */
+  signals?(events: readonly EventEnvelope[]): readonly string[];
 }
 
 /**
@@ -85,6 +99,7 @@ export function defineProjection<E extends DomainEvent>(definition: ProjectionDe
     sources: definition.sources,
     tables: definition.tables,
     eventTypes: [...types],
+    ...(definition.signals && { signals: definition.signals }),
     async apply(sql, event) {
       if (types.has(event.type)) await definition.apply(sql, event as EnvelopeOf<E>);
     },
@@ -205,8 +220,9 @@ export async function applyProjection(
     [projection.name, raw.streamId, raw.streamPosition],
   );
   if (claimed.length === 0) return 'duplicate';
-  await projection.apply(sql, upcast(raw));
-  readModelsChanged(sql, projection.tables);
+  const event = upcast(raw);
+  await projection.apply(sql, event);
+  signalApplied(sql, projection, [event]);
   if (checkpoint) await saveCheckpoint(sql, schema, projection, checkpoint);
   return 'applied';
 }
@@ -291,7 +307,7 @@ export async function applyProjectionBatch(
   }
   if (fresh.length === 0) return { applied: 0, duplicates: events.length };
   await applyFresh(sql, projection, fresh);
-  readModelsChanged(sql, projection.tables);
+  signalApplied(sql, projection, fresh);
   await saveStreamPositions(
     sql,
     schema,
@@ -332,7 +348,7 @@ export async function applyInlineProjections(
   if (!options.positionsMoved) await movePositions(sql, schema, positions);
   for (const [projection, events] of work) {
     await applyFresh(sql, projection, events);
-    readModelsChanged(sql, projection.tables);
+    signalApplied(sql, projection, events);
   }
 }
 
@@ -605,8 +621,9 @@ export function projectionSubscription(
           if (claim === 'parked')
             await parkEvent(sql, schema, projection.name, envelope, 'behind a parked event of its stream', 0);
           if (claim === 'claimed') {
-            await projection.apply(sql, upcast(envelope));
-            readModelsChanged(sql, projection.tables);
+            const event = upcast(envelope);
+            await projection.apply(sql, event);
+            signalApplied(sql, projection, [event]);
           }
           return claim === 'parked';
         });
@@ -925,7 +942,7 @@ async function applyShares(
     }
     if (fresh.length === 0) continue;
     await applyFresh(sql, projection, fresh);
-    readModelsChanged(sql, projection.tables);
+    signalApplied(sql, projection, fresh);
     for (const streamId of touched)
       moved.push({
         projection: projection.name,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@rigmarket/contracts';
-import { Database, type Sql } from '@rigmarket/event-sourcing';
+import { Database, type Sql, applyInlineProjections } from '@rigmarket/event-sourcing';
 import { AuthKeyCache } from './auth-key-cache';
 import type { Request } from 'express';
 import { AuthKeyLookup, cachedApiKeyCaller, hashKey } from './auth.guard';
@@ -158,5 +158,55 @@ describe('API key look-ups cached on the embedded database', () => {
       apply(event('api_key-5', 'ApiKeyDeleted', { keyId: 5, deletedAt: clock.toISOString() }));
     expect(await lookup.find('key-five')).not.toBeNull();
     expect(await lookup.find('key-five')).toBeNull();
+  });
+
+  it('keeps serving cached keys from memory while new keys are added (a rent), and forgets them when an instance key is revoked', async () => {
+    await apply(created(8, 'key-eight'));
+    expect(await lookup.find('key-eight')).toMatchObject({ keyId: 8 });
+    const instanceEvent = (type: string, data: Record<string, unknown>): EventEnvelope => ({
+      ...event('instance-9', type, data),
+      context: 'instance',
+      streamType: 'instance',
+    });
+    // A rent's instance key, applied as the rent's own transaction applies it (inline), and a new API key.
+    await db.transaction((sql) =>
+      applyInlineProjections(
+        sql,
+        SCHEMA,
+        [projection],
+        [
+          instanceEvent('InstanceCreated', {
+            instanceId: 9,
+            renter: 7,
+            apiKeyHash: hashKey('instance-nine'),
+          }),
+          // An event of the instance's stream that the key table does not apply (its status).
+          instanceEvent('InstanceStateChanged', { instanceId: 9 }),
+        ],
+        { positionsMoved: true },
+      ),
+    );
+    await apply(created(10, 'key-ten'));
+    queries = 0;
+    expect(await lookup.find('key-eight')).toMatchObject({ keyId: 8 });
+    expect(queries).toBe(0);
+    expect(await lookup.find('instance-nine')).toMatchObject({ kind: 'instance' });
+    expect(await lookup.find('key-ten')).toMatchObject({ keyId: 10 });
+    expect(queries).toBe(2);
+    // The instance destroyed: its key is refused at once (the cache was emptied), the others looked up again.
+    await db.transaction((sql) =>
+      applyInlineProjections(
+        sql,
+        SCHEMA,
+        [projection],
+        [instanceEvent('InstanceDestroyed', { instanceId: 9 })],
+        {
+          positionsMoved: true,
+        },
+      ),
+    );
+    expect(await lookup.find('instance-nine')).toBeNull();
+    expect(await lookup.find('key-eight')).toMatchObject({ keyId: 8 });
+    expect(queries).toBe(4);
   });
 });

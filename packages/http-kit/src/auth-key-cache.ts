@@ -13,9 +13,11 @@ interface Entry {
 /**
  * The keys a context found valid, by hash, so that a request does not look its key up again. It follows the
  * context's `auth_api_keys` table through a read-model watch (`Database.watchReadModels`, event-sourcing's
- * read-model-signals.ts): any change to it (a key created, reset or deleted, an instance key issued or
- * revoked), applied by this process or, on PostgreSQL, by another (its NOTIFY), empties the cache, so the
- * next request reads the projection again: revocation is as immediate as the signal. While the signals are
+ * read-model-signals.ts): a change that could make a cached key invalid (a key reset or deleted, an instance
+ * key revoked, a rebuild), applied by this process or, on PostgreSQL, by another (its NOTIFY), empties the
+ * cache, so the next request reads the projection again: revocation is as immediate as the signal. A key
+ * added (an API key created, a rent's instance key) signals nothing: it changes no row a cached key came from
+ * (the projection's `signals`). While the signals are
  * not live (PostgreSQL: this process's LISTEN connection is down) nothing is served from it or stored. A
  * look-up that a change overtook does not store its (older) answer: `store` takes the version read before
  * the query. Unknown keys are never cached; an expiring key is checked against the clock on every hit.

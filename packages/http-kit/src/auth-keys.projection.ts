@@ -116,6 +116,12 @@ export function authKeysProjection(schema: string): Projection {
     tail: 'ON CONFLICT (key_id) DO NOTHING',
     apply: applyOne,
   });
+  // The key caches (auth-key-cache.ts) keep keys found valid, never a key found missing: a new key (an
+  // insert that leaves every existing row as it was) cannot change an answer they hold, nor can the events
+  // of its sources' streams it does not apply (an instance's status), so only a reset, a deletion or a
+  // destroyed instance empties them. A rent (its instance key) then leaves them warm.
+  const signals = (events: readonly { type: string }[]): readonly string[] =>
+    events.some((e) => REVOKING.has(e.type)) ? [table] : [];
   return defineProjection<ApiKeyEvent | InstanceCreated | InstanceDestroyed>({
     name: 'auth_api_keys',
     version: 2,
@@ -128,16 +134,20 @@ export function authKeysProjection(schema: string): Projection {
     async apply(sql, event) {
       // The projection runners report the change too; this covers an apply called on its own (the key
       // caches of auth-key-cache.ts follow the table: told when the transaction commits).
-      readModelsChanged(sql, [table]);
+      readModelsChanged(sql, signals([event]));
       await applyOne(sql, event);
     },
     // A delivery of many rents: their instance keys in one INSERT (every app keeps this table).
     applyBatch(sql, events) {
-      readModelsChanged(sql, [table]);
+      readModelsChanged(sql, signals(events));
       return applyInstanceKeyRuns(sql, events);
     },
+    signals,
   });
 }
+
+/** The events that change a key row the projection holds (the others only add rows). */
+const REVOKING: ReadonlySet<string> = new Set(['ApiKeyReset', 'ApiKeyDeleted', 'InstanceDestroyed']);
 
 const INSTANCE_KEY_PERMISSIONS = JSON.stringify({ api: { instance_write: {} } });
 

@@ -132,12 +132,16 @@ export async function writeHostCommands(
   const eventId = envelopes[envelopes.length - 1]?.eventId ?? '';
   for (const command of commands) {
     if (command.kind === 'provision') {
-      // A waiting instance's key and registry login move from pending_provisions into its provision command.
+      // A waiting instance's key and registry login move from pending_provisions into its provision command
+      // (taken out of it in the same statement).
       await sql.execute(
-        `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, instance_key_sealed, image_login_sealed, event_id)
+        `WITH pending AS (
+           DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1
+           RETURNING instance_api_key_sealed, image_login_sealed)
+         INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, instance_key_sealed, image_login_sealed, event_id)
          VALUES ($1, $2, 'provision',
-                 COALESCE($3, (SELECT instance_api_key_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1)),
-                 COALESCE($5, (SELECT image_login_sealed FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1)), $4)`,
+                 COALESCE($3, (SELECT instance_api_key_sealed FROM pending)),
+                 COALESCE($5, (SELECT image_login_sealed FROM pending)), $4)`,
         [
           after.instanceId,
           after.machineId,
@@ -146,9 +150,6 @@ export async function writeHostCommands(
           options.sealedImageLogin ?? null,
         ],
       );
-      await sql.execute(`DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1`, [
-        after.instanceId,
-      ]);
     } else {
       // A snapshot's registry login travels sealed in its command only.
       const login = command.kind === 'snapshot' ? (options.sealedImageLogin ?? null) : null;

@@ -81,7 +81,10 @@ export async function runInstanceCommandIn(
 /**
  * One command (or several in turn, each decided on the state the previous one's events left) on a stream
  * inside a transaction the caller holds: read once, fold, decide, one append with the expected version (a
- * concurrent append makes the whole transaction retry) and apply the inline projections.
+ * concurrent append makes the whole transaction retry) and apply the inline projections. `known`: the
+ * stream's state and version as the caller already has them (a new stream's initial state, or what an
+ * earlier committed transaction left): the stream is not read. It may be behind, never ahead: an append
+ * since then makes this one fail on the stream's positions, and the retry must read.
  */
 export async function decideIn<State, Command extends { at: string }, Event extends DomainEvent>(
   runtime: ContextRuntime,
@@ -91,12 +94,19 @@ export async function decideIn<State, Command extends { at: string }, Event exte
   command: CommandBody<Command> | readonly CommandBody<Command>[],
   metadata: EventMetadata,
   now: Date,
-): Promise<{ before: State; after: State; envelopes: EventEnvelope[]; decided: Event[] }> {
-  const history = await runtime.store.readStream(sql, streamId);
-  const before = history.reduce(
-    (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
-    decider.initialState(),
-  );
+  known?: StreamState<State>,
+): Promise<{ before: State; after: State; envelopes: EventEnvelope[]; decided: Event[]; version: number }> {
+  let before: State;
+  let version: number;
+  if (known) ({ state: before, version } = known);
+  else {
+    const history = await runtime.store.readStream(sql, streamId);
+    before = history.reduce(
+      (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
+      decider.initialState(),
+    );
+    version = history.length;
+  }
   const at = now.toISOString();
   const decided: Event[] = [];
   let state = before;
@@ -106,15 +116,21 @@ export async function decideIn<State, Command extends { at: string }, Event exte
     // evolve may update in place: fold a copy of the state before, which the caller gets back.
     if (events.length > 0) state = events.reduce((s, e) => decider.evolve(s, e), structuredClone(state));
   }
-  if (decided.length === 0) return { before, after: before, envelopes: [], decided };
+  if (decided.length === 0) return { before, after: before, envelopes: [], decided, version };
   const envelopes = await appendAndProject(sql, runtime.store, runtime.definition.inlineProjections, {
     streamId,
-    expectedVersion: history.length,
+    expectedVersion: version,
     events: decided,
     metadata,
     occurredAt: now,
   });
-  return { before, after: state, envelopes, decided };
+  return { before, after: state, envelopes, decided, version: version + decided.length };
+}
+
+/** A stream's folded state and its version (the number of its events). */
+export interface StreamState<State> {
+  state: State;
+  version: number;
 }
 
 export interface GpuRequest {

@@ -149,6 +149,8 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           // The 201 needs only the inline read models (instances, instance keys): the other contexts learn
           // of the instance from the relay, in the background.
           awaitPublication: false,
+          // Its id was just drawn: the stream is not read (the fold starts from the initial state).
+          newStream: true,
           // Its provision command (host_commands) carries the key sealed; one waiting for its volume gets it later.
           ...(waitsForVolume
             ? {}

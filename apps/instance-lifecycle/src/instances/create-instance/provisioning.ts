@@ -1,9 +1,10 @@
 import { type EventMetadata, refusalCode } from '@rigmarket/contracts';
 import type { CommandBody, ContextRuntime, Sql } from '@rigmarket/event-sourcing';
-import { allocateGpus, decideIn, releaseGpus } from '../instance-commands';
+import { type StreamState, allocateGpus, decideIn, releaseGpus } from '../instance-commands';
 import {
   type ProvisioningInput,
   type ProvisioningRequest,
+  type ProvisioningState,
   nextOutput,
   provisioningStreamId,
   provisioningWorkflow,
@@ -18,6 +19,9 @@ type Input = CommandBody<ProvisioningInput>;
  * `compensate` (on a failure, or from ProvisioningRecovery after a crash) undoes what the stream says was done.
  */
 export class Provisioning {
+  /** The workflow's stream as the allocation's committed transaction left it (used once, by `created`). */
+  private allocated: StreamState<ProvisioningState> | undefined;
+
   constructor(
     private readonly runtime: ContextRuntime,
     readonly request: ProvisioningRequest,
@@ -31,16 +35,22 @@ export class Provisioning {
    */
   async allocate(): Promise<void> {
     const { instanceId } = this.request;
+    let recorded: StreamState<ProvisioningState> | undefined;
     try {
       await allocateGpus(
         this.runtime,
         this.request,
         this.metadata,
         async (sql) => {
-          await this.recordIn(sql, [
-            { type: 'RequestProvisioning', ...this.request },
-            { type: 'RecordGpusAllocated', instanceId },
-          ]);
+          // The stream is new (the instance id was just drawn): nothing to read.
+          recorded = await this.recordIn(
+            sql,
+            [
+              { type: 'RequestProvisioning', ...this.request },
+              { type: 'RecordGpusAllocated', instanceId },
+            ],
+            { state: provisioningWorkflow.initialState(), version: 0 },
+          );
         },
         // The renter's answer needs only instance-lifecycle's own read models (inline): marketplace's
         // offers and billing learn of the rent from the relay, in the background.
@@ -50,11 +60,19 @@ export class Provisioning {
       await this.compensate(failureReason('GPUs not allocated', error));
       throw error;
     }
+    // What the committed attempt recorded (the callback of every earlier attempt was rolled back).
+    this.allocated = recorded;
   }
 
-  /** In the creating transaction: records that the instance exists (refused when the rent was given up). */
+  /**
+   * In the creating transaction: records that the instance exists (refused when the rent was given up).
+   * The first attempt starts from the stream as the allocation left it, without reading it: a step recorded
+   * since (the rent given up by the recovery) makes the append fail and the command retry, reading it then.
+   */
   async created(sql: Sql): Promise<void> {
-    await this.recordIn(sql, { type: 'RecordInstanceCreated', instanceId: this.request.instanceId });
+    const known = this.allocated;
+    this.allocated = undefined;
+    await this.recordIn(sql, { type: 'RecordInstanceCreated', instanceId: this.request.instanceId }, known);
   }
 
   /**
@@ -67,9 +85,13 @@ export class Provisioning {
     );
   }
 
-  private async recordIn(sql: Sql, input: Input | readonly Input[]): Promise<void> {
+  private async recordIn(
+    sql: Sql,
+    input: Input | readonly Input[],
+    known?: StreamState<ProvisioningState>,
+  ): Promise<StreamState<ProvisioningState>> {
     const now = this.runtime.runner.clock.now();
-    await decideIn(
+    const { after, version } = await decideIn(
       this.runtime,
       sql,
       provisioningStreamId(this.request.instanceId),
@@ -77,7 +99,9 @@ export class Provisioning {
       input,
       this.metadata,
       now,
+      known,
     );
+    return { state: after, version };
   }
 }
 
