@@ -353,6 +353,67 @@ describe('projections apply events in batches (PostgreSQL)', () => {
     expect(await names()).toEqual(namesBefore);
   });
 
+  it("passes a delivery none of a context's projections applies over with one statement for all of them; a parked stream parks behind for its projection only", async () => {
+    const subscription = contextProjectionsSubscription(
+      db,
+      'sync_maintenance',
+      [keys, namesProjection],
+      'test',
+      'sync',
+    );
+    const used = (keyId: number, position: number) =>
+      envelope(`api_key-${keyId}`, position, 'ApiKeyUsed', { keyId });
+    const state = () =>
+      Promise.all([
+        db.query<{ projection: string; stream_id: string; position: number }>(
+          `SELECT projection, stream_id, position FROM sync_maintenance.projection_stream_positions ORDER BY projection, stream_id`,
+        ),
+        db.query<{ projection: string; position: string }>(
+          `SELECT projection, position FROM sync_maintenance.projection_checkpoints ORDER BY projection`,
+        ),
+      ]);
+    expect(
+      await counted(() => subscription.handleBatch!(deliveries([used(61, 1), used(62, 1), used(61, 2)]))),
+    ).toEqual({ statements: 1, transactions: 0 });
+    const moved = [
+      [
+        { projection: 'key_names', stream_id: 'api_key-61', position: 2 },
+        { projection: 'key_names', stream_id: 'api_key-62', position: 1 },
+        { projection: 'keys', stream_id: 'api_key-61', position: 2 },
+        { projection: 'keys', stream_id: 'api_key-62', position: 1 },
+      ],
+      [
+        { projection: 'key_names', position: '2' },
+        { projection: 'keys', position: '2' },
+      ],
+    ];
+    expect(await state()).toEqual(moved);
+    // Redelivered: no position and no checkpoint moves back.
+    await subscription.handleBatch!(deliveries([used(61, 1), used(62, 1)]));
+    expect(await state()).toEqual(moved);
+
+    // Key 13 is parked in `keys` (its CHECK): a later event of its stream that neither applies is parked behind
+    // for `keys`, and only moves `key_names`'s position.
+    await subscription.handle(created(13), { topic: 'identity.api_key', partition: 0, offset: '3' });
+    const behind = used(13, 2);
+    await subscription.handle(behind, { topic: 'identity.api_key', partition: 0, offset: '4' });
+    const parked = await db.query<{ subscriber: string; event_id: string; error: string }>(
+      `SELECT subscriber, event_id, error FROM sync_maintenance.dead_letters ORDER BY stream_position`,
+    );
+    expect(parked).toEqual([
+      {
+        subscriber: 'keys',
+        event_id: expect.any(String),
+        error: expect.stringContaining('check constraint'),
+      },
+      { subscriber: 'keys', event_id: behind.eventId, error: 'behind a parked event of its stream' },
+    ]);
+    const [positions] = await state();
+    expect(positions.filter((p) => p.stream_id === 'api_key-13')).toEqual([
+      { projection: 'key_names', stream_id: 'api_key-13', position: 2 },
+    ]);
+  });
+
   it('rebuilds in chunks (several transactions into scratch tables swapped in) to the rows of the live projection', async () => {
     const store = new EventStore('identity', 'identity');
     const append = (streamId: string, version: number, events: DomainEvent[]) =>

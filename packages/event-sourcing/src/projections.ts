@@ -840,14 +840,16 @@ export function contextProjectionsSubscription(
         }
         const together = [...shares.keys()].filter((name) => !later.has(name));
         if (together.length > 0) {
+          const work = together.map((name) => [byName.get(name)!, shares.get(name)!] as const);
+          // No event of a type any of them applies (most events of a stream concern only some readers): only
+          // positions and checkpoints move, in one statement outside a transaction.
+          const passed = work.some(([p, mine]) =>
+            mine.some(({ envelope }) => p.eventTypes.includes(envelope.type)),
+          )
+            ? undefined
+            : await passOverShares(db, schema, work);
           try {
-            const parked = await db.transaction((sql) =>
-              applyShares(
-                sql,
-                schema,
-                together.map((name) => [byName.get(name)!, shares.get(name)!] as const),
-              ),
-            );
+            const parked = passed ?? (await db.transaction((sql) => applyShares(sql, schema, work)));
             for (const name of together) {
               if (parked.has(name)) later.add(name);
               else
@@ -890,6 +892,70 @@ export function contextProjectionsSubscription(
 export function contextProjectionsGroupId(groupPrefix: string, projections: readonly Projection[]): string {
   const members = projections.map((p) => `${p.name}.v${p.version}`).sort();
   return `${groupPrefix}.projections.${createHash('sha256').update(members.join('\n')).digest('hex').slice(0, 8)}`;
+}
+
+/**
+ * `passOver` for several projections (`contextProjectionsSubscription`), in one statement: each projection's
+ * delivered streams move to their last position (not back) and, where one moved, its checkpoints are written;
+ * a projection with a parked event on a delivered stream is left out (nothing of it written). Answers those
+ * left out, or undefined when the statement failed (the caller takes the transaction's path then).
+ */
+async function passOverShares(
+  db: Database,
+  schema: string,
+  shares: ReadonlyArray<readonly [Projection, readonly Delivery[]]>,
+): Promise<Set<string> | undefined> {
+  const last = new Map<string, number>();
+  const checkpoints: Array<{ projection: string; version: number; source: string; position: string }> = [];
+  for (const [projection, mine] of shares) {
+    const ends = new Map<string, string>();
+    for (const { envelope: e, delivery } of mine) {
+      const key = `${projection.name}\n${e.streamId}`;
+      last.set(key, Math.max(last.get(key) ?? 0, e.streamPosition));
+      ends.set(`${delivery.topic}:${delivery.partition}`, delivery.offset);
+    }
+    for (const [source, position] of ends)
+      checkpoints.push({ projection: projection.name, version: projection.version, source, position });
+  }
+  // Sorted as applyShares sorts its claims: overlapping appliers lock rows in the same order.
+  const keys = [...last.keys()].sort();
+  const rows = await db
+    .query<{ projection: string }>(
+      `WITH input AS (
+         SELECT s.projection, s.stream_id, s.position, s.n
+           FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS s (projection, stream_id, position, n)
+       ), parked AS (
+         SELECT DISTINCT d.subscriber AS projection FROM ${schema}.dead_letters d
+          WHERE d.subscriber = ANY($1::text[]) AND d.stream_id = ANY($2::text[])
+            AND (d.subscriber, d.stream_id) IN (SELECT projection, stream_id FROM input)
+       ), moved AS (
+         INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
+         SELECT i.projection, i.stream_id, i.position FROM input i
+          WHERE i.projection NOT IN (SELECT projection FROM parked)
+          ORDER BY i.n
+         ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position WHERE p.position < EXCLUDED.position
+         RETURNING p.projection
+       ), checkpoints AS (
+         INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
+         SELECT c.projection, c.version, c.source, c.position, now()
+           FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) WITH ORDINALITY AS c (projection, version, source, position, n)
+          WHERE c.projection IN (SELECT projection FROM moved)
+          ORDER BY c.n
+         ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()
+       )
+       SELECT projection FROM parked`,
+      [
+        keys.map((k) => k.split('\n')[0]!),
+        keys.map((k) => k.split('\n')[1]!),
+        keys.map((k) => last.get(k)!),
+        checkpoints.map((c) => c.projection),
+        checkpoints.map((c) => c.version),
+        checkpoints.map((c) => c.source),
+        checkpoints.map((c) => c.position),
+      ],
+    )
+    .catch(() => undefined);
+  return rows && new Set(rows.map((r) => r.projection));
 }
 
 /**
