@@ -130,6 +130,10 @@ describe('projections apply events in batches (PostgreSQL)', () => {
       `SELECT stream_id, position FROM sync_maintenance.projection_stream_positions WHERE projection = 'keys' ORDER BY stream_id`,
     );
 
+  // The context's two projections over one subscription, as an app subscribes them.
+  const sharedSubscription = () =>
+    contextProjectionsSubscription(db, 'sync_maintenance', [keys, namesProjection], 'test', 'sync');
+
   beforeAll(async () => {
     const database = await createTestDatabase();
     drop = database.drop;
@@ -288,13 +292,7 @@ describe('projections apply events in batches (PostgreSQL)', () => {
   });
 
   it("applies a delivery to all of a context's projections in one transaction; one failing projection holds back no other", async () => {
-    const subscription = contextProjectionsSubscription(
-      db,
-      'sync_maintenance',
-      [keys, namesProjection],
-      'test',
-      'sync',
-    );
+    const subscription = sharedSubscription();
     const names = () =>
       db.query<{ key_id: number; name: string }>(
         `SELECT key_id, name FROM sync_maintenance.key_names ORDER BY key_id`,
@@ -354,13 +352,7 @@ describe('projections apply events in batches (PostgreSQL)', () => {
   });
 
   it("passes a delivery none of a context's projections applies over with one statement for all of them; a parked stream parks behind for its projection only", async () => {
-    const subscription = contextProjectionsSubscription(
-      db,
-      'sync_maintenance',
-      [keys, namesProjection],
-      'test',
-      'sync',
-    );
+    const subscription = sharedSubscription();
     const used = (keyId: number, position: number) =>
       envelope(`api_key-${keyId}`, position, 'ApiKeyUsed', { keyId });
     const state = () =>
