@@ -1,3 +1,5 @@
+// First: V8's memory settings apply to everything loaded after them.
+import './v8-settings';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
