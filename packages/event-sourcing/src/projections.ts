@@ -503,57 +503,18 @@ async function claimDelivered(
 }
 
 /**
- * Delivered events of types the projection does not apply, in one statement: unless one of their streams has
- * a parked event for it, each stream's position moves to its last event (not back: a redelivered event changes
- * nothing) and, if any moved, the checkpoints are written. False when a stream has a parked event (nothing
- * written) or the statement failed: the caller takes its usual path then.
+ * Delivered events of types the projection does not apply, in one statement (`passOverShares` for one
+ * projection). False when a stream has a parked event (nothing written) or the statement failed: the caller
+ * takes its usual path then.
  */
 async function passOver(
   db: Database,
   schema: string,
   projection: Projection,
   deliveries: readonly Delivery[],
-  checkpoints: ReadonlyArray<{ source: string; position: string }>,
 ): Promise<boolean> {
-  const last = new Map<string, number>();
-  for (const { envelope: e } of deliveries)
-    last.set(e.streamId, Math.max(last.get(e.streamId) ?? 0, e.streamPosition));
-  // Sorted stream ids: appliers of overlapping batches lock their rows in the same order.
-  const streams = [...last.keys()].sort();
-  const rows = await db
-    .query<{ parked: boolean }>(
-      `WITH parked AS (
-         SELECT EXISTS (
-           SELECT 1 FROM ${schema}.dead_letters WHERE subscriber = $1::text AND stream_id = ANY($2::text[])
-         ) AS parked
-       ), moved AS (
-         INSERT INTO ${schema}.projection_stream_positions AS p (projection, stream_id, position)
-         SELECT $1::text, s.stream_id, s.position
-           FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS s (stream_id, position, n), parked
-          WHERE NOT parked.parked
-          ORDER BY s.n
-         ON CONFLICT (projection, stream_id) DO UPDATE SET position = EXCLUDED.position WHERE p.position < EXCLUDED.position
-         RETURNING 1
-       ), checkpoints AS (
-         INSERT INTO ${schema}.projection_checkpoints (projection, version, source, position, updated_at)
-         SELECT $1::text, $4::int, c.source, c.position, now()
-           FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS c (source, position, n)
-          WHERE EXISTS (SELECT 1 FROM moved)
-          ORDER BY c.n
-         ON CONFLICT (projection, version, source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()
-       )
-       SELECT parked FROM parked`,
-      [
-        projection.name,
-        streams,
-        streams.map((id) => last.get(id)!),
-        projection.version,
-        checkpoints.map((c) => c.source),
-        checkpoints.map((c) => c.position),
-      ],
-    )
-    .catch(() => undefined);
-  return rows?.[0]?.parked === false;
+  const parked = await passOverShares(db, schema, [[projection, deliveries]]);
+  return parked !== undefined && !parked.has(projection.name);
 }
 
 /** The consumer group of a projection subscribed alone (over Kafka before one group per context). */
@@ -611,7 +572,7 @@ export function projectionSubscription(
     // A type it does not apply only moves its position (and checkpoint): one statement, no transaction.
     if (
       !projection.eventTypes.includes(envelope.type) &&
-      (await passOver(db, schema, projection, [{ envelope, delivery }], [checkpoint]))
+      (await passOver(db, schema, projection, [{ envelope, delivery }]))
     )
       return;
     for (let attempt = 1; ; attempt += 1) {
@@ -685,7 +646,7 @@ export function projectionSubscription(
           // has a parked event: then one at a time, as below).
           if (
             !mine.some(({ envelope }) => projection.eventTypes.includes(envelope.type)) &&
-            (await passOver(db, schema, projection, mine, checkpoints))
+            (await passOver(db, schema, projection, mine))
           ) {
             projectionEventsHandled.inc(metricLabels, mine.length);
             return;
@@ -895,7 +856,8 @@ export function contextProjectionsGroupId(groupPrefix: string, projections: read
 }
 
 /**
- * `passOver` for several projections (`contextProjectionsSubscription`), in one statement: each projection's
+ * Delivered events of types none of `shares`' projections apply (`contextProjectionsSubscription`, and
+ * `passOver` for one projection), in one statement: each projection's
  * delivered streams move to their last position (not back) and, where one moved, its checkpoints are written;
  * a projection with a parked event on a delivered stream is left out (nothing of it written). Answers those
  * left out, or undefined when the statement failed (the caller takes the transaction's path then).
