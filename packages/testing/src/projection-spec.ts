@@ -35,7 +35,8 @@ export interface ProjectionSpec {
       /**
        * Runs `query` after the events and expects `rows`. It also checks that the projection is a pure
        * function of its events: replayed from scratch into emptied tables (as a rebuild does), with every
-       * event delivered again, and applied as one batch (twice), it leaves the same rows in every table.
+       * event delivered again, applied as one batch (twice), and with the given events applied one by one
+       * and then the when events as one batch, it leaves the same rows in every table.
        */
       then(query: string, rows: readonly Record<string, unknown>[]): Promise<void>;
     };
@@ -129,6 +130,13 @@ export function projectionSpec(context: ContextDefinition, projection: Projectio
               await sql.transaction((tx) => applyProjectionBatch(tx, schema, projection, all));
               expect(await tableRows(sql)).toEqual(live);
               await sql.transaction((tx) => applyProjectionBatch(tx, schema, projection, all));
+              expect(await tableRows(sql)).toEqual(live);
+              // The given events one by one, then the when events in one batch (a delivery onto existing rows).
+              await reset(sql);
+              await applyAll(sql, all.slice(0, givenEvents.length));
+              await sql.transaction((tx) =>
+                applyProjectionBatch(tx, schema, projection, all.slice(givenEvents.length)),
+              );
               expect(await tableRows(sql)).toEqual(live);
             },
           };

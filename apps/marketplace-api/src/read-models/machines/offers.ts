@@ -62,17 +62,19 @@ export async function insertOfferRows(sql: Sql, rows: readonly OfferRow[], schem
 export const GPUS_ALLOCATED = `(SELECT COALESCE(SUM(ia.num_gpus), 0) FROM ${SCHEMA}.instance_allocations ia WHERE ia.machine_id = m.machine_id AND ia.held) AS gpus_allocated`;
 
 /**
- * Replaces one machine's offer rows; free GPUs = num_gpus - GPUS_ALLOCATED. The old rows are deleted by the
- * statement that reads the machine (a data-modifying WITH runs to its end whether read or not), so the new ones
- * are inserted after it.
+ * Replaces the offer rows of the machines `machineIds` (a delivery's machines at once: the same statements
+ * for one machine or many); free GPUs = num_gpus - GPUS_ALLOCATED. The old rows are deleted by the statement
+ * that reads the machines (a data-modifying WITH runs to its end whether read or not), so the new ones are
+ * inserted after it. A machine gone or without hardware is left with none.
  */
-export async function refreshOffers(sql: Sql, machineId: number): Promise<void> {
+export async function refreshOffers(sql: Sql, machineIds: ReadonlySet<number>): Promise<void> {
+  if (machineIds.size === 0) return;
   const rows = await sql.query<MachineRow>(
-    `WITH gone AS (DELETE FROM ${SCHEMA}.offers WHERE machine_id = $1)
+    `WITH gone AS (DELETE FROM ${SCHEMA}.offers WHERE machine_id = ANY($1::int[]))
      SELECT machine_id, owner_id, hardware, ask, listed, listed_at, verification, reliability, dlperf, tflops, ${GPUS_ALLOCATED}
-       FROM ${SCHEMA}.machines m WHERE machine_id = $1`,
-    [machineId],
+       FROM ${SCHEMA}.machines m WHERE machine_id = ANY($1::int[]) ORDER BY machine_id`,
+    [[...machineIds]],
   );
-  const machine = rows[0] ? machineForOffers(rows[0]) : null;
-  if (machine) await insertOfferRows(sql, offerRowsFor(machine));
+  const machines = rows.map(machineForOffers).filter((m): m is MachineForOffers => m !== null);
+  await insertOfferRows(sql, machines.flatMap(offerRowsFor));
 }

@@ -125,4 +125,49 @@ describe('machines projection (machines and their offers)', () => {
                 (SELECT count(*)::int FROM marketplace.offers WHERE machine_id = 8) AS deleted_offers`,
         [{ allocations: [[9, 2, true]], offers: [1, 2], machines: [7], deleted_offers: 0 }],
       ));
+
+  // The when events are also applied as one batch after the given ones (the spec helper): a delivery of rents
+  // and ends on several machines, the same machine more than once, in runs of one type and mixed.
+  it('offers the free GPUs of every machine a delivery of rents and ends touched', () =>
+    spec
+      .given([
+        machineRegistered(7),
+        machineListed(7),
+        machineRegistered(8),
+        machineListed(8),
+        machineRegistered(9),
+        machineListed(9),
+        instanceCreated(20, 7, 1),
+        instanceCreated(21, 8, 2),
+      ])
+      .when(
+        instanceCreated(22, 7, 2),
+        instanceCreated(23, 8, 1),
+        instanceCreated(24, 9, 4),
+        {
+          streamId: 'instance-20',
+          type: 'InstanceDestroyed',
+          data: { instanceId: 20, renter: 2, machineId: 7, numGpus: 1, at: AT },
+        },
+        {
+          streamId: 'instance-24',
+          type: 'InstanceDestroyed',
+          data: { instanceId: 24, renter: 2, machineId: 9, numGpus: 4, at: AT },
+        },
+        {
+          streamId: 'instance-22',
+          type: 'InstanceOutbid',
+          data: { instanceId: 22, machineId: 7, numGpus: 2, at: AT },
+        },
+        instanceCreated(26, 7, 1),
+        instanceCreated(25, 9, 1),
+      )
+      .then(
+        `SELECT machine_id, json_agg(num_gpus ORDER BY num_gpus) AS offers FROM marketplace.offers GROUP BY 1 ORDER BY 1`,
+        [
+          { machine_id: 7, offers: [1, 2, 3] },
+          { machine_id: 8, offers: [1] },
+          { machine_id: 9, offers: [1, 2, 3] },
+        ],
+      ));
 });

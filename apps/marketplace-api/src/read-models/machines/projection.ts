@@ -49,44 +49,55 @@ export const machinesProjection = defineProjection<MachineEvent | AllocationEven
     'MachineHeartbeat',
     'MachineReliabilityChanged',
   ],
-  apply: applyEvent,
-  // A delivery of many rents: their allocations in one INSERT, then each machine's offers once.
+  async apply(sql, event) {
+    await refreshOffers(sql, await applyWrites(sql, [event]));
+  },
+  // A delivery of many rents or ends: each run of one kind of instance event is one statement, and the offers
+  // of every machine the batch touched are refreshed once at its end (offers follow only the machines and
+  // allocations tables, so refreshing them once after the last change leaves the rows refreshing after each
+  // change left).
   async applyBatch(sql, events) {
-    let run: EnvelopeOf<InstanceCreated>[] = [];
-    const flush = async () => {
-      await insertUnnested(
-        sql,
-        `${SCHEMA}.instance_allocations`,
-        [
-          ['instance_id', 'int'],
-          ['machine_id', 'int'],
-          ['num_gpus', 'int'],
-          ['renter_id', 'int'],
-        ],
-        run.map((e) => [e.data.instanceId, e.data.machineId, e.data.numGpus, e.data.renter]),
-        'ON CONFLICT (instance_id) DO NOTHING',
-      );
-      for (const machineId of new Set(run.map((e) => e.data.machineId))) await refreshOffers(sql, machineId);
-      run = [];
-    };
-    for (const event of events) {
-      if (event.type === 'InstanceCreated') {
-        // The host's default job yields its GPUs to any rental: offers show them as free.
-        if (!event.data.defaultJob) run.push(event);
-        continue;
-      }
-      await flush();
-      await applyEvent(sql, event);
-    }
-    await flush();
+    await refreshOffers(sql, await applyWrites(sql, events));
   },
 });
 
-function applyEvent(sql: Sql, event: EnvelopeOf<MachineEvent | AllocationEvent>): Promise<void> {
-  return isAllocationEvent(event) ? applyAllocation(sql, event) : applyMachine(sql, event);
+/**
+ * Applies the events' changes to machines and instance_allocations (consecutive instance events of one type
+ * in one statement) and gives the machines whose offers may have changed.
+ */
+async function applyWrites(
+  sql: Sql,
+  events: readonly EnvelopeOf<MachineEvent | AllocationEvent>[],
+): Promise<Set<number>> {
+  const touched = new Set<number>();
+  const acting = events.filter(actsOn);
+  for (let i = 0; i < acting.length;) {
+    const event = acting[i]!;
+    if (!isAllocationEvent(event)) {
+      const machineId = await applyMachine(sql, event);
+      if (machineId !== undefined) touched.add(machineId);
+      i += 1;
+      continue;
+    }
+    let end = i + 1;
+    while (end < acting.length && acting[end]!.type === event.type) end += 1;
+    const run = acting.slice(i, end) as EnvelopeOf<AllocationEvent>[];
+    for (const machineId of await applyAllocations(sql, run)) touched.add(machineId);
+    i = end;
+  }
+  return touched;
 }
 
-async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<void> {
+/** False for the instance events that change nothing here: a host's default job, an intent other than running. */
+function actsOn(event: EnvelopeOf<MachineEvent | AllocationEvent>): boolean {
+  // The host's default job yields its GPUs to any rental: offers show them as free.
+  if (event.type === 'InstanceCreated') return !event.data.defaultJob;
+  if (event.type === 'InstanceIntentChanged') return event.data.intendedStatus === 'running';
+  return true;
+}
+
+/** Applies a machine event; gives its machine when its offers may have changed. */
+async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<number | undefined> {
   const t = `${SCHEMA}.machines`;
   switch (event.type) {
     case 'MachineRegistered': {
@@ -118,7 +129,7 @@ async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<
       await sql.execute(`UPDATE ${t} SET listed = FALSE WHERE machine_id = $1`, [event.data.machineId]);
       break;
     case 'MachineDeleted':
-      // Its offers go with it (refreshOffers below finds no machine); its allocations end with their instances.
+      // Its offers go with it (refreshOffers finds no machine); its allocations end with their instances.
       await sql.execute(`DELETE FROM ${t} WHERE machine_id = $1`, [event.data.machineId]);
       break;
     case 'MinBidChanged':
@@ -145,7 +156,7 @@ async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<
         event.data.reliability,
         event.data.at,
       ]);
-      if (before && Number(before.reliability) === event.data.reliability) return;
+      if (before && Number(before.reliability) === event.data.reliability) return undefined;
       break;
     }
     case 'MachineReliabilityChanged':
@@ -155,45 +166,53 @@ async function applyMachine(sql: Sql, event: EnvelopeOf<MachineEvent>): Promise<
       ]);
       break;
   }
-  await refreshOffers(sql, event.data.machineId);
+  return event.data.machineId;
 }
 
-/** An instance took, gave back or took again its GPUs: its allocation row, and the machine's offers. */
-async function applyAllocation(sql: Sql, event: EnvelopeOf<AllocationEvent>): Promise<void> {
-  let machineId: number;
-  switch (event.type) {
+/**
+ * Applies a run of instance events of one type (their changes commute: one statement for all) and gives the
+ * machines whose free GPUs may have changed.
+ */
+async function applyAllocations(sql: Sql, run: readonly EnvelopeOf<AllocationEvent>[]): Promise<number[]> {
+  const t = `${SCHEMA}.instance_allocations`;
+  const instanceIds = run.map((e) => e.data.instanceId);
+  const machineIds = run.flatMap((e) => ('machineId' in e.data ? [e.data.machineId] : []));
+  switch (run[0]?.type) {
     case 'InstanceCreated':
-      // The host's default job yields its GPUs to any rental: offers show them as free.
-      if (event.data.defaultJob) return;
-      machineId = event.data.machineId;
-      await sql.execute(
-        `INSERT INTO ${SCHEMA}.instance_allocations (instance_id, machine_id, num_gpus, renter_id) VALUES ($1, $2, $3, $4) ON CONFLICT (instance_id) DO NOTHING`,
-        [event.data.instanceId, machineId, event.data.numGpus, event.data.renter],
+      await insertUnnested(
+        sql,
+        t,
+        [
+          ['instance_id', 'int'],
+          ['machine_id', 'int'],
+          ['num_gpus', 'int'],
+          ['renter_id', 'int'],
+        ],
+        (run as EnvelopeOf<InstanceCreated>[]).map((e) => [
+          e.data.instanceId,
+          e.data.machineId,
+          e.data.numGpus,
+          e.data.renter,
+        ]),
+        'ON CONFLICT (instance_id) DO NOTHING',
       );
-      break;
+      return machineIds;
     case 'InstanceDestroyed':
-      machineId = event.data.machineId;
-      await sql.execute(`DELETE FROM ${SCHEMA}.instance_allocations WHERE instance_id = $1`, [
-        event.data.instanceId,
-      ]);
-      break;
+      await sql.execute(`DELETE FROM ${t} WHERE instance_id = ANY($1::int[])`, [instanceIds]);
+      return machineIds;
     case 'InstanceOutbid':
       // an outbid instance holds no GPUs until it is started again
-      machineId = event.data.machineId;
-      await sql.execute(`UPDATE ${SCHEMA}.instance_allocations SET held = FALSE WHERE instance_id = $1`, [
-        event.data.instanceId,
-      ]);
-      break;
+      await sql.execute(`UPDATE ${t} SET held = FALSE WHERE instance_id = ANY($1::int[])`, [instanceIds]);
+      return machineIds;
     case 'InstanceIntentChanged': {
-      if (event.data.intendedStatus !== 'running') return;
+      // started again (the runs hold only intents of running): its machine is the allocation's
       const rows = await sql.query<{ machine_id: number }>(
-        `UPDATE ${SCHEMA}.instance_allocations SET held = TRUE WHERE instance_id = $1 AND NOT held RETURNING machine_id`,
-        [event.data.instanceId],
+        `UPDATE ${t} SET held = TRUE WHERE instance_id = ANY($1::int[]) AND NOT held RETURNING machine_id`,
+        [instanceIds],
       );
-      if (!rows[0]) return;
-      machineId = Number(rows[0].machine_id);
-      break;
+      return rows.map((row) => Number(row.machine_id));
     }
+    case undefined:
+      return [];
   }
-  await refreshOffers(sql, machineId);
 }
