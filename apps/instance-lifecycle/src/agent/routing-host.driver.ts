@@ -110,10 +110,12 @@ export class RoutingHostDriver implements HostDriver {
       backup?: AgentBackupRequest;
     },
     waitedMs: number,
+    /** Whether an agent serves the machine, when the caller read it with its own facts (agent_machines). */
+    agentMachine?: boolean,
   ): Promise<'sent' | 'later'> {
     const { commandId, instanceId, machineId, kind } = command;
     this.machineOf.set(instanceId, machineId);
-    if (!(await this.agentServed(machineId))) {
+    if (!(await this.agentServed(machineId, agentMachine))) {
       this.enqueue(instanceId, () => {
         if (kind === 'provision' || kind === 'update') {
           if (detail.spec) this.simulated[kind](detail.spec);
@@ -236,9 +238,9 @@ export class RoutingHostDriver implements HostDriver {
     });
   }
 
-  private async agentServed(machineId: number): Promise<boolean> {
+  private async agentServed(machineId: number, agentMachine?: boolean): Promise<boolean> {
     if (this.sessions.servedHere(machineId)) return true;
-    if (!(await isAgentMachine(this.runtime.db, machineId))) return false;
+    if (!(agentMachine ?? (await isAgentMachine(this.runtime.db, machineId)))) return false;
     this.sessions.markServed(machineId);
     return true;
   }

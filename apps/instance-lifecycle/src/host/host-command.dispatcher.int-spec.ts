@@ -20,9 +20,12 @@ describe('the host-command dispatcher while idle', () => {
   let db: Database;
   let transport: InProcessTransport;
   const delivered: { commandId: number; at: number }[] = [];
+  /** A command id the host fails on (a driver error), if any. */
+  let failOn: number | undefined;
   // The host: takes every command (the agent channel and the simulated host are tested elsewhere).
   const host = {
     deliver: async (command: { commandId: number }) => {
+      if (command.commandId === failOn) throw new Error('the host driver failed');
       delivered.push({ commandId: command.commandId, at: Date.now() });
       return 'sent' as const;
     },
@@ -53,6 +56,41 @@ describe('the host-command dispatcher while idle', () => {
     return dispatcher;
   };
 
+  /** `n` stop commands of distinct instances, waiting for delivery; their ids in order. */
+  const waiting = async (n: number): Promise<number[]> => {
+    const rows = await db.query<{ command_id: string }>(
+      `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, event_id)
+       SELECT i, 1, 'stop', 'e-' || gen_random_uuid() FROM generate_series(1, $1::int) AS i
+       RETURNING command_id`,
+      [n],
+    );
+    return rows.map((r) => Number(r.command_id)).sort((a, b) => a - b);
+  };
+
+  const deliveredIds = async (): Promise<number[]> =>
+    (
+      await db.query<{ command_id: string }>(
+        `SELECT command_id FROM ${SCHEMA}.host_commands WHERE delivered_at IS NOT NULL ORDER BY command_id`,
+      )
+    ).map((r) => Number(r.command_id));
+
+  /**
+   * The dispatcher's statements on host_commands (those that contain `text`) from now on (the runtime's relay
+   * polls the same database).
+   */
+  const countHostCommandStatements = (text = 'host_commands'): (() => number) => {
+    const spies = [jest.spyOn(db, 'query'), jest.spyOn(db, 'execute')];
+    return () =>
+      spies.reduce(
+        (n, spy) =>
+          n +
+          spy.mock.calls.filter(
+            ([sql]) => String(sql).includes('host_commands') && String(sql).includes(text),
+          ).length,
+        0,
+      );
+  };
+
   /** A stop command whose delivery stopped (a killed process) with its lease ending in `ms`; its lease end. */
   const leftLeased = async (ms: number): Promise<{ commandId: number; leaseEnd: number }> => {
     const [row] = await db.query<{ command_id: string; lease_end: Date }>(
@@ -79,6 +117,7 @@ describe('the host-command dispatcher while idle', () => {
     }
     await db.execute(`DELETE FROM ${SCHEMA}.host_commands`);
     delivered.splice(0);
+    failOn = undefined;
   });
   afterAll(async () => {
     await transport.close();
@@ -113,14 +152,7 @@ describe('the host-command dispatcher while idle', () => {
       polls += 1;
       kick();
     });
-    // The dispatcher's statements (the runtime's relay polls the same database).
-    const query = jest.spyOn(db, 'query');
-    const execute = jest.spyOn(db, 'execute');
-    const statements = () =>
-      [query, execute].reduce(
-        (n, spy) => n + spy.mock.calls.filter(([sql]) => String(sql).includes('host_commands')).length,
-        0,
-      );
+    const statements = countHostCommandStatements();
     try {
       await eventually(async () => (polls >= 4 ? true : undefined), 30_000, 'four polls');
       await d.idle();
@@ -131,5 +163,35 @@ describe('the host-command dispatcher while idle', () => {
     } finally {
       jest.restoreAllMocks();
     }
+  });
+
+  it('given 20 waiting commands, when one poll delivers them, then they go in order and are marked delivered in one statement', async () => {
+    const d = await startDispatcher({});
+    await d.idle();
+    const ids = await waiting(20);
+    const marks = countHostCommandStatements('SET delivered_at');
+    try {
+      d.kick();
+      await eventually(async () => (delivered.length === 20 ? true : undefined), 30_000, 'all delivered');
+      await d.idle();
+      expect(delivered.map((c) => c.commandId)).toEqual(ids);
+      expect(await deliveredIds()).toEqual(ids);
+      expect(marks()).toBe(1);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('given a host that fails on the third command, then the two handed over before it are marked delivered and the rest wait for their lease', async () => {
+    const ids = await waiting(5);
+    failOn = ids[2];
+    const d = await startDispatcher({});
+    await eventually(async () => (delivered.length === 2 ? true : undefined), 30_000, 'two delivered');
+    await d.idle();
+    expect(await deliveredIds()).toEqual(ids.slice(0, 2));
+    const [held] = await db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM ${SCHEMA}.host_commands WHERE delivered_at IS NULL AND claimed_until > now()`,
+    );
+    expect(Number(held!.n)).toBe(3);
   });
 });

@@ -1,16 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AgentSnapshotRequest, InstanceIntendedStatus } from '@rigmarket/contracts';
 import { type ContextRuntime, idleBackoff } from '@rigmarket/event-sourcing';
-import { isAgentMachine } from '../agent/agent-machines';
 import { BACKUP_OPTIONS, type BackupOptions } from '../backups/backup-options';
 import { pendingBackupOf } from '../backups/backups';
 import { RoutingHostDriver } from '../agent/routing-host.driver';
 import { type InstanceDetails, authorizedKeys } from '../read-models/instances/projection';
-import { findMachine } from '../read-models/market-machines/queries';
 import { SCHEMA } from '../schema';
 import type { EnvVarBox } from '../env-vars/env-var-box';
 import { ENV_VAR_BOX, INSTANCE_RUNTIME, PENDING_KEY_BOX } from '../instance-lifecycle.tokens';
-import { accountEnvVars } from '../read-models/env-vars/queries';
+import { type SealedEnvVar, openEnvVars, sealedEnvVarsOf } from '../read-models/env-vars/queries';
 import type { PendingKeyBox } from '../instances/pending-keys';
 import { SNAPSHOT_TIME_LIMIT_MS } from '../instances/snapshot.decider';
 import { type HostCommandRow, registerDispatcherKick, rowOf } from './host-commands';
@@ -32,6 +30,17 @@ interface InstanceRow {
   intended_status: InstanceIntendedStatus;
   destroyed: boolean;
   details: InstanceDetails | string;
+}
+
+/**
+ * What delivering a provision or an update needs, read in one statement: the instance, its machine's public
+ * address, whether an agent serves the machine, and the owner's sealed environment variables.
+ */
+interface DeliveryFacts {
+  instance: InstanceRow;
+  publicIpaddr: string | null;
+  agentMachine: boolean;
+  envVars: SealedEnvVar[];
 }
 
 /**
@@ -169,27 +178,37 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     this.leaseEndsInMs = ms === null || ms === undefined ? undefined : Number(ms);
     this.claimed += claimed.length;
     const rows = claimed.map(rowOf).sort((a, b) => a.commandId - b.commandId);
-    let delivered = 0;
+    const delivered: number[] = [];
     const deferred = new Set<number>();
-    for (const row of rows) {
-      if (this.stopped) break;
-      // A later command of an instance never overtakes an earlier one that waits.
-      const outcome = deferred.has(row.instanceId) ? 'later' : await this.deliver(row);
-      if (outcome === 'later') {
-        deferred.add(row.instanceId);
-        await this.runtime.db.execute(
-          `UPDATE ${SCHEMA}.host_commands SET claimed_until = now() + interval '1 second' WHERE command_id = $1`,
-          [row.commandId],
-        );
-        continue;
+    try {
+      for (const row of rows) {
+        if (this.stopped) break;
+        // A later command of an instance never overtakes an earlier one that waits.
+        const outcome = deferred.has(row.instanceId) ? 'later' : await this.deliver(row);
+        if (outcome === 'later') {
+          deferred.add(row.instanceId);
+          await this.runtime.db.execute(
+            `UPDATE ${SCHEMA}.host_commands SET claimed_until = now() + interval '1 second' WHERE command_id = $1`,
+            [row.commandId],
+          );
+          continue;
+        }
+        delivered.push(row.commandId);
       }
-      await this.runtime.db.execute(
-        `UPDATE ${SCHEMA}.host_commands SET delivered_at = now(), claimed_until = NULL, instance_key_sealed = NULL, image_login_sealed = NULL WHERE command_id = $1`,
-        [row.commandId],
-      );
-      delivered += 1;
+    } finally {
+      // The batch's handed-over commands marked in one statement, also when a later one failed. A process
+      // killed before it hands them over again (at least once: the agent ignores a command id it ran).
+      if (delivered.length > 0) await this.markDelivered(delivered);
     }
-    return delivered;
+    return delivered.length;
+  }
+
+  private async markDelivered(commandIds: readonly number[]): Promise<void> {
+    await this.runtime.db.execute(
+      `UPDATE ${SCHEMA}.host_commands SET delivered_at = now(), claimed_until = NULL, instance_key_sealed = NULL, image_login_sealed = NULL
+        WHERE command_id = ANY($1::bigint[])`,
+      [commandIds],
+    );
   }
 
   private async deliver(row: HostCommandRow): Promise<'sent' | 'later'> {
@@ -222,21 +241,18 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     }
     if (row.kind === 'update') {
       // The config as the read model holds it when delivered (a later update wins); the container keeps its key.
-      const instance = await this.instance(row.instanceId);
-      if (!instance || instance.destroyed) return 'sent';
-      const spec = await this.withAccountEnv(
-        await this.spec(row.instanceId, row.machineId, instance, ''),
-        instance,
-      );
-      return this.routing.deliver(row, { spec }, waitedMs);
+      const facts = await this.deliveryFacts(row.instanceId, row.machineId);
+      if (!facts || facts.instance.destroyed) return 'sent';
+      const spec = this.withAccountEnv(this.spec(row.instanceId, row.machineId, facts, ''), facts);
+      return this.routing.deliver(row, { spec }, waitedMs, facts.agentMachine);
     }
     if (row.kind !== 'provision')
       return this.routing.deliver(row, row.statusMsg ? { statusMsg: row.statusMsg } : {}, waitedMs);
-    const instance = await this.instance(row.instanceId);
+    const facts = await this.deliveryFacts(row.instanceId, row.machineId);
     // Destroyed meanwhile, or already reported on by its host (a redelivery): nothing to provision.
-    if (!instance || instance.destroyed || instance.actual_status !== null) return 'sent';
+    if (!facts || facts.instance.destroyed || facts.instance.actual_status !== null) return 'sent';
     const key = row.instanceKeySealed ? this.keys.open(row.instanceKeySealed, row.instanceId) : null;
-    if (key === null && (await isAgentMachine(this.runtime.db, row.machineId))) {
+    if (key === null && facts.agentMachine) {
       await this.reporter.report(row.instanceId, {
         actualStatus: 'exited',
         sshHost: null,
@@ -246,21 +262,26 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
       });
       return 'sent';
     }
-    const spec = await this.spec(row.instanceId, row.machineId, instance, key ?? '');
+    const spec = this.spec(row.instanceId, row.machineId, facts, key ?? '');
     // The registry login travels in this command only (sealed until now; never in an event or the read model).
     const imageLogin = row.imageLoginSealed
       ? this.keys.openLogin(row.imageLoginSealed, row.instanceId)
       : null;
     if (imageLogin !== null) spec.config = { ...spec.config, imageLogin };
-    return this.routing.deliver(row, { spec: await this.withAccountEnv(spec, instance) }, waitedMs);
+    return this.routing.deliver(
+      row,
+      { spec: this.withAccountEnv(spec, facts) },
+      waitedMs,
+      facts.agentMachine,
+    );
   }
 
   /**
    * The account's environment variables (sealed until now; never in an event or the read model): the
    * instance's own env wins over a variable of the same name.
    */
-  private async withAccountEnv(spec: ProvisionSpec, instance: InstanceRow): Promise<ProvisionSpec> {
-    const { vars } = await accountEnvVars(this.runtime.db, this.envVars, Number(instance.owner_id));
+  private withAccountEnv(spec: ProvisionSpec, facts: DeliveryFacts): ProvisionSpec {
+    const { vars } = openEnvVars(this.envVars, Number(facts.instance.owner_id), facts.envVars);
     if (Object.keys(vars).length > 0) spec.config = { ...spec.config, env: { ...vars, ...spec.config.env } };
     return spec;
   }
@@ -300,8 +321,11 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
    * undelivered (the dispatcher provisions it then) or it waits for its volume.
    */
   private async resumeSimulated(): Promise<void> {
-    const rows = await this.runtime.db.query<InstanceRow & { instance_id: number }>(
-      `SELECT i.instance_id, i.machine_id, i.actual_status, i.intended_status, i.destroyed, i.details
+    const rows = await this.runtime.db.query<
+      InstanceRow & { instance_id: number; public_ipaddr: string | null }
+    >(
+      `SELECT i.instance_id, i.machine_id, i.owner_id, i.actual_status, i.intended_status, i.destroyed, i.details,
+              ${PUBLIC_IPADDR}
          FROM ${SCHEMA}.instances i
         WHERE NOT i.destroyed
           AND (i.actual_status IS NULL OR i.actual_status IN ('loading', 'running', 'stopped'))
@@ -313,7 +337,12 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     );
     for (const row of rows) {
       const instanceId = Number(row.instance_id);
-      const spec = await this.spec(instanceId, Number(row.machine_id), row, '');
+      const spec = this.spec(
+        instanceId,
+        Number(row.machine_id),
+        { instance: row, publicIpaddr: row.public_ipaddr },
+        '',
+      );
       this.simulated.resume(spec, row.actual_status as 'loading' | 'running' | 'stopped' | null);
     }
     if (rows.length > 0) this.logger.log(`simulated host resumed ${rows.length} instance(s)`);
@@ -327,18 +356,42 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     return rows[0] ?? null;
   }
 
-  private async spec(
+  /**
+   * The instance, its machine's public address, whether an agent serves the machine, and the owner's sealed
+   * environment variables, in one statement (null: no such instance).
+   */
+  private async deliveryFacts(instanceId: number, machineId: number): Promise<DeliveryFacts | null> {
+    const [row] = await this.runtime.db.query<
+      InstanceRow & { public_ipaddr: string | null; agent_machine: boolean; env_vars: unknown }
+    >(
+      `SELECT i.machine_id, i.owner_id, i.actual_status, i.intended_status, i.destroyed, i.details,
+              ${PUBLIC_IPADDR},
+              EXISTS (SELECT 1 FROM ${SCHEMA}.agent_machines a WHERE a.machine_id = $2) AS agent_machine,
+              ${sealedEnvVarsOf('i.owner_id')} AS env_vars
+         FROM ${SCHEMA}.instances i WHERE i.instance_id = $1`,
+      [instanceId, machineId],
+    );
+    if (!row) return null;
+    const envVars = typeof row.env_vars === 'string' ? JSON.parse(row.env_vars) : row.env_vars;
+    return {
+      instance: row,
+      publicIpaddr: row.public_ipaddr,
+      agentMachine: row.agent_machine === true,
+      envVars: envVars as SealedEnvVar[],
+    };
+  }
+
+  private spec(
     instanceId: number,
     machineId: number,
-    row: InstanceRow,
+    { instance: row, publicIpaddr }: Pick<DeliveryFacts, 'instance' | 'publicIpaddr'>,
     instanceApiKey: string,
-  ): Promise<ProvisionSpec> {
+  ): ProvisionSpec {
     const details = detailsOf(row);
-    const machine = await findMachine(this.runtime.db, machineId);
     return {
       instanceId,
       machineId,
-      publicIpaddr: machine?.publicIpaddr ?? details.publicIpaddr ?? null,
+      publicIpaddr: publicIpaddr ?? details.publicIpaddr ?? null,
       config: details.config,
       targetState: row.intended_status,
       instanceApiKey,
@@ -346,6 +399,9 @@ export class HostCommandDispatcher implements OnApplicationBootstrap, OnApplicat
     };
   }
 }
+
+/** The instance's machine's public address (market_machines), as a column over `instances i`. */
+const PUBLIC_IPADDR = `(SELECT m.public_ipaddr FROM ${SCHEMA}.market_machines m WHERE m.machine_id = i.machine_id) AS public_ipaddr`;
 
 const detailsOf = (row: InstanceRow): InstanceDetails =>
   typeof row.details === 'string' ? (JSON.parse(row.details) as InstanceDetails) : row.details;
