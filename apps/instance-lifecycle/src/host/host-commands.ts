@@ -112,6 +112,12 @@ export interface HostCommandOptions {
   sealedImageLogin?: string;
   /** The status_msg of a stop the renter did not ask for (e.g. out of credit). */
   stopMsg?: string;
+  /**
+   * CreateInstance: the new instance's key (instance_keys), written in the statement of its provision command,
+   * or, for an instance waiting for its new volume, of its pending provision (the sealed key and login kept
+   * for the provision its volume's creation brings): the key exists exactly when the instance does.
+   */
+  instanceKey?: { hash: string; ownerId: number };
 }
 
 /**
@@ -130,6 +136,22 @@ export async function writeHostCommands(
   if (after.status === 'none') return 0;
   const commands = hostCommandsFor(before, events, options.stopMsg);
   const eventId = envelopes[envelopes.length - 1]?.eventId ?? '';
+  // The new instance's key row rides in the statement of its provision (or its pending provision).
+  const key = options.instanceKey;
+  const keyRow = (hash: number, owner: number) => `key AS (
+           INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id)
+           SELECT $${hash}::text, $1, $${owner}::int WHERE $${hash}::text IS NOT NULL)`;
+  const sealed = options.sealedInstanceKey ?? null;
+  const login = options.sealedImageLogin ?? null;
+  if (key && !commands.some((c) => c.kind === 'provision')) {
+    // Waiting for its new volume: the key and login wait sealed (PendingKeyBox), never in the clear.
+    await sql.execute(
+      `WITH ${keyRow(4, 5)}
+       INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed, image_login_sealed)
+       VALUES ($1, $2, $3)`,
+      [after.instanceId, sealed, login, key.hash, key.ownerId],
+    );
+  }
   for (const command of commands) {
     if (command.kind === 'provision') {
       // A waiting instance's key and registry login move from pending_provisions into its provision command
@@ -137,25 +159,26 @@ export async function writeHostCommands(
       await sql.execute(
         `WITH pending AS (
            DELETE FROM ${SCHEMA}.pending_provisions WHERE instance_id = $1
-           RETURNING instance_api_key_sealed, image_login_sealed)
+           RETURNING instance_api_key_sealed, image_login_sealed),
+         ${keyRow(6, 7)}
          INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, instance_key_sealed, image_login_sealed, event_id)
          VALUES ($1, $2, 'provision',
                  COALESCE($3, (SELECT instance_api_key_sealed FROM pending)),
                  COALESCE($5, (SELECT image_login_sealed FROM pending)), $4)`,
-        [
-          after.instanceId,
-          after.machineId,
-          options.sealedInstanceKey ?? null,
-          eventId,
-          options.sealedImageLogin ?? null,
-        ],
+        [after.instanceId, after.machineId, sealed, eventId, login, key?.hash ?? null, key?.ownerId ?? null],
       );
     } else {
       // A snapshot's registry login travels sealed in its command only.
-      const login = command.kind === 'snapshot' ? (options.sealedImageLogin ?? null) : null;
       await sql.execute(
         `INSERT INTO ${SCHEMA}.host_commands (instance_id, machine_id, kind, status_msg, event_id, image_login_sealed) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [after.instanceId, after.machineId, command.kind, command.statusMsg ?? null, eventId, login],
+        [
+          after.instanceId,
+          after.machineId,
+          command.kind,
+          command.statusMsg ?? null,
+          eventId,
+          command.kind === 'snapshot' ? login : null,
+        ],
       );
       if (command.kind === 'destroy') {
         // A destroyed instance's key stops working, and a provision it still waited for is dropped.

@@ -12,7 +12,6 @@ import {
   REGISTRY_LOGIN_BOX,
 } from '../../instance-lifecycle.tokens';
 import { findTemplate } from '../../read-models/market-templates/queries';
-import { SCHEMA } from '../../schema';
 import { refuseUnlessPositive } from '../account-credit';
 import { checkBidBound, runInstanceCommand } from '../instance-commands';
 import type { PendingKeyBox } from '../pending-keys';
@@ -53,7 +52,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       await idempotency.forget(renter, idempotencyKey);
     }
     const { machineId, numGpus } = offerParts(offerId);
-    // Balance, quota, machine and maintenance read in one query, decided in this order.
+    // Balance, quota, machine and maintenance read in one query, decided in this order; the id drawn with them.
     const checks = await readRentChecks(this.runtime.db, renter, machineId, this.runtime.runner.clock.now());
     // Before anything else: an account at or below $0 rents nothing (docs/instances.md, Credit).
     refuseUnlessPositive(checks.balanceMicros, 'renting');
@@ -105,11 +104,10 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
       );
     }
     await checkVolume(this.runtime, renter, machineId, request.volume);
-    const waitsForVolume = Boolean(config.newVolume);
     // priceDisk is $/GB/month; a month is 720 hours, as in the marketplace's offer search.
     const storageDph = (ask.priceDisk * config.disk) / 720;
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
-    const instanceId = await this.runtime.nextId('instance_ids');
+    const { instanceId } = checks;
 
     // The rent as a workflow (provisioning.workflow.ts): the request with the GPUs, then the instance, each
     // step recorded with its outcome; a failure or a crash between the steps releases what was allocated.
@@ -151,33 +149,15 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           awaitPublication: false,
           // Its id was just drawn: the stream is not read (the fold starts from the initial state).
           newStream: true,
-          // Its provision command (host_commands) carries the key sealed; one waiting for its volume gets it later.
-          ...(waitsForVolume
-            ? {}
-            : {
-                sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId),
-                sealedImageLogin:
-                  imageLogin === null ? undefined : this.pendingKeys.sealLogin(imageLogin, instanceId),
-              }),
-          // The instance key exists exactly when the instance does.
+          // Its provision command (host_commands) carries the key sealed, or, waiting for its volume, its
+          // pending provision until the volume exists (VolumeForInstanceReactor): never in the clear.
+          sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId),
+          sealedImageLogin:
+            imageLogin === null ? undefined : this.pendingKeys.sealLogin(imageLogin, instanceId),
+          // The instance key exists exactly when the instance does: its row rides in that statement.
+          instanceKey: { hash: hashKey(instanceApiKey), ownerId: renter },
           alsoInTransaction: async (sql, events) => {
             await provisioning.created(sql);
-            await sql.execute(
-              `INSERT INTO ${SCHEMA}.instance_keys (key_hash, instance_id, owner_id) VALUES ($1, $2, $3)`,
-              [hashKey(instanceApiKey), instanceId, renter],
-            );
-            // Provisioned later (VolumeForInstanceReactor), when the volume exists: the host needs the key then.
-            // Sealed (PendingKeyBox): the key is never stored in the clear.
-            if (waitsForVolume) {
-              await sql.execute(
-                `INSERT INTO ${SCHEMA}.pending_provisions (instance_id, instance_api_key_sealed, image_login_sealed) VALUES ($1, $2, $3)`,
-                [
-                  instanceId,
-                  this.pendingKeys.seal(instanceApiKey, instanceId),
-                  imageLogin === null ? null : this.pendingKeys.sealLogin(imageLogin, instanceId),
-                ],
-              );
-            }
             if (idempotencyKey === null) return;
             const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
             await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);
