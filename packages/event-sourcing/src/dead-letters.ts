@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { CONTEXT_SCHEMAS, type EventEnvelope } from '@rigmarket/contracts';
 import type { Database, Sql } from './database';
 import type { Migration } from './migrations';
-import { projectionLag } from './projection-lag';
+import { LAG_SCAN_NEWEST, projectionLag } from './projection-lag';
 import type { Projection } from './projections';
 
 /**
@@ -129,7 +129,9 @@ export const DEFAULT_MAX_FLOW_LAG_MS = 60_000;
 /**
  * Why a context is not ready, or undefined: an event parked by one of its projections or reactors, its
  * outbox relay more than `maxLagMs` behind (the oldest unpublished event), or one of its subscribed
- * projections with a source event stored more than `maxLagMs` ago and not applied yet. For `/readyz`.
+ * projections with a source event stored more than `maxLagMs` ago and not applied yet, or LAG_SCAN_NEWEST
+ * or more not applied (only the newest LAG_SCAN_NEWEST of each source type are examined, so a probe costs
+ * the same at any size of the store). For `/readyz`.
  */
 export async function eventFlowProblem(
   db: Database,
@@ -155,7 +157,12 @@ export async function eventFlowProblem(
   }
   for (const { schema, projections } of subscribed) {
     for (const projection of projections) {
-      const lag = await projectionLag(db, schema, projection, { subscribedOnly: true });
+      const lag = await projectionLag(db, schema, projection, {
+        subscribedOnly: true,
+        newest: LAG_SCAN_NEWEST,
+      });
+      if (lag?.atLeast)
+        return `${schema}/${projection.name} is at least ${lag.events} event(s) behind, the oldest examined stored ${Math.round(lag.oldestMs / 1000)} s ago`;
       if (lag && lag.oldestMs > maxLagMs)
         return `${schema}/${projection.name} is ${lag.events} event(s) behind, the oldest stored ${Math.round(lag.oldestMs / 1000)} s ago`;
     }

@@ -2,7 +2,7 @@ import { CONTEXT_SCHEMAS, type ContextName } from '@rigmarket/contracts';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from './database';
 import { parkedEvents } from './dead-letters';
-import { projectionLag } from './projection-lag';
+import { LAG_SCAN_NEWEST, projectionLag } from './projection-lag';
 import type { Projection } from './projections';
 
 /**
@@ -206,7 +206,10 @@ function lagOf(context: MeteredContext) {
   const rows = (async () => {
     const found: Array<{ projection: string; events: number; seconds: number }> = [];
     for (const projection of context.subscribedProjections) {
-      const lag = await projectionLag(context.db, context.schema, projection, { subscribedOnly: true });
+      const lag = await projectionLag(context.db, context.schema, projection, {
+        subscribedOnly: true,
+        newest: LAG_SCAN_NEWEST,
+      });
       if (lag) found.push({ projection: projection.name, events: lag.events, seconds: lag.oldestMs / 1000 });
     }
     return found;
@@ -217,7 +220,7 @@ function lagOf(context: MeteredContext) {
 
 scrapeGauge({
   name: 'rigmarket_projection_lag_events',
-  help: "Source events a subscribed projection has not applied yet (only where its sources' stores share the database)",
+  help: "Source events a subscribed projection has not applied yet, among the newest 1,000 of each source stream type (only where its sources' stores share the database)",
   labelNames: ['context', 'projection'],
   compute: async (c) =>
     (await lagOf(c)).map((l) => ({

@@ -34,13 +34,25 @@ export class HealthController {
   }
 }
 
+/**
+ * The check, run once for all the probes that arrive while it runs: `/readyz` needs no key and is not rate
+ * limited (orchestrators probe it), and its check reads every context's flow, so a burst of probes costs one.
+ */
+export function sharedWhileRunning(check: ReadinessCheck): ReadinessCheck {
+  let running: Promise<void> | undefined;
+  return () =>
+    (running ??= check().finally(() => {
+      running = undefined;
+    }));
+}
+
 @Module({})
 export class HealthModule {
   static forRoot(check: ReadinessCheck): DynamicModule {
     return {
       module: HealthModule,
       controllers: [HealthController],
-      providers: [{ provide: READINESS_CHECK, useValue: check }],
+      providers: [{ provide: READINESS_CHECK, useValue: sharedWhileRunning(check) }],
     };
   }
 }
