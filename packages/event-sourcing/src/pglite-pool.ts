@@ -5,7 +5,8 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite, type PGliteOptions, types } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions, protocol, types } from '@electric-sql/pglite';
+import * as pg from 'pg';
 
 /**
  * A `pg`-compatible Pool over one PGlite instance for TypeORM's postgres driver.
@@ -26,10 +27,10 @@ const PARSERS: Record<number, Parser> = { [types.INT8]: (v: string) => v, [types
 const arrayParsers = new WeakMap<PGlite, Map<number, Parser>>();
 
 /**
- * PGlite copies its whole parser table into a fresh object for every result it returns: ~300 entries (one
- * per array type of the catalog), ~0.1 ms of CPU per statement, a quarter of a small statement's cost. The
- * table it keeps holds the scalar parsers only (its defaults and ours); a result's array columns are parsed
- * afterwards (parseArrays) with the parsers PGlite built for them, so every value comes back as before.
+ * PGlite's table of parsers holds one per array type of the catalog (~300 entries), and its own result
+ * parsing copied the whole table for every result (~0.1 ms of CPU per statement). The table it keeps holds
+ * the scalar parsers only (its defaults and ours); the array types' parsers PGlite built are kept beside it,
+ * and a result's columns are parsed with either (lastResult), so every value comes back as before.
  */
 function slimParsers(db: PGlite): PGlite {
   const scalar: Record<string, Parser> = {};
@@ -42,26 +43,6 @@ function slimParsers(db: PGlite): PGlite {
   db.parsers = scalar;
   arrayParsers.set(db, arrays);
   return db;
-}
-
-/** Parses the array columns of a result (still text: their parsers are not in PGlite's table). */
-function parseArrays(
-  db: PGlite,
-  result: { rows: unknown[]; fields: { name: string; dataTypeID: number }[] },
-): void {
-  const arrays = arrayParsers.get(db);
-  if (!arrays || result.rows.length === 0) return;
-  // A name given twice holds the last column's value (rows are built with Object.fromEntries).
-  const last = new Map<string, number>();
-  for (const field of result.fields) last.set(field.name, field.dataTypeID);
-  for (const [name, type] of last) {
-    const parser = arrays.get(type);
-    if (!parser) continue;
-    for (const row of result.rows as Record<string, unknown>[]) {
-      const value = row[name];
-      if (typeof value === 'string') row[name] = parser(value, type);
-    }
-  }
 }
 
 /**
@@ -459,24 +440,91 @@ class PgliteClient extends EventEmitter {
     params?: unknown[] | ((err: unknown, res: unknown) => void),
   ): Promise<PgLikeResult> {
     const values = Array.isArray(params) ? params : undefined;
-    if (values && values.length > 0) {
-      const result = await this.db.query(sql, values);
-      parseArrays(this.db, result);
-      return {
-        rows: result.rows,
-        rowCount: result.affectedRows ?? result.rows.length,
-        command: commandOf(sql),
-      };
-    }
-    const results = await this.db.exec(sql);
-    const last = results[results.length - 1];
-    if (last) parseArrays(this.db, last);
-    return {
-      rows: last?.rows ?? [],
-      rowCount: last?.affectedRows ?? last?.rows.length ?? 0,
-      command: commandOf(sql),
-    };
+    // Autocommit or not, nothing to sync: the folder is Node's file system (writes reach it at once) or memory.
+    const { messages } = await this.db.execProtocol(
+      values && values.length > 0 ? extendedQuery(sql, values) : protocol.serialize.query(sql),
+      { syncToFs: false },
+    );
+    const last = lastResult(this.db, messages as readonly ProtocolMessage[]);
+    return { rows: last.rows, rowCount: last.affectedRows, command: commandOf(sql) };
   }
+}
+
+/** node-postgres' serialisation of a parameter (text; a Buffer goes binary): both modes send the same text. */
+const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): string | Buffer | null } })
+  .utils.prepareValue;
+
+/**
+ * A statement with parameters as one batch of protocol messages (Parse, Bind, Describe, Execute, Sync) handed
+ * to PGlite in one call. PGlite's query() makes six calls for it, one per message, the second a Describe of
+ * the statement to learn its parameters' types: 2-5 times the CPU of the batch for a small statement
+ * (docs/benchmarks.md, "The cost of a rent"). The parameters are serialised as node-postgres does for the
+ * distributed mode, without their types: the server infers them from the statement, as it does there.
+ */
+function extendedQuery(sql: string, values: readonly unknown[]): Uint8Array {
+  const { parse, bind, describe, execute, sync } = protocol.serialize;
+  return Buffer.concat([
+    parse({ text: sql }),
+    // The mapper serialises each value, so the values' type here is only what the serializer's declares.
+    bind({ values: values as null[], valueMapper: (value: unknown) => prepareValue(value) }),
+    describe({ type: 'P' }),
+    execute({}),
+    sync(),
+  ]);
+}
+
+/** The protocol messages a result is read from (as PGlite's parser gives them). */
+interface ProtocolMessage {
+  name: string;
+  fields?: unknown[];
+  text?: string;
+}
+
+/**
+ * The last statement's rows (objects by column name; a name given twice holds the last column's value) and
+ * the rows affected so far, as PGlite's query() and exec() answer them: values parsed with the instance's
+ * parsers (slimParsers: scalars in its table, arrays beside it), SELECT counting 0 affected.
+ */
+function lastResult(
+  db: PGlite,
+  messages: readonly ProtocolMessage[],
+): { rows: Record<string, unknown>[]; affectedRows: number } {
+  const arrays = arrayParsers.get(db);
+  let columns: { name: string; type: number; parse: Parser | undefined }[] = [];
+  let rows: Record<string, unknown>[] = [];
+  let affectedRows = 0;
+  let last = { rows, affectedRows };
+  for (const message of messages) {
+    if (message.name === 'rowDescription') {
+      columns = (message.fields as { name: string; dataTypeID: number }[]).map((field) => ({
+        name: field.name,
+        type: field.dataTypeID,
+        parse: db.parsers[field.dataTypeID] ?? arrays?.get(field.dataTypeID),
+      }));
+      rows = [];
+    } else if (message.name === 'dataRow') {
+      const row: Record<string, unknown> = {};
+      (message.fields as (string | null)[]).forEach((value, i) => {
+        const column = columns[i]!;
+        row[column.name] = value === null || !column.parse ? value : column.parse(value, column.type);
+      });
+      rows.push(row);
+    } else if (message.name === 'commandComplete') {
+      affectedRows += affectedRowsOf(message.text ?? '');
+      last = { rows, affectedRows };
+      columns = [];
+      rows = [];
+    }
+  }
+  return last;
+}
+
+/** Rows a command tag says were changed (INSERT 0 n, UPDATE n, ...); 0 for the others, SELECT included. */
+function affectedRowsOf(tag: string): number {
+  const parts = tag.split(' ');
+  if (parts[0] === 'INSERT') return parseInt(parts[2] ?? '0', 10);
+  if (['UPDATE', 'DELETE', 'COPY', 'MERGE'].includes(parts[0] ?? '')) return parseInt(parts[1] ?? '0', 10);
+  return 0;
 }
 
 export interface PoolLike {
