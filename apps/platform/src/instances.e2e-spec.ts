@@ -978,8 +978,17 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
     ]);
     // Had the interrupted handler gone on, its creating transaction would have been refused with the rent given
     // up: its first attempt starts from the stream as the allocation left it and fails on the stream's version
-    // (the runner then runs the command again), the next reads the stream and is refused.
-    const creating = () => runtime.db.transaction((sql) => interrupted.created(sql));
+    // (the runner then runs the command again), the next reads the stream and is refused. Its step rides in
+    // the instance's append: appended here alone.
+    const creating = () =>
+      runtime.db.transaction(async (sql) =>
+        runtime.store.appendStreams(
+          sql,
+          await interrupted.created(sql),
+          { correlationId: 'crash', causationId: 'crash' },
+          new Date(),
+        ),
+      );
     await expect(creating()).rejects.toMatchObject({ code: 'concurrency_conflict' });
     await expect(creating()).rejects.toMatchObject({ code: 'provisioning_ended' });
     const rented = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });

@@ -7,7 +7,7 @@ import {
 } from '@rigmarket/contracts';
 import type { Clock } from './clock';
 import type { Database, Sql } from './database';
-import { type EventStore, WrongExpectedVersion } from './event-store';
+import { type EventStore, type StreamAppend, WrongExpectedVersion } from './event-store';
 import { eventsAppended } from './metrics';
 import { inSpan } from './tracing';
 import { type Projection, appendAndProject } from './projections';
@@ -74,6 +74,13 @@ export interface HandleOptions<State = unknown, Event extends DomainEvent = Doma
     stateBefore: State,
     decided: Event[],
   ) => Promise<void>;
+  /**
+   * Other streams' events appended in the same statement as the command's (e.g. a workflow's step recorded
+   * with the step's outcome), decided in the transaction once the command's events are: one INSERT for all
+   * of them. A version conflict on any stream writes none of them and the whole command runs again (a
+   * retry's callback must read what it decides on). Called again on every attempt.
+   */
+  alongside?: (sql: Sql, decided: Event[]) => Promise<readonly StreamAppend[]>;
   maxAttempts?: number;
   /**
    * Whether the command returns only once its public events were handed to the transport (default true:
@@ -148,7 +155,7 @@ export class CommandRunner {
     const maxAttempts = options.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const result = await this.db.transaction(async (sql) => {
+        const outcome = await this.db.transaction(async (sql) => {
           const folded =
             options.newStream && attempt === 1
               ? { state: evolver.initialState(), version: 0, eventsRead: 0, snapshotVersion: 0 }
@@ -159,31 +166,42 @@ export class CommandRunner {
           const events = await decide(state, now, sql);
           if (events.length === 0) {
             await this.maybeSnapshot(sql, streamId, evolver, folded, state, version);
-            return { events: [], decided: [], state, version, eventsRead };
+            return { result: { events: [], decided: [], state, version, eventsRead }, appended: [] };
           }
           // The append's statement moves every read model's positions too, then each takes the command's
           // events as one batch (a fixed number of statements whatever their count, with applyBatch).
-          const envelopes = await appendAndProject(sql, this.store, this.inlineProjections, {
-            streamId,
-            expectedVersion: version,
-            events,
-            metadata,
-            occurredAt: now,
-          });
+          const alongside = (await options.alongside?.(sql, events)) ?? [];
+          const appended = await appendAndProject(
+            sql,
+            this.store,
+            this.inlineProjections,
+            { streamId, expectedVersion: version, events, metadata, occurredAt: now },
+            alongside,
+          );
+          // The command's own stream's envelopes come first.
+          const envelopes = appended.slice(0, events.length);
           await options.alsoInTransaction?.(sql, envelopes, folded.state, events);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
           await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
-          return { events: envelopes, decided: events, state, version: version + events.length, eventsRead };
+          return {
+            result: {
+              events: envelopes,
+              decided: events,
+              state,
+              version: version + events.length,
+              eventsRead,
+            },
+            appended,
+          };
         });
-        if (result.events.length > 0) {
-          eventsAppended.inc(
-            { context: this.store.context, stream_type: result.events[0]!.streamType },
-            result.events.length,
-          );
+        const { result, appended } = outcome;
+        if (appended.length > 0) {
+          for (const e of appended)
+            eventsAppended.inc({ context: this.store.context, stream_type: e.streamType });
           this.committed();
         }
         // Private events never reach the outbox: nothing to publish then.
-        if (result.events.some((e) => isPublicEvent(this.store.context, e.type))) {
+        if (appended.some((e) => isPublicEvent(this.store.context, e.type))) {
           const published = this.afterCommit().catch(() => undefined);
           if (options.awaitPublication !== false) await published;
         }

@@ -92,6 +92,13 @@ export interface AppendOptions {
   projectionPositions?: readonly ProjectionPosition[];
 }
 
+/** One stream's part of an append: its events at `expectedVersion + 1...`. */
+export interface StreamAppend {
+  streamId: string;
+  expectedVersion: number;
+  events: readonly DomainEvent[];
+}
+
 export class EventStore {
   constructor(
     readonly context: ContextName,
@@ -204,31 +211,48 @@ export class EventStore {
     occurredAt: Date,
     options: AppendOptions = {},
   ): Promise<EventEnvelope[]> {
-    if (events.length === 0) return [];
+    return this.appendStreams(sql, [{ streamId, expectedVersion, events }], metadata, occurredAt, options);
+  }
+
+  /**
+   * append() for several streams at once (a command's events and a workflow's step recorded with them): one
+   * INSERT for all of them (up to 1,000 events), hashed onto the chain in the order given, the envelopes
+   * returned in that order. A concurrent append to any of the streams makes it throw WrongExpectedVersion
+   * and write nothing (the caller's transaction then rolls back every stream's part).
+   */
+  async appendStreams(
+    sql: Sql,
+    appends: readonly StreamAppend[],
+    metadata: EventMetadata,
+    occurredAt: Date,
+    options: AppendOptions = {},
+  ): Promise<EventEnvelope[]> {
+    const parts = appends.filter((a) => a.events.length > 0);
+    if (parts.length === 0) return [];
     // Autocommit would release the chain head after its first statement: the outbox ids drawn after it
     // could then commit out of order (and the events without their outbox rows).
     if (sql instanceof Database)
-      return sql.transaction((tx) =>
-        this.append(tx, streamId, expectedVersion, events, metadata, occurredAt, options),
-      );
-    const streamType = streamTypeOf(streamId);
+      return sql.transaction((tx) => this.appendStreams(tx, parts, metadata, occurredAt, options));
     const at = occurredAt.toISOString();
     const metadataJson = JSON.stringify(metadata);
-    const envelopes: EventEnvelope[] = events.map((event, i) => ({
-      eventId: randomUUID(),
-      type: event.type,
-      schemaVersion: currentSchemaVersion(this.context, event.type),
-      streamId,
-      streamType,
-      streamPosition: expectedVersion + i + 1,
-      globalPosition: '',
-      occurredAt: at,
-      context: this.context,
-      data: event.data,
-      metadata,
-    }));
+    const envelopes: EventEnvelope[] = parts.flatMap(({ streamId, expectedVersion, events }) => {
+      const streamType = streamTypeOf(streamId);
+      return events.map((event, i) => ({
+        eventId: randomUUID(),
+        type: event.type,
+        schemaVersion: currentSchemaVersion(this.context, event.type),
+        streamId,
+        streamType,
+        streamPosition: expectedVersion + i + 1,
+        globalPosition: '',
+        occurredAt: at,
+        context: this.context,
+        data: event.data,
+        metadata,
+      }));
+    });
     // Hashed over what is stored: the JSON the columns get, read back as a reader will (no undefined, no Date).
-    const dataJson = events.map((event) => JSON.stringify(event.data));
+    const dataJson = envelopes.map((e) => JSON.stringify(e.data));
     const storedMetadata: unknown = JSON.parse(metadataJson);
     const time = chainTime(at);
     const held = lockedHeads.get(sql)?.get(this.schema);
@@ -239,8 +263,8 @@ export class EventStore {
       return envelopes.map((e, i) => {
         link = eventHash(link, {
           eventId: e.eventId,
-          streamId,
-          streamType,
+          streamId: e.streamId,
+          streamType: e.streamType,
           streamPosition: e.streamPosition,
           type: e.type,
           schemaVersion: e.schemaVersion,
@@ -259,7 +283,7 @@ export class EventStore {
     for (let from = 0; from < envelopes.length; from += 1000) {
       const chunk = envelopes.slice(from, from + 1000);
       const insert = (linkedTo?: string) =>
-        this.insertEvents(sql, streamId, expectedVersion, chunk, {
+        this.insertEvents(sql, parts, chunk, {
           dataJson: dataJson.slice(from, from + 1000),
           hashes: hashes.slice(from, from + 1000),
           metadataJson,
@@ -297,8 +321,7 @@ export class EventStore {
 
   private async insertEvents(
     sql: Sql,
-    streamId: string,
-    expectedVersion: number,
+    parts: readonly StreamAppend[],
     envelopes: EventEnvelope[],
     chunk: {
       dataJson: string[];
@@ -311,11 +334,17 @@ export class EventStore {
     },
   ): Promise<boolean> {
     const { dataJson, hashes, metadataJson, traceparent, positions, linkedTo } = chunk;
-    const streamType = envelopes[0]!.streamType;
     const at = envelopes[0]!.occurredAt;
     const params: unknown[] = [hashes[hashes.length - 1]];
     const values = envelopes.map((e, i) => {
-      const base = params.push(e.eventId, streamId, streamType, e.streamPosition, e.type, e.schemaVersion);
+      const base = params.push(
+        e.eventId,
+        e.streamId,
+        e.streamType,
+        e.streamPosition,
+        e.type,
+        e.schemaVersion,
+      );
       params.push(dataJson[i], metadataJson, at, hashes[i]);
       return `($${base - 5}::uuid, $${base - 4}::text, $${base - 3}::text, $${base - 2}::int, $${base - 1}::text, $${base}::int, $${base + 1}::jsonb, $${base + 2}::jsonb, $${base + 3}::timestamptz, $${base + 4}::text)`;
     });
@@ -331,17 +360,20 @@ export class EventStore {
     let outbox = '';
     if (published.length > 0) {
       const n = params.push(
-        topicFor(this.context, streamType),
+        published.map((e) => topicFor(this.context, e.streamType)),
+        published.map((e) => e.streamId),
         published.map((e) => e.streamPosition),
         published.map((e) => JSON.stringify(traceparent ? { ...e, traceparent } : e)),
       );
       outbox = `,
          outbox AS (
            INSERT INTO ${this.schema}.outbox (global_position, topic, message_key, envelope)
-           SELECT i.global_position, $${n - 2}, i.stream_id,
+           SELECT i.global_position, o.topic, i.stream_id,
                   o.envelope || jsonb_build_object('globalPosition', i.global_position::text)
-             FROM inserted i JOIN unnest($${n - 1}::int[], $${n}::jsonb[]) AS o (stream_position, envelope)
-               ON o.stream_position = i.stream_position
+             FROM inserted i
+             JOIN unnest($${n - 3}::text[], $${n - 2}::text[], $${n - 1}::int[], $${n}::jsonb[])
+                    AS o (topic, stream_id, stream_position, envelope)
+               ON o.stream_id = i.stream_id AND o.stream_position = i.stream_position
             ORDER BY i.global_position)`;
     }
     // The positions of the read models kept in the caller's transaction (appendAndProject), moved here too.
@@ -381,7 +413,16 @@ export class EventStore {
       const code =
         (error as { code?: string; driverError?: { code?: string } }).code ??
         (error as { driverError?: { code?: string } }).driverError?.code;
-      if (code === '23505') throw new WrongExpectedVersion(streamId, expectedVersion);
+      if (code === '23505') {
+        // The stream the violated key names (its detail), else the first one.
+        const detail = String(
+          (error as { detail?: string }).detail ??
+            (error as { driverError?: { detail?: string } }).driverError?.detail ??
+            '',
+        );
+        const part = parts.find((p) => detail.includes(`(${p.streamId},`)) ?? parts[0]!;
+        throw new WrongExpectedVersion(part.streamId, part.expectedVersion);
+      }
       throw error;
     }
     if (rows.length === 0) return false;

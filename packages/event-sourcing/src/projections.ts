@@ -14,7 +14,7 @@ import {
 import type { Database, Sql } from './database';
 import { deadLetterLogger, hasParkedEvent, parkEvent } from './dead-letters';
 import { type EventSource, contextEventSource, storeEventSource } from './event-source';
-import { EventStore, type ProjectionPosition } from './event-store';
+import { EventStore, type ProjectionPosition, type StreamAppend } from './event-store';
 import { contextOfSchema, projectionEventsHandled } from './metrics';
 import { readModelsChanged } from './read-model-signals';
 import { consumeSpans } from './tracing';
@@ -362,39 +362,31 @@ function sortPositions(positions: ProjectionPosition[]): ProjectionPosition[] {
 }
 
 /**
- * Appends a command's events to one stream and applies the context's inline projections to them
+ * Appends a command's events to one stream (and `alongside`, other streams' events in the same statement:
+ * EventStore.appendStreams) and applies the context's inline projections to them
  * (applyInlineProjections), the projections' positions written by the append's own statement: one round
- * trip fewer per command.
+ * trip fewer per command. Returns every envelope, the command's stream's first.
  */
 export async function appendAndProject(
   sql: Sql,
   store: EventStore,
   projections: readonly Projection[],
-  append: {
-    streamId: string;
-    expectedVersion: number;
-    events: readonly DomainEvent[];
-    metadata: EventMetadata;
-    occurredAt: Date;
-  },
+  append: StreamAppend & { metadata: EventMetadata; occurredAt: Date },
+  alongside: readonly StreamAppend[] = [],
 ): Promise<EventEnvelope[]> {
-  const { streamId, expectedVersion, events } = append;
-  const streamType = streamTypeOf(streamId);
-  // Every event of one append has the same source: a projection takes all of them or none.
+  const parts = [append, ...alongside].filter((a) => a.events.length > 0);
+  // Every event of one stream has the same source: a projection takes all of a stream's events or none.
   const projectionPositions = sortPositions(
-    projections
-      .filter((p) => p.sources.some((s) => s.context === store.context && s.streamType === streamType))
-      .map((p) => ({ projection: p.name, streamId, position: expectedVersion + events.length })),
+    parts.flatMap(({ streamId, expectedVersion, events }) => {
+      const streamType = streamTypeOf(streamId);
+      return projections
+        .filter((p) => p.sources.some((s) => s.context === store.context && s.streamType === streamType))
+        .map((p) => ({ projection: p.name, streamId, position: expectedVersion + events.length }));
+    }),
   );
-  const envelopes = await store.append(
-    sql,
-    streamId,
-    expectedVersion,
-    events,
-    append.metadata,
-    append.occurredAt,
-    { projectionPositions },
-  );
+  const envelopes = await store.appendStreams(sql, parts, append.metadata, append.occurredAt, {
+    projectionPositions,
+  });
   await applyInlineProjections(sql, store.schema, projections, envelopes, { positionsMoved: true });
   return envelopes;
 }

@@ -96,6 +96,32 @@ export async function decideIn<State, Command extends { at: string }, Event exte
   now: Date,
   known?: StreamState<State>,
 ): Promise<{ before: State; after: State; envelopes: EventEnvelope[]; decided: Event[]; version: number }> {
+  const decision = await decideOn(runtime, sql, streamId, decider, command, now, known);
+  const { decided, expectedVersion } = decision;
+  if (decided.length === 0) return { ...decision, envelopes: [], version: expectedVersion };
+  const envelopes = await appendAndProject(sql, runtime.store, runtime.definition.inlineProjections, {
+    streamId,
+    expectedVersion,
+    events: decided,
+    metadata,
+    occurredAt: now,
+  });
+  return { ...decision, envelopes, version: expectedVersion + decided.length };
+}
+
+/**
+ * decideIn without the append: the stream read (unless `known`), folded and decided; the caller appends
+ * `decided` at `expectedVersion` (e.g. alongside another command's events: HandleOptions.alongside).
+ */
+export async function decideOn<State, Command extends { at: string }, Event extends DomainEvent>(
+  runtime: ContextRuntime,
+  sql: Sql,
+  streamId: string,
+  decider: TimedDecider<State, Command, Event>,
+  command: CommandBody<Command> | readonly CommandBody<Command>[],
+  now: Date,
+  known?: StreamState<State>,
+): Promise<{ before: State; after: State; decided: Event[]; expectedVersion: number }> {
   let before: State;
   let version: number;
   if (known) ({ state: before, version } = known);
@@ -116,15 +142,7 @@ export async function decideIn<State, Command extends { at: string }, Event exte
     // evolve may update in place: fold a copy of the state before, which the caller gets back.
     if (events.length > 0) state = events.reduce((s, e) => decider.evolve(s, e), structuredClone(state));
   }
-  if (decided.length === 0) return { before, after: before, envelopes: [], decided, version };
-  const envelopes = await appendAndProject(sql, runtime.store, runtime.definition.inlineProjections, {
-    streamId,
-    expectedVersion: version,
-    events: decided,
-    metadata,
-    occurredAt: now,
-  });
-  return { before, after: state, envelopes, decided, version: version + decided.length };
+  return { before, after: state, decided, expectedVersion: version };
 }
 
 /** A stream's folded state and its version (the number of its events). */
@@ -144,15 +162,15 @@ export interface GpuRequest {
 /**
  * Allocates on the machine's stream; instances outbid by it are marked outbid on their own streams in the
  * same transaction (their stop goes to host_commands with it): a crash never leaves an outbid instance
- * shown as running while another holds its GPUs. `alsoInTransaction` adds the caller's own writes;
- * `awaitPublication: false` answers before the allocation reaches the other contexts (a rent).
+ * shown as running while another holds its GPUs. `alongside` adds the caller's events on other streams to
+ * the allocation's append (HandleOptions.alongside); `awaitPublication: false` answers before the allocation
+ * reaches the other contexts (a rent).
  */
 export async function allocateGpus(
   runtime: ContextRuntime,
   a: GpuRequest,
   metadata: EventMetadata,
-  alsoInTransaction?: (sql: Sql) => Promise<void>,
-  { awaitPublication }: Pick<HandleOptions, 'awaitPublication'> = {},
+  { awaitPublication, alongside }: Pick<HandleOptions, 'awaitPublication' | 'alongside'> = {},
 ): Promise<void> {
   let marked = 0;
   await runtime.runner.run(
@@ -163,6 +181,7 @@ export async function allocateGpus(
     {
       maxAttempts: 100,
       awaitPublication,
+      alongside,
       alsoInTransaction: async (sql, events) => {
         marked = 0;
         for (const event of events) {
@@ -173,7 +192,6 @@ export async function allocateGpus(
             await runInstanceCommandIn(runtime, sql, data.instanceId, { type: 'MarkOutbid' }, metadata, at)
           ).length;
         }
-        await alsoInTransaction?.(sql);
       },
     },
   );

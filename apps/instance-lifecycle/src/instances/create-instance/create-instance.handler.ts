@@ -156,8 +156,9 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
             imageLogin === null ? undefined : this.pendingKeys.sealLogin(imageLogin, instanceId),
           // The instance key exists exactly when the instance does: its row rides in that statement.
           instanceKey: { hash: hashKey(instanceApiKey), ownerId: renter },
+          // The workflow's step rides in the instance's append.
+          alongside: (sql) => provisioning.created(sql),
           alsoInTransaction: async (sql, events) => {
-            await provisioning.created(sql);
             if (idempotencyKey === null) return;
             const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
             await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);

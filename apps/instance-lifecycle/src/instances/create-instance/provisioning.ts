@@ -1,6 +1,6 @@
 import { type EventMetadata, refusalCode } from '@rigmarket/contracts';
-import type { CommandBody, ContextRuntime, Sql } from '@rigmarket/event-sourcing';
-import { type StreamState, allocateGpus, decideIn, releaseGpus } from '../instance-commands';
+import type { CommandBody, ContextRuntime, Sql, StreamAppend } from '@rigmarket/event-sourcing';
+import { type StreamState, allocateGpus, decideOn, releaseGpus } from '../instance-commands';
 import {
   type ProvisioningInput,
   type ProvisioningRequest,
@@ -30,20 +30,17 @@ export class Provisioning {
 
   /**
    * Allocates the GPUs on the machine's allocation stream and records the request and the allocation on the
-   * workflow's stream in the same transaction (one transaction, one append to each stream). A refusal (the
+   * workflow's stream in the same statement (one transaction, one append to both streams). A refusal (the
    * GPUs are taken) rolls all of it back: nothing was rented and nothing is left to compensate; it is thrown.
    */
   async allocate(): Promise<void> {
     const { instanceId } = this.request;
     let recorded: StreamState<ProvisioningState> | undefined;
     try {
-      await allocateGpus(
-        this.runtime,
-        this.request,
-        this.metadata,
-        async (sql) => {
-          // The stream is new (the instance id was just drawn): nothing to read.
-          recorded = await this.recordIn(
+      await allocateGpus(this.runtime, this.request, this.metadata, {
+        // The stream is new (the instance id was just drawn): nothing to read.
+        alongside: async (sql) => {
+          const step = await this.stepIn(
             sql,
             [
               { type: 'RequestProvisioning', ...this.request },
@@ -51,11 +48,13 @@ export class Provisioning {
             ],
             { state: provisioningWorkflow.initialState(), version: 0 },
           );
+          recorded = step.recorded;
+          return [step.append];
         },
         // The renter's answer needs only instance-lifecycle's own read models (inline): marketplace's
         // offers and billing learn of the rent from the relay, in the background.
-        { awaitPublication: false },
-      );
+        awaitPublication: false,
+      });
     } catch (error) {
       await this.compensate(failureReason('GPUs not allocated', error));
       throw error;
@@ -65,14 +64,20 @@ export class Provisioning {
   }
 
   /**
-   * In the creating transaction: records that the instance exists (refused when the rent was given up).
-   * The first attempt starts from the stream as the allocation left it, without reading it: a step recorded
-   * since (the rent given up by the recovery) makes the append fail and the command retry, reading it then.
+   * In the creating transaction, appended with the instance's events (HandleOptions.alongside): records that
+   * the instance exists (refused when the rent was given up). The first attempt starts from the stream as the
+   * allocation left it, without reading it: a step recorded since (the rent given up by the recovery) makes
+   * the append fail and the command retry, reading it then.
    */
-  async created(sql: Sql): Promise<void> {
+  async created(sql: Sql): Promise<StreamAppend[]> {
     const known = this.allocated;
     this.allocated = undefined;
-    await this.recordIn(sql, { type: 'RecordInstanceCreated', instanceId: this.request.instanceId }, known);
+    const { append } = await this.stepIn(
+      sql,
+      { type: 'RecordInstanceCreated', instanceId: this.request.instanceId },
+      known,
+    );
+    return [append];
   }
 
   /**
@@ -85,23 +90,27 @@ export class Provisioning {
     );
   }
 
-  private async recordIn(
+  /** A step decided on the workflow's stream (read unless `known`), for the caller's append. */
+  private async stepIn(
     sql: Sql,
     input: Input | readonly Input[],
     known?: StreamState<ProvisioningState>,
-  ): Promise<StreamState<ProvisioningState>> {
+  ): Promise<{ append: StreamAppend; recorded: StreamState<ProvisioningState> }> {
+    const streamId = provisioningStreamId(this.request.instanceId);
     const now = this.runtime.runner.clock.now();
-    const { after, version } = await decideIn(
+    const { after, decided, expectedVersion } = await decideOn(
       this.runtime,
       sql,
-      provisioningStreamId(this.request.instanceId),
+      streamId,
       provisioningWorkflow,
       input,
-      this.metadata,
       now,
       known,
     );
-    return { state: after, version };
+    return {
+      append: { streamId, expectedVersion, events: decided },
+      recorded: { state: after, version: expectedVersion + decided.length },
+    };
   }
 }
 
