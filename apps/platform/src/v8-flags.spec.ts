@@ -5,8 +5,9 @@ describe("the embedded process's V8 flags", () => {
     expect(embeddedV8Flags({})).toEqual(EMBEDDED_V8_FLAGS);
     expect(EMBEDDED_V8_FLAGS).toEqual([
       '--semi-space-growth-factor=1',
-      '--heap-growing-percent=30',
+      '--heap-growing-percent=20',
       '--liftoff-only',
+      '--compact-on-every-full-gc',
     ]);
   });
 

@@ -124,7 +124,7 @@ describe('an embedded data folder', () => {
       const [settings] = await first.query<{ db: string; buffers: string }>(
         `SELECT current_database() AS db, current_setting('shared_buffers') AS buffers`,
       );
-      expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '16MB' });
+      expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '8MB' });
       await first.close();
       // Only the folder itself: the staging folder the child made it in was moved into place.
       expect(readdirSync(parent).sort()).toEqual(['data', ...kept].sort());
@@ -193,7 +193,7 @@ describe('an embedded data folder', () => {
       const [settings] = await first.query<{ db: string; buffers: string }>(
         `SELECT current_database() AS db, current_setting('shared_buffers') AS buffers`,
       );
-      expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '16MB' });
+      expect(settings).toEqual({ db: PGLITE_DATABASE, buffers: '8MB' });
       await first.close();
       expect(readdirSync(parent)).toEqual(['data']);
 

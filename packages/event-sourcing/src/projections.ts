@@ -352,13 +352,21 @@ export async function applyInlineProjections(
   }
 }
 
-/** Sorted, so two transactions that touch the same rows lock them in the same order. */
+/**
+ * Sorted, so two transactions that touch the same rows lock them in the same order. By UTF-16 code units, not
+ * localeCompare: any one order serves, and a locale's collation loads ICU's collation data into the process
+ * (~2 MB resident, docs/benchmarks.md "Embedded memory under load").
+ */
 function sortPositions(positions: ProjectionPosition[]): ProjectionPosition[] {
   return positions.sort((a, b) =>
     a.projection === b.projection
-      ? a.streamId.localeCompare(b.streamId)
-      : a.projection.localeCompare(b.projection),
+      ? compareCodeUnits(a.streamId, b.streamId)
+      : compareCodeUnits(a.projection, b.projection),
   );
+}
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
