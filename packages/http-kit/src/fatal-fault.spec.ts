@@ -6,8 +6,8 @@ import { join } from 'node:path';
  * body used to cause one (PGlite 0.3's jsonb parser overflowed its stack on deeply nested input; a SIGSEGV
  * listener, Nest's enableShutdownHooks() without arguments, then turned it into an endless loop). PGlite 0.4
  * answers that body, so the script checks it is served, then makes the engine's next call trap as a trap
- * surfaces (a WebAssembly.RuntimeError thrown by PGlite's query); the engine is marked faulted and
- * servePlatform exits with status 70.
+ * surfaces (a WebAssembly.RuntimeError thrown by the PGlite call the pool makes: `execProtocol`, one call per
+ * statement; `query` and `exec` too); the engine is marked faulted and servePlatform exits with status 70.
  */
 const SCRIPT = `
 const { Database } = require('@rigmarket/event-sourcing');
@@ -24,6 +24,7 @@ const { servePlatform } = require('@rigmarket/http-kit');
   const trap = () => Promise.reject(new WebAssembly.RuntimeError('memory access out of bounds'));
   PGlite.prototype.query = trap;
   PGlite.prototype.exec = trap;
+  PGlite.prototype.execProtocol = trap;
   process.stdout.write('querying\\n');
   await db.query('SELECT 1').catch((e) => process.stdout.write('query failed: ' + e.message + '\\n'));
   process.stdout.write('still alive\\n');
