@@ -7,6 +7,7 @@ import { eventChainMigration, verifyChain } from './event-chain';
 import { databaseStatements } from './metrics';
 import { eventStoreMigration, runMigrations, snapshotsMigration } from './migrations';
 
+const AT = '2026-05-01T12:00:00.000Z';
 type Noted = DomainEvent<'Noted', { text: string; at: string }>;
 type Note = { type: 'Note'; text: string; at: string };
 const notes = {
@@ -16,18 +17,22 @@ const notes = {
     state.includes(command.text) ? [] : [{ type: 'Noted', data: { text: command.text, at: command.at } }],
 };
 
+/** An in-memory database with identity's event store, snapshots and event chain. */
+const identityDatabase = async (): Promise<Database> => {
+  const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+  await runMigrations(db, 'identity', [eventStoreMigration, snapshotsMigration, eventChainMigration]);
+  return db;
+};
+
 describe('CommandRunner.run', () => {
   let db: Database;
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    await runMigrations(db, 'identity', [eventStoreMigration, snapshotsMigration, eventChainMigration]);
+    db = await identityDatabase();
   });
-  afterAll(async () => {
-    await db.close();
-  });
+  afterAll(() => db.close());
 
   it("stamps the command's time from the runner's clock and hands the state before the events to alsoInTransaction", async () => {
-    const clock = new ManualClock('2026-05-01T12:00:00.000Z');
+    const clock = new ManualClock(AT);
     const runner = new CommandRunner(db, new EventStore('identity', 'identity'), [], clock);
     await runner.run('note-1', notes, { type: 'Note', text: 'a' }, { correlationId: 'c', causationId: 'c' });
     clock.advance(60_000);
@@ -45,7 +50,7 @@ describe('CommandRunner.run', () => {
   });
 
   it('newStream: a command on a new stream reads nothing; on a stream that had events it decides again on them', async () => {
-    const clock = new ManualClock('2026-05-01T12:00:00.000Z');
+    const clock = new ManualClock(AT);
     const store = new EventStore('identity', 'identity');
     const reads = jest.spyOn(store, 'readStream');
     const runner = new CommandRunner(db, store, [], clock);
@@ -66,9 +71,10 @@ describe('CommandRunner.run', () => {
 describe('CommandRunner.run with events alongside on another stream', () => {
   let db: Database;
   const meta = { correlationId: 'c', causationId: 'c' };
-  const noted = (text: string): Noted[] => [
-    { type: 'Noted', data: { text, at: '2026-05-01T12:00:00.000Z' } },
-  ];
+  const noted = (text: string): Noted[] => [{ type: 'Noted', data: { text, at: AT } }];
+  /** A runner on identity's store (or `store`), its clock stopped at AT. */
+  const newRunner = (store = new EventStore('identity', 'identity')) =>
+    new CommandRunner(db, store, [], new ManualClock(AT));
   const statements = async () => (await databaseStatements.get()).values[0]?.value ?? 0;
   /** Each stream's events as stored: [stream, position, text], in global position order. */
   const stored = async (...streams: string[]) =>
@@ -80,16 +86,13 @@ describe('CommandRunner.run with events alongside on another stream', () => {
     ).map((r) => [r.stream_id, Number(r.stream_position), r.data.text]);
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    await runMigrations(db, 'identity', [eventStoreMigration, snapshotsMigration, eventChainMigration]);
+    db = await identityDatabase();
   });
-  afterAll(async () => {
-    await db.close();
-  });
+  afterAll(() => db.close());
 
   it("given a command and another stream's events, when it runs, then both streams get their events in the command's statements, the command's first, on one chain", async () => {
     const store = new EventStore('identity', 'identity');
-    const runner = new CommandRunner(db, store, [], new ManualClock('2026-05-01T12:00:00.000Z'));
+    const runner = newRunner(store);
     await runner.run('side-1', notes, { type: 'Note', text: 'before' }, meta);
     // As many statements as the same command without the other stream's events.
     let at = await statements();
@@ -113,12 +116,7 @@ describe('CommandRunner.run with events alongside on another stream', () => {
   });
 
   it('given the other stream moved since its events were decided, when the command runs, then neither stream keeps the first attempt and the retry appends both once', async () => {
-    const runner = new CommandRunner(
-      db,
-      new EventStore('identity', 'identity'),
-      [],
-      new ManualClock('2026-05-01T12:00:00.000Z'),
-    );
+    const runner = newRunner();
     await runner.run('side-2', notes, { type: 'Note', text: 'moved' }, meta);
     const versions: number[] = [];
 
@@ -143,12 +141,7 @@ describe('CommandRunner.run with events alongside on another stream', () => {
   });
 
   it("given the command's own stream moved, when its append conflicts, then the other stream's events are not written either", async () => {
-    const runner = new CommandRunner(
-      db,
-      new EventStore('identity', 'identity'),
-      [],
-      new ManualClock('2026-05-01T12:00:00.000Z'),
-    );
+    const runner = newRunner();
     await runner.run('main-3', notes, { type: 'Note', text: 'there' }, meta);
     const command: CommandBody<Note> = { type: 'Note', text: 'a' };
 

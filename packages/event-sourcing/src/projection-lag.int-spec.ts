@@ -5,6 +5,7 @@ import { EventStore } from './event-store';
 import { eventStoreMigration, runMigrations } from './migrations';
 import { projectionLag } from './projection-lag';
 import { type Projection, defineProjection } from './projections';
+import { apiKeyCreated } from './testing/api-keys';
 
 const metadata: EventMetadata = { correlationId: 'c', causationId: 'c' };
 
@@ -36,27 +37,7 @@ describe("a projection's lag behind its sources", () => {
   /** API keys 1..n created, each its own stream; returns nothing. */
   const createKeys = async (from: number, to: number): Promise<void> => {
     for (let keyId = from; keyId <= to; keyId += 1)
-      await store.append(
-        db,
-        `api_key-${keyId}`,
-        0,
-        [
-          {
-            type: 'ApiKeyCreated',
-            data: {
-              keyId,
-              userId: 2,
-              name: null,
-              keyHash: 'a'.repeat(64),
-              permissions: null,
-              kind: 'api',
-              createdAt: '2026-05-01T12:00:00.000Z',
-            },
-          },
-        ],
-        metadata,
-        new Date(),
-      );
+      await store.append(db, `api_key-${keyId}`, 0, [apiKeyCreated(keyId)], metadata, new Date());
   };
   /** The projection has applied the streams of keys from..to. */
   const applied = (from: number, to: number) =>

@@ -1,4 +1,4 @@
-import type { ApiKeyEvent, DomainEvent } from '@rigmarket/contracts';
+import type { ApiKeyEvent } from '@rigmarket/contracts';
 import { createTestDatabase, eventually } from '@rigmarket/testing';
 import { Client } from 'pg';
 import { Database } from './database';
@@ -14,6 +14,7 @@ import {
   replayProjection,
 } from './projections';
 import { READ_MODEL_CHANNEL, readModelsChanged } from './read-model-signals';
+import { apiKeyCreated } from './testing/api-keys';
 
 const AT = '2026-05-01T12:00:00.000Z';
 /** A read model of API keys in `sync_maintenance.sig_keys`. */
@@ -28,19 +29,6 @@ const keysProjection = defineProjection<ApiKeyEvent>({
       await sql.execute(`INSERT INTO sync_maintenance.sig_keys (key_id) VALUES ($1)`, [event.data.keyId]);
   },
 });
-const keyCreated = (keyId: number) =>
-  ({
-    type: 'ApiKeyCreated',
-    data: {
-      keyId,
-      userId: 2,
-      name: null,
-      keyHash: 'a'.repeat(64),
-      permissions: null,
-      kind: 'api',
-      createdAt: AT,
-    },
-  }) as DomainEvent;
 
 /**
  * Read-model change signals (read-model-signals.ts): a watch's version moves when a transaction that
@@ -122,14 +110,14 @@ describe.each(['pglite', 'postgres'] as const)('read-model change signals (%s)',
     expect(
       await moves(() =>
         db.transaction(async (sql) => {
-          const events = await store.append(sql, 'api_key-1', 0, [keyCreated(1)], metadata, new Date(AT));
+          const events = await store.append(sql, 'api_key-1', 0, [apiKeyCreated(1)], metadata, new Date(AT));
           await applyInlineProjections(sql, 'sync_maintenance', [keysProjection], events);
         }),
       ),
     ).toBe(true);
     // Delivered: a subscription's apply transaction.
     const [second] = await db.transaction((sql) =>
-      store.append(sql, 'api_key-2', 0, [keyCreated(2)], metadata, new Date(AT)),
+      store.append(sql, 'api_key-2', 0, [apiKeyCreated(2)], metadata, new Date(AT)),
     );
     const subscription = projectionSubscription(db, 'sync_maintenance', keysProjection, 'sig');
     expect(

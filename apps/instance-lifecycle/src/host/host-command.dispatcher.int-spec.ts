@@ -10,6 +10,7 @@ import { SCHEMA } from '../schema';
 import { HostCommandDispatcher } from './host-command.dispatcher';
 import { HostReporter } from './host-reporter';
 import { SimulatedHostDriver } from './simulated-host.driver';
+import { contextDatabase } from './testing/context-database';
 
 /**
  * The host-command dispatcher's idle poll (PGlite): a command whose lease a stopped delivery left is taken
@@ -103,12 +104,8 @@ describe('the host-command dispatcher while idle', () => {
   };
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    db = await contextDatabase();
     transport = new InProcessTransport();
-    // The context's tables (a runtime migrates at start).
-    await (
-      await ContextRuntime.start(instanceLifecycleContext, { db, transport, clock: systemClock })
-    ).stop();
   });
   afterEach(async () => {
     for (const { runtime, dispatcher } of started.splice(0)) {

@@ -1,11 +1,10 @@
 import type { EventEnvelope, InstanceConfig, InstanceEvent } from '@rigmarket/contracts';
-import { ContextRuntime, Database, type Sql, systemClock } from '@rigmarket/event-sourcing';
-import { InProcessTransport } from '@rigmarket/messaging';
-import { instanceLifecycleContext } from '../instance-lifecycle.context';
+import type { Database, Sql } from '@rigmarket/event-sourcing';
 import { instanceDecider } from '../instances/instance.decider';
 import { config, created } from '../instances/testing/instance-fixtures';
 import { SCHEMA } from '../schema';
 import { writeHostCommands } from './host-commands';
+import { contextDatabase } from './testing/context-database';
 
 /**
  * A new instance's key (PGlite): its instance_keys row is written in the statement of its provision command,
@@ -14,7 +13,6 @@ import { writeHostCommands } from './host-commands';
  */
 describe('writeHostCommands with a new instance key', () => {
   let db: Database;
-  let transport: InProcessTransport;
   const key = { hash: 'a'.repeat(64), ownerId: 2 };
   const options = {
     sealedInstanceKey: 'v1:sealed-key',
@@ -47,21 +45,13 @@ describe('writeHostCommands with a new instance key', () => {
   });
 
   beforeAll(async () => {
-    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
-    transport = new InProcessTransport();
-    // The context's tables (a runtime migrates at start).
-    await (
-      await ContextRuntime.start(instanceLifecycleContext, { db, transport, clock: systemClock })
-    ).stop();
+    db = await contextDatabase();
   });
   afterEach(async () => {
     for (const table of ['instance_keys', 'host_commands', 'pending_provisions'])
       await db.execute(`DELETE FROM ${SCHEMA}.${table}`);
   });
-  afterAll(async () => {
-    await transport.close();
-    await db.close();
-  });
+  afterAll(() => db.close());
 
   it('given a new instance, when its host commands are written, then its provision carries the sealed key and its key row exists, in one statement', async () => {
     const statements = await create(created);

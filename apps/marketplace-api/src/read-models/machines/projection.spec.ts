@@ -3,13 +3,17 @@ import { marketplaceContext } from '../../marketplace.context';
 import { AT, instanceCreated, machineListed, machineRegistered } from '../testing/events';
 import { machinesProjection } from './projection';
 
+/** Each machine registered, then listed. */
+const listed = (...machineIds: number[]) =>
+  machineIds.flatMap((machineId) => [machineRegistered(machineId), machineListed(machineId)]);
+
 describe('machines projection (machines and their offers)', () => {
   const spec = projectionSpec(marketplaceContext, machinesProjection);
   afterAll(() => spec.close());
 
   it('offers a listed machine in power-of-two chunks and all its GPUs, at its min bid', () =>
     spec
-      .given([machineRegistered(7), machineListed(7)])
+      .given(listed(7))
       .when({ streamId: 'machine-7', type: 'MinBidChanged', data: { machineId: 7, minBid: 0.25 } })
       .then(`SELECT id::int AS id, num_gpus, dph_base, min_bid FROM marketplace.offers ORDER BY id`, [
         { id: 7001, num_gpus: 1, dph_base: 0.5, min_bid: 0.25 },
@@ -20,10 +24,7 @@ describe('machines projection (machines and their offers)', () => {
   it('withdraws the offers when the machine is unlisted or deverified, and keeps the heartbeat time', () =>
     spec
       .given([
-        machineRegistered(7),
-        machineListed(7),
-        machineRegistered(8),
-        machineListed(8),
+        ...listed(7, 8),
         { streamId: 'machine-7', type: 'MachineUnlisted', data: { machineId: 7, unlistedAt: AT } },
         { streamId: 'machine-8', type: 'MachineHeartbeat', data: { machineId: 8, at: AT, reliability: 0.9 } },
       ])
@@ -59,8 +60,7 @@ describe('machines projection (machines and their offers)', () => {
   it('holds GPUs per live instance and offers only the free ones; an outbid instance lets them go until started', () =>
     spec
       .given([
-        machineRegistered(7),
-        machineListed(7),
+        ...listed(7),
         instanceCreated(9, 7, 2),
         instanceCreated(10, 7, 1),
         instanceCreated(11, 7, 1),
@@ -102,10 +102,7 @@ describe('machines projection (machines and their offers)', () => {
   it("keeps each instance's renter, leaves a host's default job out of the held GPUs, and drops a deleted machine", () =>
     spec
       .given([
-        machineRegistered(7),
-        machineListed(7),
-        machineRegistered(8),
-        machineListed(8),
+        ...listed(7, 8),
         instanceCreated(9, 7, 2),
         {
           ...instanceCreated(10, 7, 2),
@@ -130,16 +127,7 @@ describe('machines projection (machines and their offers)', () => {
   // and ends on several machines, the same machine more than once, in runs of one type and mixed.
   it('offers the free GPUs of every machine a delivery of rents and ends touched', () =>
     spec
-      .given([
-        machineRegistered(7),
-        machineListed(7),
-        machineRegistered(8),
-        machineListed(8),
-        machineRegistered(9),
-        machineListed(9),
-        instanceCreated(20, 7, 1),
-        instanceCreated(21, 8, 2),
-      ])
+      .given([...listed(7, 8, 9), instanceCreated(20, 7, 1), instanceCreated(21, 8, 2)])
       .when(
         instanceCreated(22, 7, 2),
         instanceCreated(23, 8, 1),
