@@ -30,6 +30,32 @@ async function timeEach(n, fn) {
   return times;
 }
 
+/**
+ * `a(i)` and `b(i)` called in turns, n times each, each call timed: both sides run under the same conditions
+ * (the engine compiling PGlite's WebAssembly in the background over the first seconds, the machine's load),
+ * which timing all of one side before the other would give to the side that ran first.
+ */
+async function timeAlternately(n, a, b) {
+  const timesA = [];
+  const timesB = [];
+  for (let i = 0; i < n; i += 1) {
+    for (const [fn, times] of i % 2 === 0
+      ? [
+          [a, timesA],
+          [b, timesB],
+        ]
+      : [
+          [b, timesB],
+          [a, timesA],
+        ]) {
+      const start = performance.now();
+      await fn(i);
+      times.push(performance.now() - start);
+    }
+  }
+  return [timesA, timesB];
+}
+
 /** `concurrency` loops calling `fn` until `durationMs` passed: completed calls per second and their durations. */
 async function throughput(fn, { concurrency = 8, durationMs = 2000 } = {}) {
   const times = [];
@@ -121,6 +147,7 @@ const ratio = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}` : '');
 module.exports = {
   stats,
   timeEach,
+  timeAlternately,
   throughput,
   throughputRow,
   freshDatabase,

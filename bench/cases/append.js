@@ -3,7 +3,7 @@
 // no chain lock); on a store from before it they do not, so the case also runs against an older build.
 const { randomUUID } = require('node:crypto');
 const { EventStore, coreMigrations, runMigrations } = require('@rigmarket/event-sourcing');
-const { stats, throughput, timeEach, freshDatabase } = require('../lib');
+const { stats, throughput, timeAlternately, freshDatabase } = require('../lib');
 
 const SCHEMA = 'marketplace';
 const metadata = { correlationId: 'bench', causationId: 'bench' };
@@ -63,11 +63,10 @@ module.exports = async function append(mode, { short }) {
       await db.transaction((sql) => sql.execute(...rawInsert([rawRow(i, `machine-v${i}`, 1)])));
     }
     // 1 event per transaction
-    const one = await timeEach(singles, (i) =>
-      db.transaction((sql) => store.append(sql, `machine-a${i}`, 0, [event(i)], metadata, at)),
-    );
-    const oneRaw = await timeEach(singles, (i) =>
-      db.transaction((sql) => sql.execute(...rawInsert([rawRow(i, `machine-r${i}`, 1)]))),
+    const [one, oneRaw] = await timeAlternately(
+      singles,
+      (i) => db.transaction((sql) => store.append(sql, `machine-a${i}`, 0, [event(i)], metadata, at)),
+      (i) => db.transaction((sql) => sql.execute(...rawInsert([rawRow(i, `machine-r${i}`, 1)]))),
     );
     const s1 = stats(one);
     const r1 = stats(oneRaw);
@@ -82,22 +81,23 @@ module.exports = async function append(mode, { short }) {
       goal: '>= 0.5',
     });
     // 100 events per transaction (one stream)
-    const hundred = await timeEach(batches, (b) =>
-      db.transaction((sql) =>
-        store.append(
-          sql,
-          `machine-b${b}`,
-          0,
-          Array.from({ length: 100 }, (_, i) => event(i)),
-          metadata,
-          at,
+    const [hundred, hundredRaw] = await timeAlternately(
+      batches,
+      (b) =>
+        db.transaction((sql) =>
+          store.append(
+            sql,
+            `machine-b${b}`,
+            0,
+            Array.from({ length: 100 }, (_, i) => event(i)),
+            metadata,
+            at,
+          ),
         ),
-      ),
-    );
-    const hundredRaw = await timeEach(batches, (b) =>
-      db.transaction((sql) =>
-        sql.execute(...rawInsert(Array.from({ length: 100 }, (_, i) => rawRow(i, `machine-s${b}`, i + 1)))),
-      ),
+      (b) =>
+        db.transaction((sql) =>
+          sql.execute(...rawInsert(Array.from({ length: 100 }, (_, i) => rawRow(i, `machine-s${b}`, i + 1)))),
+        ),
     );
     const s100 = stats(hundred);
     const r100 = stats(hundredRaw);

@@ -9,8 +9,10 @@ import {
   type DatabaseFaultError,
   PGLITE_DATABASE,
   PGLITE_START_PARAMS,
+  PREPARED_STATEMENTS_KEPT,
   builtFreshClusterPath,
   onDatabaseFault,
+  pgliteInstance,
 } from './pglite-pool';
 
 // Rows of array (and other) types as the app reads them: PGlite, whose array columns the pool parses after
@@ -56,6 +58,86 @@ describe('the embedded pool returns rows as node-postgres does', () => {
     // In a transaction too, and through exec (no parameters).
     const inTransaction = await pglite.transaction((sql) => sql.query(QUERY.replace('$1::text', "'x'")));
     expect(inTransaction[0]).toEqual(server);
+  });
+});
+
+describe('statements the embedded engine keeps parsed', () => {
+  // A statement with parameters is parsed once per engine and then only bound (PreparedStatements). What a
+  // caller must not notice: stale statements after a schema change, a failed statement kept, or a cache
+  // growing the engine's memory without end.
+  let db: Database;
+  let engine: PGlite;
+  const kept = async (text: string): Promise<number> =>
+    Number(
+      (
+        await engine.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1`,
+          [text],
+        )
+      ).rows[0]!.n,
+    );
+  const keptAll = async (): Promise<number> =>
+    (await engine.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements`)).rows[0]!.n;
+  beforeEach(async () => {
+    db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
+    engine = await pgliteInstance('memory://');
+    await db.query(`CREATE TABLE machines (id int PRIMARY KEY, name text)`);
+  });
+  afterEach(async () => {
+    await db.close();
+  });
+
+  it('a statement run again, in and out of transactions and after a rollback, is parsed once and answers each time', async () => {
+    const insert = `INSERT INTO machines (id, name) VALUES ($1, $2)`;
+    await db.query(insert, [1, 'a']);
+    await expect(
+      db.transaction(async (sql) => {
+        await sql.execute(insert, [2, 'b']);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await db.transaction((sql) => sql.execute(insert, [3, 'c']));
+    expect(await db.query(`SELECT id, name FROM machines WHERE id > $1 ORDER BY id`, [0])).toEqual([
+      { id: 1, name: 'a' },
+      { id: 3, name: 'c' },
+    ]);
+    expect(await kept(insert)).toBe(1);
+  });
+
+  it('a failing statement fails as before and leaves nothing broken: a unique violation, a syntax error', async () => {
+    const insert = `INSERT INTO machines (id, name) VALUES ($1, $2)`;
+    await db.query(insert, [1, 'a']);
+    await expect(db.query(insert, [1, 'again'])).rejects.toMatchObject({ code: '23505' });
+    const broken = `SELEC id FROM machines WHERE id = $1`;
+    await expect(db.query(broken, [1])).rejects.toMatchObject({ code: '42601' });
+    await expect(db.query(broken, [1])).rejects.toMatchObject({ code: '42601' });
+    expect(await kept(broken)).toBe(0);
+    await db.query(insert, [2, 'b']);
+    expect(await db.query(`SELECT count(*)::int AS n FROM machines WHERE id > $1`, [0])).toEqual([{ n: 2 }]);
+  });
+
+  it('after a change of columns a statement answers with the new columns, through the pool or behind its back', async () => {
+    const select = `SELECT * FROM machines WHERE id = $1`;
+    await db.query(`INSERT INTO machines (id, name) VALUES ($1, $2)`, [1, 'a']);
+    expect(await db.query(select, [1])).toEqual([{ id: 1, name: 'a' }]);
+    await db.query(`ALTER TABLE machines ADD COLUMN gpus int NOT NULL DEFAULT 8`);
+    expect(await db.transaction((sql) => sql.query(select, [1]))).toEqual([{ id: 1, name: 'a', gpus: 8 }]);
+    // A change the pool did not see (the engine's own connection): the kept statement is parsed afresh.
+    await engine.exec(`ALTER TABLE machines ADD COLUMN region text NOT NULL DEFAULT 'eu'`);
+    expect(await db.query(select, [1])).toEqual([{ id: 1, name: 'a', gpus: 8, region: 'eu' }]);
+  });
+
+  it('the engine keeps a bounded number of statements: the least recently used are closed', async () => {
+    const often = `SELECT name FROM machines WHERE id = $1`;
+    await db.query(often, [1]);
+    for (let i = 0; i < PREPARED_STATEMENTS_KEPT + 40; i += 1) {
+      await db.query(`SELECT ${i} AS n, $1::int AS id`, [i]);
+      if (i % 10 === 0) await db.query(often, [i]);
+    }
+    // One closed statement may wait for the next statement sent.
+    expect(await keptAll()).toBeLessThanOrEqual(PREPARED_STATEMENTS_KEPT + 1);
+    expect(await kept(often)).toBe(1);
+    expect(await kept(`SELECT 0 AS n, $1::int AS id`)).toBe(0);
   });
 });
 

@@ -440,14 +440,44 @@ class PgliteClient extends EventEmitter {
   private async run(
     sql: string,
     params?: unknown[] | ((err: unknown, res: unknown) => void),
+    retried = false,
   ): Promise<PgLikeResult> {
     const values = Array.isArray(params) ? params : undefined;
+    const statements = preparedStatementsOf(this.db);
+    if (changesSchema(sql)) statements.forgetAll();
     // Autocommit or not, nothing to sync: the folder is Node's file system (writes reach it at once) or memory.
+    if (!values || values.length === 0) {
+      const { messages } = await this.db.execProtocol(protocol.serialize.query(sql), { syncToFs: false });
+      const last = lastResult(this.db, messages as readonly ProtocolMessage[]);
+      return { rows: last.rows, rowCount: last.affectedRows, command: commandOf(sql) };
+    }
+    const known = statements.lookup(sql);
+    const name = known ?? statements.newName();
+    const closing = statements.takeClosing();
     const { messages } = await this.db.execProtocol(
-      values && values.length > 0 ? extendedQuery(sql, values) : protocol.serialize.query(sql),
-      { syncToFs: false },
+      extendedQuery(sql, values, name, known === undefined, closing),
+      {
+        syncToFs: false,
+        throwOnError: false,
+      },
     );
-    const last = lastResult(this.db, messages as readonly ProtocolMessage[]);
+    // The statement's own answer ends at its ReadyForQuery; what follows answers the Close messages.
+    const own = (messages as readonly ProtocolMessage[]).slice(
+      0,
+      (messages as readonly ProtocolMessage[]).findIndex((message) => message.name === 'readyForQuery') + 1,
+    );
+    if (known === undefined && own.some((message) => message.name === 'parseComplete'))
+      statements.remember(sql, name);
+    const error = own.find((message) => message.name === 'error');
+    if (error) {
+      if (known !== undefined && isStalePreparedStatement(error)) {
+        statements.forget(sql);
+        // Outside a transaction nothing ran (the plan is checked before the statement runs): parse it afresh.
+        if (!retried && !this.db.isInTransaction()) return this.run(sql, params, true);
+      }
+      throw error;
+    }
+    const last = lastResult(this.db, own);
     return { rows: last.rows, rowCount: last.affectedRows, command: commandOf(sql) };
   }
 }
@@ -457,21 +487,116 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): 
   .utils.prepareValue;
 
 /**
+ * How many statements each engine keeps parsed (least recently used closed first). The platform sends a few
+ * dozen distinct statements with parameters; search's filters and the batch statements' row counts add
+ * variants, which the bound keeps from growing the engine's memory without end.
+ */
+export const PREPARED_STATEMENTS_KEPT = 128;
+
+/**
+ * The statements an engine has parsed, by text. Parsing and analysing a statement is a large part of what
+ * PGlite spends on a small one (docs/benchmarks.md, "Prepared statements in the embedded engine"): a
+ * statement seen before is only bound and executed. Named statements outlive transactions (a rollback keeps
+ * them), so the cache is the session's, one per PGlite instance. A statement closed here is closed in the
+ * engine with the next one sent.
+ */
+class PreparedStatements {
+  /** Statement text -> name, least recently used first (a Map keeps insertion order). */
+  private readonly names = new Map<string, string>();
+  private readonly closing: string[] = [];
+  private counter = 0;
+  lookup(sql: string): string | undefined {
+    const name = this.names.get(sql);
+    if (name !== undefined) {
+      this.names.delete(sql);
+      this.names.set(sql, name);
+    }
+    return name;
+  }
+  /** A name never used before: one whose Parse failed or was skipped may still exist in the engine. */
+  newName(): string {
+    this.counter += 1;
+    return `rigmarket_${this.counter}`;
+  }
+  remember(sql: string, name: string): void {
+    this.names.set(sql, name);
+    if (this.names.size <= PREPARED_STATEMENTS_KEPT) return;
+    const [oldest] = this.names;
+    if (oldest) this.forget(oldest[0]);
+  }
+  forget(sql: string): void {
+    const name = this.names.get(sql);
+    if (name === undefined) return;
+    this.names.delete(sql);
+    this.closing.push(name);
+  }
+  forgetAll(): void {
+    this.closing.push(...this.names.values());
+    this.names.clear();
+  }
+  takeClosing(): string[] {
+    return this.closing.splice(0);
+  }
+}
+
+const preparedStatements = new WeakMap<PGlite, PreparedStatements>();
+
+function preparedStatementsOf(db: PGlite): PreparedStatements {
+  let statements = preparedStatements.get(db);
+  if (!statements) {
+    statements = new PreparedStatements();
+    preparedStatements.set(db, statements);
+  }
+  return statements;
+}
+
+/**
+ * A statement that may change a table's columns or types (a migration, a test's schema), or that drops the
+ * session's prepared statements: every kept statement is forgotten (and closed), since one written
+ * `SELECT *` would otherwise fail with "cached plan must not change result type" the next time it is bound.
+ */
+function changesSchema(sql: string): boolean {
+  return /\b(ALTER|DROP|CREATE|DEALLOCATE|DISCARD)\s/i.test(sql);
+}
+
+/** A kept statement the engine no longer has, or whose result columns changed since it was parsed. */
+function isStalePreparedStatement(error: ProtocolMessage): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return (
+    code === '26000' || (code === '0A000' && /cached plan must not change result type/.test(message ?? ''))
+  );
+}
+
+/**
  * A statement with parameters as one batch of protocol messages (Parse, Bind, Describe, Execute, Sync) handed
  * to PGlite in one call. PGlite's query() makes six calls for it, one per message, the second a Describe of
  * the statement to learn its parameters' types: 2-5 times the CPU of the batch for a small statement
  * (docs/benchmarks.md, "The cost of a rent"). The parameters are serialised as node-postgres does for the
- * distributed mode, without their types: the server infers them from the statement, as it does there.
+ * distributed mode, without their types: the server infers them from the statement, as it does there. A
+ * statement parsed before (`parse` false) is only bound to its name. Statements to close follow after the
+ * Sync, so that neither their answer nor a failure of theirs mixes with the statement's.
  */
-function extendedQuery(sql: string, values: readonly unknown[]): Uint8Array {
-  const { parse, bind, describe, execute, sync } = protocol.serialize;
+function extendedQuery(
+  sql: string,
+  values: readonly unknown[],
+  name: string,
+  parse: boolean,
+  closing: readonly string[],
+): Uint8Array {
+  const serialize = protocol.serialize;
   return Buffer.concat([
-    parse({ text: sql }),
+    ...(parse ? [serialize.parse({ name, text: sql })] : []),
     // The mapper serialises each value, so the values' type here is only what the serializer's declares.
-    bind({ values: values as null[], valueMapper: (value: unknown) => prepareValue(value) }),
-    describe({ type: 'P' }),
-    execute({}),
-    sync(),
+    serialize.bind({
+      statement: name,
+      values: values as null[],
+      valueMapper: (value: unknown) => prepareValue(value),
+    }),
+    serialize.describe({ type: 'P' }),
+    serialize.execute({}),
+    serialize.sync(),
+    ...closing.map((closed) => serialize.close({ type: 'S', name: closed })),
+    ...(closing.length > 0 ? [serialize.sync()] : []),
   ]);
 }
 
