@@ -10,6 +10,7 @@ import {
   PGLITE_DATABASE,
   PGLITE_START_PARAMS,
   PREPARED_STATEMENTS_KEPT,
+  PREPARED_STATEMENT_MAX_AGE_MS,
   builtFreshClusterPath,
   onDatabaseFault,
   pgliteInstance,
@@ -125,6 +126,32 @@ describe('statements the embedded engine keeps parsed', () => {
     // A change the pool did not see (the engine's own connection): the kept statement is parsed afresh.
     await engine.exec(`ALTER TABLE machines ADD COLUMN region text NOT NULL DEFAULT 'eu'`);
     expect(await db.query(select, [1])).toEqual([{ id: 1, name: 'a', gpus: 8, region: 'eu' }]);
+  });
+
+  it('a statement kept longer than its age limit is parsed again (its plan made anew), the old one closed', async () => {
+    const select = `SELECT name FROM machines WHERE id = $1`;
+    const names = async (): Promise<string[]> =>
+      (
+        await engine.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE statement = $1`, [
+          select,
+        ])
+      ).rows.map((row) => row.name);
+    await db.query(select, [1]);
+    const [first] = await names();
+    await db.query(select, [1]);
+    expect(await names()).toEqual([first]);
+    const now = Date.now();
+    const later = jest.spyOn(Date, 'now').mockReturnValue(now + PREPARED_STATEMENT_MAX_AGE_MS + 1);
+    try {
+      await db.query(select, [1]);
+      await db.query(`SELECT $1::int AS flushed`, [1]);
+    } finally {
+      later.mockRestore();
+    }
+    const [second, ...more] = await names();
+    expect(more).toEqual([]);
+    expect(second).toBeDefined();
+    expect(second).not.toEqual(first);
   });
 
   it('the engine keeps a bounded number of statements: the least recently used are closed', async () => {

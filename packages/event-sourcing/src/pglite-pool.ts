@@ -494,6 +494,13 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): 
 export const PREPARED_STATEMENTS_KEPT = 128;
 
 /**
+ * How long a statement stays parsed. After its first runs PostgreSQL may keep one generic plan for it, made
+ * for the tables' sizes then; on a server, autovacuum's statistics replace such plans as the tables grow, but
+ * PGlite runs no autovacuum. A statement is parsed afresh (and planned anew) once a minute instead.
+ */
+export const PREPARED_STATEMENT_MAX_AGE_MS = 60_000;
+
+/**
  * The statements an engine has parsed, by text. Parsing and analysing a statement is a large part of what
  * PGlite spends on a small one (docs/benchmarks.md, "Prepared statements in the embedded engine"): a
  * statement seen before is only bound and executed. Named statements outlive transactions (a rollback keeps
@@ -501,17 +508,20 @@ export const PREPARED_STATEMENTS_KEPT = 128;
  * engine with the next one sent.
  */
 class PreparedStatements {
-  /** Statement text -> name, least recently used first (a Map keeps insertion order). */
-  private readonly names = new Map<string, string>();
+  /** Statement text -> name and when it was parsed, least recently used first (a Map keeps insertion order). */
+  private readonly names = new Map<string, { name: string; parsedAt: number }>();
   private readonly closing: string[] = [];
   private counter = 0;
   lookup(sql: string): string | undefined {
-    const name = this.names.get(sql);
-    if (name !== undefined) {
-      this.names.delete(sql);
-      this.names.set(sql, name);
+    const kept = this.names.get(sql);
+    if (kept === undefined) return undefined;
+    if (Date.now() - kept.parsedAt > PREPARED_STATEMENT_MAX_AGE_MS) {
+      this.forget(sql);
+      return undefined;
     }
-    return name;
+    this.names.delete(sql);
+    this.names.set(sql, kept);
+    return kept.name;
   }
   /** A name never used before: one whose Parse failed or was skipped may still exist in the engine. */
   newName(): string {
@@ -519,19 +529,19 @@ class PreparedStatements {
     return `rigmarket_${this.counter}`;
   }
   remember(sql: string, name: string): void {
-    this.names.set(sql, name);
+    this.names.set(sql, { name, parsedAt: Date.now() });
     if (this.names.size <= PREPARED_STATEMENTS_KEPT) return;
     const [oldest] = this.names;
     if (oldest) this.forget(oldest[0]);
   }
   forget(sql: string): void {
-    const name = this.names.get(sql);
-    if (name === undefined) return;
+    const kept = this.names.get(sql);
+    if (kept === undefined) return;
     this.names.delete(sql);
-    this.closing.push(name);
+    this.closing.push(kept.name);
   }
   forgetAll(): void {
-    this.closing.push(...this.names.values());
+    for (const { name } of this.names.values()) this.closing.push(name);
     this.names.clear();
   }
   takeClosing(): string[] {
