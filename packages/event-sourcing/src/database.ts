@@ -1,3 +1,4 @@
+import { escapeLiteral } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { databaseStatements, databaseTransactions } from './metrics';
 import { EMBEDDED_DATABASE_CLOSED, pglitePoolClass, reportLateStatement } from './pglite-pool';
@@ -100,6 +101,7 @@ export class Database implements Sql {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     const ended: ((committed: boolean) => void)[] = [];
+    let committed = false;
     try {
       databaseTransactions.inc();
       await runner.startTransaction();
@@ -110,12 +112,15 @@ export class Database implements Sql {
         // Read models the work's projections changed (read-model-signals.ts): told at commit.
         const changed = openReadModelChanges(sql);
         const result = await work(sql);
-        if (changed.size > 0 && this.options.kind === 'postgres')
-          await sql.execute(`SELECT pg_notify($1, $2)`, [
-            READ_MODEL_CHANNEL,
-            readModelNotifyPayload(changed),
-          ]);
-        await runner.commitTransaction();
+        if (changed.size > 0 && this.options.kind === 'postgres') {
+          // The NOTIFY and the COMMIT in one round trip (two statements of one simple query): the signal is
+          // sent at commit anyway, and a failed NOTIFY leaves the COMMIT unrun (the catch rolls back).
+          databaseStatements.inc();
+          await runner.query(
+            `SELECT pg_notify(${escapeLiteral(READ_MODEL_CHANNEL)}, ${escapeLiteral(readModelNotifyPayload(changed))}); COMMIT`,
+          );
+        } else await runner.commitTransaction();
+        committed = true;
         for (const end of ended.splice(0)) end(true);
         if (changed.size > 0) readModelChangesCommitted(changed);
         return result;
@@ -123,7 +128,8 @@ export class Database implements Sql {
         // A connection lost mid-transaction also fails the rollback (TypeORM: "Query runner already
         // released"); the server rolls back by itself then, and the caller must see why it failed (a lost
         // connection answers 503), not the rollback's error.
-        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        if (runner.isTransactionActive && !committed)
+          await runner.rollbackTransaction().catch(() => undefined);
         for (const end of ended.splice(0)) end(false);
         throw error;
       }

@@ -142,6 +142,42 @@ describe.each(['pglite', 'postgres'] as const)('read-model change signals (%s)',
   });
 
   if (kind === 'postgres') {
+    it('tells other processes with the COMMIT, and not when the COMMIT fails', async () => {
+      await db.execute(`CREATE TABLE sig.once (n INT UNIQUE DEFERRABLE INITIALLY DEFERRED)`);
+      const listener = new Client({ connectionString: url });
+      await listener.connect();
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.payload ?? ''));
+      await listener.query(`LISTEN ${READ_MODEL_CHANNEL}`);
+      try {
+        // A table name with a quote: the payload travels inside the COMMIT's query text.
+        await db.transaction(async (sql) => {
+          await sql.execute(`INSERT INTO sig.once VALUES (1)`);
+          readModelsChanged(sql, ["sig.it's", 'sig.once']);
+        });
+        await eventually(async () => (heard.length > 0 ? true : undefined), 5_000, 'the NOTIFY');
+        expect(heard[0]!.split(' ')[1]!.split(',').sort()).toEqual(["sig.it's", 'sig.once']);
+
+        // The unique check is deferred to the COMMIT, which fails: nothing stored, nobody told.
+        await expect(
+          db.transaction(async (sql) => {
+            await sql.execute(`INSERT INTO sig.once VALUES (1)`);
+            readModelsChanged(sql, ['sig.once']);
+          }),
+        ).rejects.toThrow(/duplicate key/);
+        await db.transaction(async (sql) => {
+          await sql.execute(`INSERT INTO sig.once VALUES (2)`);
+          readModelsChanged(sql, ['sig.once']);
+        });
+        await eventually(async () => (heard.length > 1 ? true : undefined), 5_000, 'the second NOTIFY');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(heard).toHaveLength(2);
+        expect(await db.query(`SELECT n FROM sig.once ORDER BY n`)).toEqual([{ n: 1 }, { n: 2 }]);
+      } finally {
+        await listener.end();
+      }
+    });
+
     it("moves on another process's NOTIFY, and is not live while the LISTEN connection is down", async () => {
       const watch = db.watchReadModels(['sig.a']);
       await db.readModelSignalsReady();
