@@ -18,6 +18,14 @@ export interface KafkaTransportOptions {
    */
   maxWaitTimeMs?: number;
   sessionTimeoutMs?: number;
+  /**
+   * How long a consumer may keep handled offsets uncommitted (default 1,000 ms; 0: a commit after every
+   * handled group). A commit is a request to the broker, which also writes it to its offsets log: with eight
+   * consumers reading one topic, committing after each delivery was a round trip per consumer per event.
+   * After a crash, up to this much is delivered again, which consumers skip (projections by stream position,
+   * reactors by event id). A stopping transport commits what it handled first.
+   */
+  commitIntervalMs?: number;
   logger?: (level: string, message: string) => void;
   /** Prefix of every topic and consumer group, so test runs (or tenants) sharing a broker stay apart. */
   namespace?: string;
@@ -35,7 +43,7 @@ export class KafkaTransport implements Transport {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
   private producer: Producer | undefined;
-  private readonly consumers: Consumer[] = [];
+  private readonly consumers: { consumer: Consumer; commits: OffsetCommits }[] = [];
 
   private readonly ns: string;
 
@@ -132,17 +140,13 @@ export class KafkaTransport implements Transport {
     await consumer.connect();
     await consumer.subscribe({ topics: subscription.topics.map((t) => this.ns + t), fromBeginning: true });
     const maxAttempts = this.options.maxAttempts ?? 5;
+    const commits = new OffsetCommits(consumer, this.options.commitIntervalMs ?? 1_000, (error) =>
+      this.options.logger?.('WARN', `${subscription.groupId}: offsets not committed (${String(error)})`),
+    );
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({
-        batch,
-        resolveOffset,
-        heartbeat,
-        isRunning,
-        isStale,
-        commitOffsetsIfNecessary,
-      }) => {
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         const topic = batch.topic.slice(this.ns.length);
         // A subscription that takes batches (a projection) gets up to KAFKA_HANDLE_BATCH messages at once,
         // applied in one transaction; offsets are committed after each such group.
@@ -173,17 +177,13 @@ export class KafkaTransport implements Transport {
           }
           const last = group[group.length - 1]!.offset;
           resolveOffset(last);
-          // Commit after every handled group: the read model is already committed, and a commit here
-          // keeps redelivery after a crash to at most one group per partition.
-          await consumer.commitOffsets([
-            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
-          ]);
+          // Only offsets whose handling (its transaction) is done are committed.
+          await commits.handled(batch.topic, batch.partition, (BigInt(last) + 1n).toString());
           await heartbeat();
         }
-        await commitOffsetsIfNecessary();
       },
     });
-    this.consumers.push(consumer);
+    this.consumers.push({ consumer, commits });
   }
 
   /**
@@ -307,9 +307,63 @@ export class KafkaTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
+    await Promise.all(
+      this.consumers.map(async ({ consumer, commits }) => {
+        // What was handled is committed before the consumer leaves; a group still being handled commits
+        // at once (stopping waits for it).
+        await commits.stopDeferring();
+        await consumer.disconnect().catch(() => undefined);
+      }),
+    );
     this.consumers.length = 0;
     await this.producer?.disconnect().catch(() => undefined);
     this.producer = undefined;
+  }
+}
+
+/**
+ * A consumer's handled offsets, committed at most every `intervalMs` while it runs: the first handled group
+ * after a quiet interval commits at once, later ones within the interval wait for one commit at its end.
+ */
+class OffsetCommits {
+  /** topic + partition -> the next offset to read there. */
+  private readonly pending = new Map<string, { topic: string; partition: number; offset: string }>();
+  private lastCommitAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private deferring = true;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly intervalMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  async handled(topic: string, partition: number, nextOffset: string): Promise<void> {
+    this.pending.set(`${topic}\u0000${partition}`, { topic, partition, offset: nextOffset });
+    const wait = this.lastCommitAt + this.intervalMs - Date.now();
+    if (!this.deferring || wait <= 0) return this.commit();
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.commit().catch(this.onError);
+    }, wait);
+  }
+
+  /** Commits what is pending; from now on every handled group commits at once. */
+  async stopDeferring(): Promise<void> {
+    this.deferring = false;
+    await this.commit().catch(this.onError);
+  }
+
+  private async commit(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    const offsets = [...this.pending.values()];
+    this.pending.clear();
+    this.lastCommitAt = Date.now();
+    // Requests on the coordinator's connection are answered in order, so a later commit never lands under
+    // an earlier one. A failed commit is not retried: a later one covers its partitions, or they are read
+    // again after a restart.
+    await this.consumer.commitOffsets(offsets);
   }
 }
