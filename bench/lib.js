@@ -19,14 +19,17 @@ function stats(times) {
   };
 }
 
+/** Calls `fn(i)` and adds its duration in ms to `times`. */
+async function timeCall(fn, i, times) {
+  const start = performance.now();
+  await fn(i);
+  times.push(performance.now() - start);
+}
+
 /** Runs `fn` n times in sequence; its durations in ms. */
 async function timeEach(n, fn) {
   const times = [];
-  for (let i = 0; i < n; i += 1) {
-    const start = performance.now();
-    await fn(i);
-    times.push(performance.now() - start);
-  }
+  for (let i = 0; i < n; i += 1) await timeCall(fn, i, times);
   return times;
 }
 
@@ -39,18 +42,12 @@ async function timeAlternately(n, a, b) {
   const timesA = [];
   const timesB = [];
   for (let i = 0; i < n; i += 1) {
-    for (const [fn, times] of i % 2 === 0
-      ? [
-          [a, timesA],
-          [b, timesB],
-        ]
-      : [
-          [b, timesB],
-          [a, timesA],
-        ]) {
-      const start = performance.now();
-      await fn(i);
-      times.push(performance.now() - start);
+    if (i % 2 === 0) {
+      await timeCall(a, i, timesA);
+      await timeCall(b, i, timesB);
+    } else {
+      await timeCall(b, i, timesB);
+      await timeCall(a, i, timesA);
     }
   }
   return [timesA, timesB];

@@ -444,14 +444,15 @@ class PgliteClient extends EventEmitter {
   ): Promise<PgLikeResult> {
     const values = Array.isArray(params) ? params : undefined;
     const statements = preparedStatementsOf(this.db);
-    if (changesSchema(sql)) statements.forgetAll();
     // Autocommit or not, nothing to sync: the folder is Node's file system (writes reach it at once) or memory.
     if (!values || values.length === 0) {
+      if (changesSchema(sql)) statements.forgetAll();
       const { messages } = await this.db.execProtocol(protocol.serialize.query(sql), { syncToFs: false });
-      const last = lastResult(this.db, messages as readonly ProtocolMessage[]);
-      return { rows: last.rows, rowCount: last.affectedRows, command: commandOf(sql) };
+      return this.resultOf(sql, messages as readonly ProtocolMessage[]);
     }
     const known = statements.lookup(sql);
+    // A kept statement's text was looked at when it was first parsed.
+    if (known === undefined && changesSchema(sql)) statements.forgetAll();
     const name = known ?? statements.newName();
     const closing = statements.takeClosing();
     const { messages } = await this.db.execProtocol(
@@ -462,10 +463,8 @@ class PgliteClient extends EventEmitter {
       },
     );
     // The statement's own answer ends at its ReadyForQuery; what follows answers the Close messages.
-    const own = (messages as readonly ProtocolMessage[]).slice(
-      0,
-      (messages as readonly ProtocolMessage[]).findIndex((message) => message.name === 'readyForQuery') + 1,
-    );
+    const answers = messages as readonly ProtocolMessage[];
+    const own = answers.slice(0, answers.findIndex((message) => message.name === 'readyForQuery') + 1);
     if (known === undefined && own.some((message) => message.name === 'parseComplete'))
       statements.remember(sql, name);
     const error = own.find((message) => message.name === 'error');
@@ -477,7 +476,10 @@ class PgliteClient extends EventEmitter {
       }
       throw error;
     }
-    const last = lastResult(this.db, own);
+    return this.resultOf(sql, own);
+  }
+  private resultOf(sql: string, messages: readonly ProtocolMessage[]): PgLikeResult {
+    const last = lastResult(this.db, messages);
     return { rows: last.rows, rowCount: last.affectedRows, command: commandOf(sql) };
   }
 }
