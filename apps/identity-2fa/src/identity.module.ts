@@ -51,6 +51,7 @@ import {
   RemoveMemberHandler,
 } from './teams/teams.handlers';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { WebhookInterest } from './webhooks/webhook-interest';
 import { WEBHOOK_SETTINGS, type WebhookSettings, webhookSettingsFromEnv } from './webhooks/webhook-settings';
 import { WebhooksController } from './webhooks/webhooks.http.controller';
 import { WebhooksReactor } from './webhooks/webhooks.reactor';
@@ -177,6 +178,7 @@ export class IdentityModule {
           useFactory: (): WebhookSettings => ({ ...webhookSettingsFromEnv(), ...options.webhooks }),
         },
         WebhookDispatcher,
+        WebhookInterest,
         WebhooksService,
         WebhooksReactor,
         AdminSeeder,

@@ -55,8 +55,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private delay: { readonly ms: number; after(found: number): void } | undefined;
   /** Milliseconds until the earliest pending retry, as of the last pass (undefined: none pending). */
   private nextDueMs: number | undefined;
-  /** Whether any endpoint subscribes to credit.low (refreshed each poll): ledger events are queued only then. */
-  creditLowWatched = false;
 
   constructor(
     @Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime,
@@ -132,14 +130,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async housekeeping(): Promise<void> {
-    const [row] = await this.runtime.db.query<{ watched: boolean; next_due_ms: number | string | null }>(
-      `SELECT EXISTS (SELECT 1 FROM ${SCHEMA}.webhook_endpoints WHERE deleted_at IS NULL AND 'credit.low' = ANY(event_types)) AS watched,
-              (SELECT EXTRACT(EPOCH FROM d.next_attempt_at - now()) * 1000 FROM ${SCHEMA}.webhook_deliveries d
+    const [row] = await this.runtime.db.query<{ next_due_ms: number | string | null }>(
+      `SELECT (SELECT EXTRACT(EPOCH FROM d.next_attempt_at - now()) * 1000 FROM ${SCHEMA}.webhook_deliveries d
                  JOIN ${SCHEMA}.webhook_endpoints e ON e.endpoint_id = d.endpoint_id
                 WHERE d.status = 'pending' AND d.claimed_until < now() AND e.enabled AND e.deleted_at IS NULL
                 ORDER BY d.next_attempt_at LIMIT 1) AS next_due_ms`,
     );
-    this.creditLowWatched = Boolean(row?.watched);
     this.nextDueMs = row?.next_due_ms === null || row === undefined ? undefined : Number(row.next_due_ms);
     if (Date.now() - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = Date.now();

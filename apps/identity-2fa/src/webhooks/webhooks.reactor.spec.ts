@@ -5,11 +5,13 @@ import {
   Database,
   type EnvelopeOf,
   coreMigrations,
+  readModelsChanged,
   runMigrations,
 } from '@rigmarket/event-sourcing';
 import { identityContext } from '../identity.context';
 import type { WebhookDispatcher } from './webhook-dispatcher';
 import { sweepWebhookLog } from './webhook-deliveries';
+import { WebhookInterest } from './webhook-interest';
 import { webhookSettingsFromEnv } from './webhook-settings';
 import { WebhooksReactor } from './webhooks.reactor';
 
@@ -23,6 +25,7 @@ type Source = Parameters<WebhooksReactor['react']>[0] extends EnvelopeOf<infer E
 describe('webhooks reactor', () => {
   let db: Database;
   let reactor: WebhooksReactor;
+  let interest: WebhookInterest;
   let woken = 0;
   const position = new Map<string, number>();
 
@@ -50,8 +53,14 @@ describe('webhooks reactor', () => {
     } as EnvelopeOf<E>;
   };
 
+  /** A change to the endpoints read model, told at commit as its projection's would be. */
+  const endpointsChange = (statement: string, params: unknown[]) =>
+    db.transaction(async (sql) => {
+      await sql.execute(statement, params);
+      readModelsChanged(sql, ['identity.webhook_endpoints']);
+    });
   const endpoint = (id: number, userId: number, types: string[], enabled = true) =>
-    db.execute(
+    endpointsChange(
       `INSERT INTO identity.webhook_endpoints (endpoint_id, user_id, url, event_types, sealed_secret, enabled, created_at, updated_at)
        VALUES ($1, $2, 'https://example.com/', $3::text[], 'v1.x', $4, now(), now())`,
       [id, userId, types, enabled],
@@ -80,11 +89,13 @@ describe('webhooks reactor', () => {
   beforeAll(async () => {
     db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
     await runMigrations(db, 'identity', [...coreMigrations, ...identityContext.migrations]);
-    const dispatcher = { wake: () => (woken += 1), creditLowWatched: true } as unknown as WebhookDispatcher;
+    const dispatcher = { wake: () => (woken += 1) } as unknown as WebhookDispatcher;
+    interest = new WebhookInterest({ db });
     reactor = new WebhooksReactor(
       { db } as unknown as ContextRuntime,
       webhookSettingsFromEnv({}),
       dispatcher,
+      interest,
     );
     // Account 2 rents instance 11 on machine 5 (owned by 7); account 3 has an endpoint for everything.
     await db.execute(
@@ -147,6 +158,44 @@ describe('webhooks reactor', () => {
       },
     ]);
     expect(woken).toBeGreaterThan(0);
+  });
+
+  it('queues an event only while some enabled endpoint subscribes to its type, and sees endpoint changes at once', async () => {
+    const outbid = envelope('instance', 'instance-11', 'InstanceOutbid', {
+      instanceId: 11,
+      machineId: 5,
+      numGpus: 1,
+      at: '2026-05-01T12:00:00.000Z',
+    });
+    const synced = envelope('sync', 'sync-11', 'SyncCompleted', {
+      instanceId: 11,
+      jobId: 4,
+      bytesCopied: 1,
+      at: 'x',
+    });
+    /** What the reactor answers once it knows the endpoints as they stand. */
+    const wantsNow = async (event: EnvelopeOf<Source>) => {
+      reactor.wants(event);
+      await interest.settled();
+      return reactor.wants(event);
+    };
+    expect(await wantsNow(outbid)).toBe(true);
+    expect(await wantsNow(synced)).toBe(true);
+
+    // Endpoint 1 was the only one for instance.outbid and sync.*: disabled, their events are not queued.
+    await endpointsChange(`UPDATE identity.webhook_endpoints SET enabled = FALSE WHERE endpoint_id = 1`, []);
+    expect(await wantsNow(outbid)).toBe(false);
+    expect(await wantsNow(synced)).toBe(false);
+    expect(
+      await wantsNow(
+        envelope('marketplace', 'ledger-2', 'CreditExhausted', { userId: 2, balanceMicros: 0, at: 'x' }),
+      ),
+    ).toBe(true);
+
+    // Enabled again: the very next event counts as wanted, before the endpoints are read again.
+    await endpointsChange(`UPDATE identity.webhook_endpoints SET enabled = TRUE WHERE endpoint_id = 1`, []);
+    expect(reactor.wants(outbid)).toBe(true);
+    expect(await wantsNow(synced)).toBe(true);
   });
 
   it('waits for an instance whose owner is not known yet, and gives up on an old event', async () => {

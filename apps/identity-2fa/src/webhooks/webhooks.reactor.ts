@@ -18,6 +18,7 @@ import { SCHEMA } from '../schema';
 import type { WebhookEventType } from './webhook-event-types';
 import { WEBHOOK_SETTINGS, type WebhookSettings } from './webhook-settings';
 import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookInterest } from './webhook-interest';
 
 type Source =
   | InstanceStateChanged
@@ -38,6 +39,19 @@ interface Message {
 }
 
 const dollars = (micros: number) => micros / 1_000_000;
+
+/** The webhook type each source event can make (ledger events only credit.low, the rise clearing its mark). */
+const WEBHOOK_TYPE_OF: Record<Source['type'], WebhookEventType> = {
+  InstanceStateChanged: 'instance.state_changed',
+  InstanceOutbid: 'instance.outbid',
+  AccountCharged: 'credit.low',
+  CreditGranted: 'credit.low',
+  CreditReceived: 'credit.low',
+  CreditExhausted: 'credit.exhausted',
+  SyncCompleted: 'sync.completed',
+  SyncFailed: 'sync.failed',
+  MaintenanceScheduled: 'maintenance.scheduled',
+};
 
 /** How long after an event the reactor waits for its instance's owner to be projected (retrying). */
 const OWNER_WAIT_MS = 90_000;
@@ -75,17 +89,16 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
     @Inject(IDENTITY_RUNTIME) private readonly runtime: ContextRuntime,
     @Inject(WEBHOOK_SETTINGS) private readonly settings: WebhookSettings,
     private readonly dispatcher: WebhookDispatcher,
+    private readonly interest: WebhookInterest,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.runtime.addReactors([this]);
   }
 
-  /** Ledger events matter only for credit.low, and only while some endpoint subscribes to it. */
+  /** An event is queued only while some enabled endpoint subscribes to the type of message it makes. */
   wants(event: EnvelopeOf<Source>): boolean {
-    if (event.type === 'AccountCharged' || event.type === 'CreditGranted' || event.type === 'CreditReceived')
-      return this.dispatcher.creditLowWatched;
-    return true;
+    return this.interest.wants(WEBHOOK_TYPE_OF[event.type]);
   }
 
   async react(event: EnvelopeOf<Source>): Promise<void> {

@@ -109,7 +109,6 @@ export class WebhooksService {
       },
       metadata,
     );
-    if (eventTypes.includes('credit.low')) this.dispatcher.creditLowWatched = true;
     return { endpoint: await this.get(userId, endpointId), secret };
   }
 
