@@ -1,27 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { type EventEnvelope, topicFor } from '@rigmarket/contracts';
 import type { Delivery, Subscription } from '@rigmarket/event-sourcing';
 import { eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import { kafkaClient } from './kafka-client';
 import { KafkaTransport } from './kafka.transport';
-
-const machines = topicFor('marketplace', 'machine');
-const instances = topicFor('instance', 'instance');
-
-/** An event of one stream (one key: one partition), told apart by its position. */
-const event = (topic: string, position: number): EventEnvelope => ({
-  eventId: randomUUID(),
-  type: topic === machines ? 'MachineRegistered' : 'InstanceCreated',
-  schemaVersion: 1,
-  streamId: topic === machines ? 'machine-1' : 'instance-1',
-  streamType: topic === machines ? 'machine' : 'instance',
-  streamPosition: position,
-  globalPosition: String(position),
-  occurredAt: '2026-05-01T12:00:00.000Z',
-  context: topic === machines ? 'marketplace' : 'instance',
-  data: {},
-  metadata: { correlationId: 'c', causationId: 'c' },
-});
+import {
+  instancesTopic as instances,
+  machinesTopic as machines,
+  streamEvent as event,
+} from './testing/stream-events';
 
 /**
  * A context's projections once had a consumer group each; now they share one (`Subscription.replaces`). Its

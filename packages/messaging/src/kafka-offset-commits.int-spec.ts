@@ -1,24 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { type EventEnvelope, topicFor } from '@rigmarket/contracts';
 import { eventually, requiredEnv, uniqueName } from '@rigmarket/testing';
 import { kafkaClient } from './kafka-client';
 import { KafkaTransport } from './kafka.transport';
-
-const topic = topicFor('marketplace', 'machine');
-
-const event = (position: number): EventEnvelope => ({
-  eventId: randomUUID(),
-  type: 'MachineRegistered',
-  schemaVersion: 1,
-  streamId: 'machine-1',
-  streamType: 'machine',
-  streamPosition: position,
-  globalPosition: String(position),
-  occurredAt: '2026-05-01T12:00:00.000Z',
-  context: 'marketplace',
-  data: {},
-  metadata: { correlationId: 'c', causationId: 'c' },
-});
+import { machinesTopic as topic, streamEvent } from './testing/stream-events';
 
 /**
  * A consumer commits the offsets it handled at most once per commit interval (a commit is a broker round
@@ -41,7 +24,7 @@ describe('offset commits of a Kafka consumer', () => {
     return offsets!.partitions.map((p) => Number(p.offset)).filter((o) => o >= 0);
   };
   const publish = (position: number) =>
-    producer.publish([{ topic, key: 'machine-1', envelope: event(position) }]);
+    producer.publish([{ topic, key: 'machine-1', envelope: streamEvent(topic, position) }]);
   /** Subscribes a group on a new transport; answers the stream positions it is handed. */
   const consume = async (groupId: string, commitIntervalMs: number) => {
     const got: number[] = [];
