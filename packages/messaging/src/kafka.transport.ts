@@ -149,7 +149,7 @@ export class KafkaTransport implements Transport {
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         const topic = batch.topic.slice(this.ns.length);
         // A subscription that takes batches (a projection) gets up to KAFKA_HANDLE_BATCH messages at once,
-        // applied in one transaction; offsets are committed after each such group.
+        // applied in one transaction; its offset counts as handled once that transaction committed.
         const size = subscription.handleBatch ? KAFKA_HANDLE_BATCH : 1;
         for (let from = 0; from < batch.messages.length; from += size) {
           if (!isRunning() || isStale()) break;

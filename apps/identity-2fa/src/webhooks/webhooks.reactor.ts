@@ -40,7 +40,7 @@ interface Message {
 
 const dollars = (micros: number) => micros / 1_000_000;
 
-/** The webhook type each source event can make (ledger events only credit.low, the rise clearing its mark). */
+/** The webhook type each source event makes: its message's type, and what `wants` asks the endpoints about. */
 const WEBHOOK_TYPE_OF: Record<Source['type'], WebhookEventType> = {
   InstanceStateChanged: 'instance.state_changed',
   InstanceOutbid: 'instance.outbid',
@@ -129,7 +129,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
       case 'InstanceStateChanged': {
         const d = event.data;
         return {
-          type: 'instance.state_changed',
+          type: WEBHOOK_TYPE_OF[event.type],
           userIds: await this.ownerOf(sql, d.instanceId, event),
           data: {
             instance_id: d.instanceId,
@@ -142,7 +142,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
       case 'InstanceOutbid': {
         const d = event.data;
         return {
-          type: 'instance.outbid',
+          type: WEBHOOK_TYPE_OF[event.type],
           userIds: await this.ownerOf(sql, d.instanceId, event),
           data: {
             instance_id: d.instanceId,
@@ -155,7 +155,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
       }
       case 'CreditExhausted':
         return {
-          type: 'credit.exhausted',
+          type: WEBHOOK_TYPE_OF[event.type],
           userIds: [event.data.userId],
           data: { balance: dollars(event.data.balanceMicros), at: event.data.at },
         };
@@ -170,11 +170,15 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
         const owner = await this.ownerOf(sql, d.instanceId, event);
         return event.type === 'SyncCompleted'
           ? {
-              type: 'sync.completed',
+              type: WEBHOOK_TYPE_OF[event.type],
               userIds: owner,
               data: { ...common, bytes_copied: event.data.bytesCopied },
             }
-          : { type: 'sync.failed', userIds: owner, data: { ...common, reason: event.data.reason } };
+          : {
+              type: WEBHOOK_TYPE_OF[event.type],
+              userIds: owner,
+              data: { ...common, reason: event.data.reason },
+            };
       }
       case 'MaintenanceScheduled': {
         const d = event.data;
@@ -183,7 +187,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
           [d.machineId],
         );
         return {
-          type: 'maintenance.scheduled',
+          type: WEBHOOK_TYPE_OF[event.type],
           userIds: [...new Set([d.ownerId, ...renters.map((r) => Number(r.owner_id))])],
           data: {
             machine_id: d.machineId,
@@ -250,7 +254,7 @@ export class WebhooksReactor implements Reactor<Source>, OnApplicationBootstrap 
     );
     if (marked === 0) return undefined;
     return {
-      type: 'credit.low',
+      type: WEBHOOK_TYPE_OF[event.type],
       userIds: [userId],
       data: {
         balance: dollars(balance),
