@@ -45,12 +45,15 @@ module.exports = async function rebuild(mode, { short, sizes }) {
     const total = sizes?.[0] ?? (short ? 500 : mode === 'distributed' ? 1_000_000 : 20_000);
     const s0 = performance.now();
     await seed(db, total);
+    // Settled as a live store's table would be (hint bits set, statistics current), so that neither the
+    // read below nor the rebuild pays for the bulk insert's first visit, whichever comes first.
+    await db.execute('VACUUM (ANALYZE) marketplace.events');
     const seedMs = performance.now() - s0;
     const t0 = performance.now();
     let read = 0;
     let after = '0';
     for (;;) {
-      const batch = await runtime.store.readAll(db, after, 5000, ['ledger']);
+      const batch = await runtime.store.readAll(db, after, 5000, ['ledger'], false); // the rebuild's own read
       if (batch.length === 0) break;
       read += batch.length;
       after = batch[batch.length - 1].globalPosition;
