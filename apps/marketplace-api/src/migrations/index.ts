@@ -21,6 +21,7 @@ import { volumeInstances } from './0019-volume-instances';
 import { instanceDeposits } from './0020-instance-deposits';
 import { allocationRenters } from './0021-allocation-renters';
 import { volumeClones } from './0022-volume-clones';
+import { offersByPricePerHour } from './0023-offers-by-price-per-hour';
 
 /** marketplace-api's migrations, one file each, in the order they run (after the core ones every context has). */
 export const marketplaceMigrations: readonly Migration[] = [
@@ -46,4 +47,5 @@ export const marketplaceMigrations: readonly Migration[] = [
   instanceDeposits,
   allocationRenters,
   volumeClones,
+  offersByPricePerHour,
 ];
