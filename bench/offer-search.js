@@ -14,6 +14,7 @@ const {
   marketplaceContext,
   insertOfferRows,
   syntheticOfferRows,
+  EXAMPLE_SEARCHES,
 } = require('@rigmarket/marketplace-api');
 
 const BENCH_KEY = 'bench-search-admin-key-0123456789';
@@ -36,50 +37,7 @@ const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200);
 const EMBEDDED = process.argv.includes('--embedded') || !process.env.DATABASE_URL;
 const COUNT = 100000;
 
-const QUERIES = {
-  'CLI default: gpu_name=RTX_4090 num_gpus>=2 (order score-)': {
-    verified: { eq: true },
-    external: { eq: false },
-    rentable: { eq: true },
-    gpu_name: { eq: 'RTX 4090' },
-    num_gpus: { gte: '2' },
-    order: [['score', 'desc']],
-    type: 'on-demand',
-    allocated_storage: 5.0,
-  },
-  'CLI defaults only (order score-)': {
-    verified: { eq: true },
-    external: { eq: false },
-    rentable: { eq: true },
-    order: [['score', 'desc']],
-    type: 'on-demand',
-    allocated_storage: 5.0,
-  },
-  'bid, gpu_ram>=24 geolocation in [US,CA] reliability>0.98, order dph+,num_gpus-, limit 5': {
-    external: { eq: false },
-    rentable: { eq: true },
-    gpu_ram: { gte: 24000.0 },
-    geolocation: { in: ['US', 'CA'] },
-    reliability: { gt: '0.98' },
-    order: [
-      ['dph_total', 'asc'],
-      ['num_gpus', 'desc'],
-    ],
-    type: 'bid',
-    limit: 5,
-    allocated_storage: 5.0,
-  },
-  'dph<1 cuda_vers>=12.2, order dlperf_usd-': {
-    verified: { eq: true },
-    external: { eq: false },
-    rentable: { eq: true },
-    dph: { lt: '1' },
-    cuda_vers: { gte: '12.2' },
-    order: [['dlperf_per_dphtotal', 'desc']],
-    type: 'on-demand',
-    allocated_storage: 5.0,
-  },
-};
+const QUERIES = EXAMPLE_SEARCHES;
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];

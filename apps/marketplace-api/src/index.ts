@@ -13,6 +13,7 @@ export {
 export { insertOfferRows } from './read-models/machines/offers';
 export { SCHEMA as MARKETPLACE_SCHEMA } from './schema';
 export { syntheticOfferRows } from './offers/synthetic-offers';
+export { EXAMPLE_SEARCHES } from './offers/example-searches';
 export type { OfferRow } from './offers/offer-rows';
 export { ChargeRenterCommand, ChargeUsageCommand } from './ledger/ledger.handlers';
 export { chargeFor } from './ledger/ledger.decider';

@@ -5,6 +5,7 @@ import { marketplaceContext } from '../marketplace.context';
 import { insertOfferRows } from '../read-models/machines/offers';
 import { HOURS_PER_MONTH, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
+import { EXAMPLE_SEARCHES } from './example-searches';
 import { cacheableQuery } from './offer-search-cache';
 import { nextMaintenanceWindows, searchOffers, searchOffersJson, searchOffersTimed } from './offers.handlers';
 import { syntheticOfferRows } from './synthetic-offers';
@@ -108,18 +109,18 @@ function inMemory(rows: readonly OfferRow[], body: unknown): number[] {
 
 const CLI_DEFAULTS = { verified: { eq: true }, external: { eq: false }, rentable: { eq: true } };
 
+const BID_SEARCH =
+  EXAMPLE_SEARCHES[
+    'bid, gpu_ram>=24 geolocation in [US,CA] reliability>0.98, order dph+,num_gpus-, limit 5'
+  ]!;
+const withoutKeys = (body: Readonly<Record<string, unknown>>, keys: readonly string[]) =>
+  Object.fromEntries(Object.entries(body).filter(([key]) => !keys.includes(key)));
+
 /** Hand-written cases, type coercion included (values as the CLI sends them: strings, `_`, aliases). */
 const CASES: Array<[string, Record<string, unknown>]> = [
   [
     'CLI default search',
-    {
-      ...CLI_DEFAULTS,
-      gpu_name: { eq: 'RTX 4090' },
-      num_gpus: { gte: '2' },
-      order: [['score', 'desc']],
-      type: 'on-demand',
-      allocated_storage: 5.0,
-    },
+    { ...EXAMPLE_SEARCHES['CLI default: gpu_name=RTX_4090 num_gpus>=2 (order score-)'] },
   ],
   ['gpu name with underscores', { gpu_name: { eq: 'RTX_4090' }, order: [['dph', 'asc']], limit: 50 }],
   [
@@ -132,20 +133,8 @@ const CASES: Array<[string, Record<string, unknown>]> = [
       limit: 200,
     },
   ],
-  [
-    'gpu_ram in MB as floats',
-    {
-      gpu_ram: { gte: 24000.0 },
-      geolocation: { in: ['US', 'CA'] },
-      order: [
-        ['dph_total', 'asc'],
-        ['num_gpus', 'desc'],
-      ],
-      type: 'bid',
-      limit: 5,
-      allocated_storage: 5.0,
-    },
-  ],
+  // The bench's bid search without its rentable and external filters: no partial index applies, a scan.
+  ['gpu_ram in MB as floats', withoutKeys(BID_SEARCH, ['rentable', 'external', 'reliability'])],
   [
     'booleans as strings',
     {
@@ -222,7 +211,7 @@ const CASES: Array<[string, Record<string, unknown>]> = [
  * Price orders at the CLI's default storage (5 GB), which migration 0023 indexes: each is read from its index
  * (the EXPLAIN check below), and the differential test checks the order it reads.
  */
-const INDEXED_PRICE_ORDERS: Array<[string, string, Record<string, unknown>]> = [
+const INDEXED_PRICE_ORDERS: Array<[string, string, Readonly<Record<string, unknown>>]> = [
   [
     'by dph, CLI defaults',
     'offers_by_dph_on_demand',
@@ -231,32 +220,14 @@ const INDEXED_PRICE_ORDERS: Array<[string, string, Record<string, unknown>]> = [
   [
     'bid by dph then GPUs, filtered, limit 5',
     'offers_by_dph_bid',
-    {
-      external: { eq: false },
-      rentable: { eq: true },
-      gpu_ram: { gte: 24000.0 },
-      geolocation: { in: ['US', 'CA'] },
-      reliability: { gt: '0.98' },
-      order: [
-        ['dph_total', 'asc'],
-        ['num_gpus', 'desc'],
-      ],
-      type: 'bid',
-      limit: 5,
-      allocated_storage: 5.0,
-    },
+    EXAMPLE_SEARCHES[
+      'bid, gpu_ram>=24 geolocation in [US,CA] reliability>0.98, order dph+,num_gpus-, limit 5'
+    ]!,
   ],
   [
     'by dlperf_usd, dph<1 cuda>=12.2',
     'offers_by_dlperf_usd_on_demand',
-    {
-      ...CLI_DEFAULTS,
-      dph: { lt: '1' },
-      cuda_vers: { gte: '12.2' },
-      order: [['dlperf_usd', 'desc']],
-      type: 'on-demand',
-      allocated_storage: 5.0,
-    },
+    EXAMPLE_SEARCHES['dph<1 cuda_vers>=12.2, order dlperf_usd-']!,
   ],
   [
     'by flops_usd, 4 GPUs or more',
