@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { statfs } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 import { cpus, hostname, networkInterfaces, totalmem } from 'node:os';
 import { promisify } from 'node:util';
 import {
@@ -58,7 +58,21 @@ export function defaultPublicAddress(): string {
   return '127.0.0.1';
 }
 
-/** CPU, RAM from node:os; free disk of the data directory from statfs; GPUs as given. */
+/**
+ * The CPU clock in GHz, one decimal: Node's `os.cpus()` speed, else the first `cpu MHz` of /proc/cpuinfo; 0
+ * when neither gives one. libuv takes the speed from cpufreq in sysfs, which cloud VMs often lack: on an H100
+ * VM Node said 0 while /proc/cpuinfo said 2100 MHz.
+ */
+export function cpuGhz(nodeSpeedMhz: number, procCpuinfo: string): number {
+  const mhz =
+    nodeSpeedMhz > 0 ? nodeSpeedMhz : Number(/^cpu MHz\s*:\s*([\d.]+)/m.exec(procCpuinfo)?.[1] ?? 0);
+  return Number.isFinite(mhz) && mhz > 0 ? Math.round(mhz / 100) / 10 : 0;
+}
+
+/**
+ * CPU and RAM from node:os (the clock from /proc/cpuinfo where Node has none), free disk of the data
+ * directory from statfs, GPUs as given.
+ */
 export async function detectMachine(
   gpus: GpuInventory,
   options: {
@@ -70,6 +84,8 @@ export async function detectMachine(
   },
 ): Promise<MachineRegistration> {
   const cpuList = cpus();
+  const nodeSpeed = cpuList[0]?.speed ?? 0;
+  const cpuinfo = nodeSpeed > 0 ? '' : await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
   const disk = await statfs(options.dataDir);
   return {
     gpu_name: gpus.gpuName,
@@ -80,7 +96,7 @@ export async function detectMachine(
     compute_cap: gpus.computeCap,
     cpu_name: cpuList[0]?.model.trim() || 'unknown CPU',
     cpu_cores: Math.max(1, cpuList.length),
-    cpu_ghz: Math.round((cpuList[0]?.speed ?? 0) / 100) / 10,
+    cpu_ghz: cpuGhz(nodeSpeed, cpuinfo),
     cpu_ram: Math.floor(totalmem() / (1024 * 1024)),
     disk_space: Math.floor((disk.bavail * disk.bsize) / 1e9),
     inet_up: options.inetUpMbps,
