@@ -1,4 +1,4 @@
-// The benchmark suite: `npm run bench` (a full run, a few minutes; rewrites the generated section of
+// The benchmark suite: `npm run bench` (a full run, ~15-20 minutes; rewrites the generated section of
 // docs/benchmarks.md) or `node bench/run.js --short` (tiny sizes, a few seconds, writes nothing unless --out:
 // CI runs it only to check that the suite works; its figures mean nothing).
 // Distributed cases need DATABASE_URL (PostgreSQL); without it only the embedded ones run. Cases over Kafka
