@@ -1,6 +1,7 @@
 // Offer search over HTTP (POST /api/v0/bundles/) at 10k and 100k offers, and 1M on PostgreSQL: the CLI's
-// default query and three filtered ones, p50/p99 each; throughput of the default query with 8 concurrent clients. Ceilings in the same run:
-// GET /healthz on the same server (latency and throughput), and the same SQL sent straight to the database.
+// default query and three filtered ones, p50/p99 each; throughput of the default query with 8 concurrent
+// clients. Ceilings in the same run: GET /healthz on the same server (latency and throughput), and the same
+// SQL sent straight to the database.
 // A repeated query is answered from the offer search cache (at most 1 s old, while the offers read model is
 // unchanged: docs/architecture.md); every query is also measured cold, each request a query the cache has
 // not seen (an always-true `id` filter varied), and the CLI default's cold throughput.
