@@ -1,5 +1,11 @@
 import { parseOfferQuery } from './offer-query';
-import { OfferSearchCache, type TimedAnswer, cacheableQuery } from './offer-search-cache';
+import {
+  MaintenanceWindowsCache,
+  OfferSearchCache,
+  type PendingWindows,
+  type TimedAnswer,
+  cacheableQuery,
+} from './offer-search-cache';
 
 /** A read model's version moved by hand; null while "the listener is down". */
 class Version {
@@ -134,5 +140,67 @@ describe('offer search answer cache', () => {
     expect(cacheableQuery(parseOfferQuery({ rentable: { eq: false } }))).toBe(false);
     expect(cacheableQuery(parseOfferQuery({ rentable: { neq: true } }))).toBe(false);
     expect(cacheableQuery(parseOfferQuery({ order: [['rentable', 'desc']] }))).toBe(false);
+  });
+});
+
+describe('maintenance windows kept for searches', () => {
+  /** A read of the windows table that answers what `table` holds now, counting its calls. */
+  function windowsTable(changesAt: number | null) {
+    const table: PendingWindows = { machineIds: [7], starts: [T / 1000 + 3600], changesAt };
+    let reads = 0;
+    const read = async (): Promise<PendingWindows> => {
+      reads += 1;
+      return { ...table, machineIds: [...table.machineIds] };
+    };
+    return { table, read, reads: () => reads };
+  }
+
+  it('reads the windows once while their table is unchanged, for at most maxAgeMs', async () => {
+    const version = new Version();
+    const cache = new MaintenanceWindowsCache(version, 1000);
+    const t = windowsTable(T / 1000 + 3600);
+    expect((await cache.at(T, t.read)).machineIds).toEqual([7]);
+    expect((await cache.at(T + 999, t.read)).machineIds).toEqual([7]);
+    expect(t.reads()).toBe(1);
+    // A window scheduled since: the table's version moved, so the next search reads it.
+    t.table.machineIds = [7, 8];
+    version.bump();
+    expect((await cache.at(T + 999, t.read)).machineIds).toEqual([7, 8]);
+    expect(t.reads()).toBe(2);
+    // Unchanged, but older than maxAgeMs: read again (a change another process committed is seen by then).
+    expect((await cache.at(T + 999 + 1000, t.read)).machineIds).toEqual([7, 8]);
+    expect(t.reads()).toBe(3);
+  });
+
+  it('reads again once a window starts or ends, when the clock goes back, and always while changes may go unseen', async () => {
+    const version = new Version();
+    const cache = new MaintenanceWindowsCache(version, 60_000);
+    const t = windowsTable(T / 1000 + 10);
+    await cache.at(T, t.read);
+    await cache.at(T + 9_999, t.read);
+    expect(t.reads()).toBe(1);
+    // At the window's start the windows of `now` may differ (a machine's next start, an ended window).
+    await cache.at(T + 10_000, t.read);
+    expect(t.reads()).toBe(2);
+    await cache.at(T + 5_000, t.read);
+    expect(t.reads()).toBe(3);
+    version.value = null;
+    await cache.at(T + 5_000, t.read);
+    await cache.at(T + 5_000, t.read);
+    expect(t.reads()).toBe(5);
+  });
+
+  it('keeps nothing read while the table changed', async () => {
+    const version = new Version();
+    const cache = new MaintenanceWindowsCache(version, 60_000);
+    const t = windowsTable(null);
+    await cache.at(T, async () => {
+      const read = await t.read();
+      version.bump();
+      return read;
+    });
+    await cache.at(T, t.read);
+    await cache.at(T, t.read);
+    expect(t.reads()).toBe(2);
   });
 });

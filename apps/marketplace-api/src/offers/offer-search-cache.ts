@@ -119,3 +119,49 @@ export class OfferSearchCache {
     }
   }
 }
+
+/** The maintenance windows a search clips offers with (offers.handlers.ts: nextMaintenanceWindows). */
+export interface PendingWindows {
+  machineIds: number[];
+  starts: number[];
+  /** The next instant (epoch s) a window starts or ends; null when no window is pending. */
+  changesAt: number | null;
+}
+
+/**
+ * The pending maintenance windows, kept in memory while the windows read model is unchanged: every search the
+ * answer cache misses needs them before its own statement, and they change far more rarely than the offers
+ * (docs/benchmarks.md, "Cold searches"). Kept under the VersionedAnswerCache rules, with a version of their own
+ * table (a rent changes the offers, not the windows), until the next start or end of a window (before it, the
+ * windows not ended at `now` and each machine's next start are the same for every later `now`, so the read
+ * would answer the same rows) and for at most `maxAgeMs`, as an answer is: a change another process committed
+ * is seen here when its signal arrives, so the answers and the windows they are made with are as fresh.
+ */
+export class MaintenanceWindowsCache {
+  private readonly kept: VersionedAnswerCache<'windows', PendingWindows>;
+  /** Reads of the table (for tests and the bench). */
+  reads = 0;
+
+  constructor(
+    windowsReadModel: ReadModelVersion,
+    private readonly maxAgeMs = OFFER_SEARCH_CACHE_DEFAULTS.maxAgeMs,
+  ) {
+    this.kept = new VersionedAnswerCache(
+      windowsReadModel,
+      { maxEntries: 1, maxSize: 1, maxAnswerSize: 1 },
+      () => 1,
+    );
+  }
+
+  /** The windows at `nowMs`: kept, or read with `read` (and kept when nothing changed meanwhile). */
+  async at(nowMs: number, read: () => Promise<PendingWindows>): Promise<PendingWindows> {
+    const kept = this.kept.get('windows', nowMs);
+    if (kept !== undefined) return kept;
+    const version = this.kept.mark();
+    this.reads += 1;
+    const windows = await read();
+    const changesAtMs = windows.changesAt === null ? Number.POSITIVE_INFINITY : windows.changesAt * 1000;
+    this.kept.store('windows', windows, Math.min(nowMs + this.maxAgeMs, changesAtMs), version, nowMs);
+    return windows;
+  }
+}

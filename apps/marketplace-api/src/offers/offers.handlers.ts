@@ -2,11 +2,19 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ContextRuntime, Sql } from '@rigmarket/event-sourcing';
 import { jsonObjectText } from '@rigmarket/http-kit';
+import { maintenanceWindowsProjection } from '../read-models/maintenance-windows/projection';
 import { SCHEMA } from '../schema';
 import { MARKETPLACE_RUNTIME } from '../marketplace.tokens';
-import { type NextWindows, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
+import { type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
-import { OfferSearchCache, type SearchAnswer, type TimedAnswer, cacheableQuery } from './offer-search-cache';
+import {
+  MaintenanceWindowsCache,
+  OfferSearchCache,
+  type PendingWindows,
+  type SearchAnswer,
+  type TimedAnswer,
+  cacheableQuery,
+} from './offer-search-cache';
 
 export type OfferView = Omit<OfferRow, 'driver_vers'> & {
   ask_contract_id: number;
@@ -26,7 +34,7 @@ export async function nextMaintenanceWindows(
   sql: Sql,
   nowEpochSeconds: number,
   schema = SCHEMA,
-): Promise<NextWindows & { changesAt: number | null }> {
+): Promise<PendingWindows> {
   // changes: the next instant a window of the machine starts or ends (a search's answer may change then).
   const rows = await sql.query<{ machine_id: number; next_start: number; changes: number }>(
     `SELECT machine_id, MIN(start_time) AS next_start,
@@ -61,16 +69,18 @@ export async function searchOffersJson(
  * The search's answer (searchOffersJson) and the next instant after `now` at which time alone can change it
  * (offer-search-cache.ts, cacheableQuery): the earliest end (listing end or window start) after now among the
  * offers it returned, and the earliest start or end of a pending maintenance window of any machine. In
- * between, only each offer's `duration` moves (it counts down from now).
+ * between, only each offer's `duration` moves (it counts down from now). `windows`: the pending windows at
+ * `now` when the caller has them (MaintenanceWindowsCache), else they are read first.
  */
 export async function searchOffersTimed(
   sql: Sql,
   query: OfferQuery,
   now: Date,
   schema = SCHEMA,
+  pending?: PendingWindows,
 ): Promise<TimedAnswer> {
   const nowSeconds = now.getTime() / 1000;
-  const windows = await nextMaintenanceWindows(sql, nowSeconds, schema);
+  const windows = pending ?? (await nextMaintenanceWindows(sql, nowSeconds, schema));
   const { sql: text, params } = offerSearchSql(query, schema, nowSeconds, windows);
   // The aggregate reads the LIMIT subquery's rows in their order. string_agg rather than json_agg, whose
   // separator (a comma, a newline and a space) would make the text differ from JSON.stringify's. $2 is now.
@@ -112,6 +122,7 @@ export const OFFER_SEARCH_TABLES = [`${SCHEMA}.offers`, `${SCHEMA}.maintenance_w
 @QueryHandler(SearchOffersQuery)
 export class SearchOffersHandler implements IQueryHandler<SearchOffersQuery> {
   private cache: OfferSearchCache | undefined;
+  private windowsCache: MaintenanceWindowsCache | undefined;
 
   constructor(@Inject(MARKETPLACE_RUNTIME) private readonly runtime: ContextRuntime) {}
 
@@ -120,11 +131,22 @@ export class SearchOffersHandler implements IQueryHandler<SearchOffersQuery> {
     return (this.cache ??= new OfferSearchCache(this.runtime.db.watchReadModels(OFFER_SEARCH_TABLES)));
   }
 
+  /** The pending maintenance windows every search reads before its own statement; made on first use. */
+  get windows(): MaintenanceWindowsCache {
+    return (this.windowsCache ??= new MaintenanceWindowsCache(
+      this.runtime.db.watchReadModels(maintenanceWindowsProjection.tables),
+    ));
+  }
+
   async execute(search: SearchOffersQuery): Promise<SearchAnswer> {
     const query = parseOfferQuery(search.body);
     const now = this.runtime.infra.clock.now();
     const fresh = async (): Promise<TimedAnswer> => {
-      const found = await searchOffersTimed(this.runtime.db, query, now);
+      const db = this.runtime.db;
+      const windows = await this.windows.at(now.getTime(), () =>
+        nextMaintenanceWindows(db, now.getTime() / 1000),
+      );
+      const found = await searchOffersTimed(db, query, now, SCHEMA, windows);
       return { text: jsonObjectText({ offers: found.text }), changesAtMs: found.changesAtMs };
     };
     if (!cacheableQuery(query)) return { text: (await fresh()).text };
