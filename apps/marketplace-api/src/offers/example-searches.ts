@@ -1,4 +1,9 @@
-const CLI_DEFAULTS = { verified: { eq: true }, external: { eq: false }, rentable: { eq: true } } as const;
+/** What the vastai CLI adds to every offer search unless told otherwise. */
+export const CLI_DEFAULTS = {
+  verified: { eq: true },
+  external: { eq: false },
+  rentable: { eq: true },
+} as const;
 
 /**
  * Four offer searches as the vastai CLI sends them (docs/client-compat.md): its default query, its defaults

@@ -5,7 +5,7 @@ import { marketplaceContext } from '../marketplace.context';
 import { insertOfferRows } from '../read-models/machines/offers';
 import { HOURS_PER_MONTH, type OfferQuery, offerSearchSql, parseOfferQuery } from './offer-query';
 import type { OfferRow } from './offer-rows';
-import { EXAMPLE_SEARCHES } from './example-searches';
+import { CLI_DEFAULTS, EXAMPLE_SEARCHES } from './example-searches';
 import { cacheableQuery } from './offer-search-cache';
 import { nextMaintenanceWindows, searchOffers, searchOffersJson, searchOffersTimed } from './offers.handlers';
 import { syntheticOfferRows } from './synthetic-offers';
@@ -106,8 +106,6 @@ function inMemory(rows: readonly OfferRow[], body: unknown): number[] {
     .slice(0, q.limit)
     .map((row) => row.id);
 }
-
-const CLI_DEFAULTS = { verified: { eq: true }, external: { eq: false }, rentable: { eq: true } };
 
 const BID_SEARCH =
   EXAMPLE_SEARCHES[
