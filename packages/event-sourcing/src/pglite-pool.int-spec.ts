@@ -60,6 +60,39 @@ describe('the embedded pool returns rows as node-postgres does', () => {
     const inTransaction = await pglite.transaction((sql) => sql.query(QUERY.replace('$1::text', "'x'")));
     expect(inTransaction[0]).toEqual(server);
   });
+
+  it('parameters of every kind reach the engine as node-postgres sends them (multi-byte text, bytes, nulls, long values)', async () => {
+    const at = new Date('2026-11-27T06:00:00.123Z');
+    const params = [
+      at,
+      { renter: 'ünïcødé 日本', list: [1, null] },
+      ['a', 'b,c', 'd"e', null, 'ü'],
+      null,
+      Buffer.from([0, 1, 254, 255]),
+      true,
+      2.5,
+      'ß€𝄞'.repeat(300),
+      'x'.repeat(70_000),
+    ];
+    const query = `SELECT $1::timestamptz AS at, $2::jsonb AS doc, $3::text[] AS texts, $4::text AS nothing,
+      encode($5::bytea, 'hex') AS bytes, $6::boolean AS flag, $7::float8 AS num, $8::text AS unicode,
+      octet_length($8::text) AS unicode_bytes, length($9::text) AS long_length`;
+    const [embedded] = await pglite.query(query, params);
+    const [server] = await postgres.query(query, params);
+    expect(embedded).toEqual(server);
+    expect(embedded).toEqual({
+      at,
+      doc: { renter: 'ünïcødé 日本', list: [1, null] },
+      texts: ['a', 'b,c', 'd"e', null, 'ü'],
+      nothing: null,
+      bytes: '0001feff',
+      flag: true,
+      num: 2.5,
+      unicode: 'ß€𝄞'.repeat(300),
+      unicode_bytes: 2700,
+      long_length: 70_000,
+    });
+  });
 });
 
 describe('statements the embedded engine keeps parsed', () => {

@@ -5,8 +5,9 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite, type PGliteOptions, protocol, types } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions, types } from '@electric-sql/pglite';
 import * as pg from 'pg';
+import { serialize } from 'pg-protocol';
 
 /**
  * A `pg`-compatible Pool over one PGlite instance for TypeORM's postgres driver.
@@ -447,7 +448,7 @@ class PgliteClient extends EventEmitter {
     // Autocommit or not, nothing to sync: the folder is Node's file system (writes reach it at once) or memory.
     if (!values || values.length === 0) {
       if (changesSchema(sql)) statements.forgetAll();
-      const { messages } = await this.db.execProtocol(protocol.serialize.query(sql), { syncToFs: false });
+      const { messages } = await this.db.execProtocol(serialize.query(sql), { syncToFs: false });
       return this.resultOf(sql, messages as readonly ProtocolMessage[]);
     }
     const known = statements.lookup(sql);
@@ -586,7 +587,9 @@ function isStalePreparedStatement(error: ProtocolMessage): boolean {
  * (docs/benchmarks.md, "The cost of a rent"). The parameters are serialised as node-postgres does for the
  * distributed mode, without their types: the server infers them from the statement, as it does there. A
  * statement parsed before (`parse` false) is only bound to its name. Statements to close follow after the
- * Sync, so that neither their answer nor a failure of theirs mixes with the statement's.
+ * Sync, so that neither their answer nor a failure of theirs mixes with the statement's. The messages are
+ * written by node-postgres' serializer (pg-protocol), as the distributed mode's are: PGlite's own, made for
+ * browsers, took 4-10 times the CPU (docs/benchmarks.md, "The rent's statements written by pg-protocol").
  */
 function extendedQuery(
   sql: string,
@@ -595,13 +598,12 @@ function extendedQuery(
   parse: boolean,
   closing: readonly string[],
 ): Uint8Array {
-  const serialize = protocol.serialize;
   return Buffer.concat([
     ...(parse ? [serialize.parse({ name, text: sql })] : []),
     // The mapper serialises each value, so the values' type here is only what the serializer's declares.
     serialize.bind({
       statement: name,
-      values: values as null[],
+      values: values as unknown[],
       valueMapper: (value: unknown) => prepareValue(value),
     }),
     serialize.describe({ type: 'P' }),
