@@ -600,7 +600,6 @@ function extendedQuery(
 ): Uint8Array {
   return Buffer.concat([
     ...(parse ? [serialize.parse({ name, text: sql })] : []),
-    // The mapper serialises each value, so the values' type here is only what the serializer's declares.
     serialize.bind({
       statement: name,
       values: values as unknown[],

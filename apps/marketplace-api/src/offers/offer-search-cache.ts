@@ -1,5 +1,5 @@
 import { type ReadModelVersion, VersionedAnswerCache } from '@rigmarket/event-sourcing';
-import type { OfferQuery } from './offer-query';
+import type { NextWindows, OfferQuery } from './offer-query';
 
 /** A search's answer and the last moment (epoch ms) at which time alone cannot have changed it. */
 export interface TimedAnswer {
@@ -121,9 +121,7 @@ export class OfferSearchCache {
 }
 
 /** The maintenance windows a search clips offers with (offers.handlers.ts: nextMaintenanceWindows). */
-export interface PendingWindows {
-  machineIds: number[];
-  starts: number[];
+export interface PendingWindows extends NextWindows {
   /** The next instant (epoch s) a window starts or ends; null when no window is pending. */
   changesAt: number | null;
 }
@@ -139,8 +137,6 @@ export interface PendingWindows {
  */
 export class MaintenanceWindowsCache {
   private readonly kept: VersionedAnswerCache<'windows', PendingWindows>;
-  /** Reads of the table (for tests and the bench). */
-  reads = 0;
 
   constructor(
     windowsReadModel: ReadModelVersion,
@@ -158,7 +154,6 @@ export class MaintenanceWindowsCache {
     const kept = this.kept.get('windows', nowMs);
     if (kept !== undefined) return kept;
     const version = this.kept.mark();
-    this.reads += 1;
     const windows = await read();
     const changesAtMs = windows.changesAt === null ? Number.POSITIVE_INFINITY : windows.changesAt * 1000;
     this.kept.store('windows', windows, Math.min(nowMs + this.maxAgeMs, changesAtMs), version, nowMs);

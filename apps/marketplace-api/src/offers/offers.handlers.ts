@@ -69,7 +69,7 @@ export async function searchOffersJson(
  * The search's answer (searchOffersJson) and the next instant after `now` at which time alone can change it
  * (offer-search-cache.ts, cacheableQuery): the earliest end (listing end or window start) after now among the
  * offers it returned, and the earliest start or end of a pending maintenance window of any machine. In
- * between, only each offer's `duration` moves (it counts down from now). `windows`: the pending windows at
+ * between, only each offer's `duration` moves (it counts down from now). `pending`: the pending windows at
  * `now` when the caller has them (MaintenanceWindowsCache), else they are read first.
  */
 export async function searchOffersTimed(
