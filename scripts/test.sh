@@ -50,8 +50,11 @@ results=.infra/jest-results.json
 rm -f "$results"
 status=0
 # PGlite loads its WebAssembly with a dynamic import, which jest's VM allows only with this flag.
+# One file at a time, but in a worker jest replaces once a file leaves its heap over 700 MB: every file leaves
+# memory its module registry never frees, and in one long-lived process (--runInBand) the later files ran
+# 3-5 times slower under the garbage collector.
 NODE_ENV=test NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings" \
-  npx jest --runInBand --forceExit --ci --json --outputFile="$results" "$@" || status=$?
+  npx jest --maxWorkers=1 --workerIdleMemoryLimit=700MB --forceExit --ci --json --outputFile="$results" "$@" || status=$?
 
 # The benchmark suite once, in short mode (tiny sizes, a few seconds): only that it runs. No timing is judged
 # in CI; the figures are meaningless at these sizes (docs/benchmarks.md).

@@ -117,7 +117,10 @@ export class SearchOffersQuery extends Query<SearchAnswer> {
 }
 
 /** The read-model tables a search reads: a change to either drops every cached answer. */
-export const OFFER_SEARCH_TABLES = [`${SCHEMA}.offers`, `${SCHEMA}.maintenance_windows`] as const;
+export const OFFER_SEARCH_TABLES: readonly string[] = [
+  `${SCHEMA}.offers`,
+  ...maintenanceWindowsProjection.tables,
+];
 
 @QueryHandler(SearchOffersQuery)
 export class SearchOffersHandler implements IQueryHandler<SearchOffersQuery> {
