@@ -8,7 +8,13 @@ require('reflect-metadata');
 const { Database, coreMigrations, runMigrations } = require('@rigmarket/event-sourcing');
 const { CONTEXT_SCHEMAS } = require('@rigmarket/contracts');
 const { InProcessTransport } = require('@rigmarket/messaging');
-const { ALL_CONTEXTS, EMBEDDED_POLLING, createEmbeddedApp } = require('@rigmarket/platform');
+const { existsSync, readdirSync } = require('node:fs');
+const {
+  ALL_CONTEXTS,
+  EMBEDDED_POLLING,
+  builtMigratedCluster,
+  createEmbeddedApp,
+} = require('@rigmarket/platform');
 
 async function main() {
   const phases = {};
@@ -19,7 +25,14 @@ async function main() {
     last = now;
   };
   lap('modulesMs');
-  const db = await Database.connect({ kind: 'pglite', dataDir: process.argv[2] });
+  const dataDir = process.argv[2];
+  const firstStart = !existsSync(dataDir) || readdirSync(dataDir).length === 0;
+  // As main.js: a first start unpacks the build's migrated cluster.
+  const db = await Database.connect({
+    kind: 'pglite',
+    dataDir,
+    firstCluster: firstStart ? builtMigratedCluster() : undefined,
+  });
   await db.query('SELECT 1');
   lap('databaseMs');
   // What ContextRuntime.start does first; the app's own start then finds every migration applied.

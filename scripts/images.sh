@@ -112,6 +112,8 @@ build_apps() {
     cp -R "$d/dist" "$CTX/app-ctx/app/$d/dist"
   done
   find "$CTX/app-ctx/app" -name '*.tsbuildinfo' -delete
+  # the embedded platform's first-start cluster (4-5 MB): no image runs the embedded platform
+  find "$CTX/app-ctx/app" -name 'pglite-migrated-*.tar.gz' -delete
   for d in "${APPS[@]}"; do
     build "rigmarket/$d:$TAG" deploy/docker/app.Dockerfile "$CTX/app-ctx" --target "$d" \
       --build-arg "DEPS_IMAGE=$deps_image"

@@ -10,6 +10,7 @@ import { DirectoryBackupStore, DirectoryLogStore } from '@rigmarket/instance-lif
 import { InProcessTransport } from '@rigmarket/messaging';
 import { DEMO_CREDIT, seedDemoHosts } from './demo-hosts';
 import { embeddedSecrets } from './embedded-secrets';
+import { builtMigratedCluster } from './migrated-cluster';
 import { serveConsole } from './console-site';
 import { EMBEDDED_POLLING, allContextModules } from './platform';
 
@@ -26,7 +27,12 @@ async function main(): Promise<void> {
   // The demo needs the admin key to list its hosts: generated here (and printed once) when not given.
   const generatedKey = demo && !process.env.RIGMARKET_ADMIN_KEY ? randomBytes(32).toString('hex') : undefined;
   const adminKey = process.env.RIGMARKET_ADMIN_KEY || generatedKey;
-  const db = await Database.connect({ kind: 'pglite', dataDir });
+  // A first start unpacks the build's cluster with every migration applied (migrated-cluster.ts).
+  const db = await Database.connect({
+    kind: 'pglite',
+    dataDir,
+    firstCluster: firstStart ? builtMigratedCluster() : undefined,
+  });
   // After the database: PGlite creates its cluster in an empty folder only.
   const { tfaKey, instanceSealKey, registryKey } = embeddedSecrets(dataDir);
   const transport = new InProcessTransport();

@@ -20,7 +20,12 @@ export interface Sql {
 
 export type DatabaseOptions =
   | { kind: 'postgres'; url: string; poolSize?: number; applicationName?: string }
-  | { kind: 'pglite'; dataDir: string };
+  | {
+      kind: 'pglite';
+      dataDir: string;
+      /** A gzipped cluster an empty `dataDir` starts from (pglite-pool.ts, `pgliteInstance`). */
+      firstCluster?: string;
+    };
 
 function bind(runner: QueryRunner): Sql {
   return {
@@ -83,7 +88,7 @@ export class Database implements Sql {
           })
         : new DataSource({
             type: 'postgres',
-            driver: { Pool: pglitePoolClass(options.dataDir) },
+            driver: { Pool: pglitePoolClass(options.dataDir, options.firstCluster) },
             synchronize: false,
             migrationsRun: false,
           });

@@ -16,7 +16,13 @@ export * from './commit-signal';
 export { READ_MODEL_CHANNEL, ReadModelWatch, readModelsChanged } from './read-model-signals';
 export * from './versioned-answer-cache';
 export * from './context-runtime';
-export { closePglite, DatabaseFaultError, onDatabaseFault } from './pglite-pool';
+export {
+  closePglite,
+  DatabaseFaultError,
+  freshClusterKey,
+  onDatabaseFault,
+  pgliteInstance,
+} from './pglite-pool';
 export * from './nest';
 export * from './ledger-balance.projection';
 export * from './idle-backoff';

@@ -79,7 +79,7 @@ const pgliteOptions = () => ({ database: PGLITE_DATABASE, startParams: [...PGLIT
  * `removeAbandonedStaging` clears what a start killed midway left. With the fresh cluster the build kept
  * (`builtFreshCluster`) the child unpacks it instead of running initdb.
  */
-async function initdbInChild(dataDir: string): Promise<void> {
+async function initdbInChild(dataDir: string, firstCluster: string | undefined): Promise<void> {
   const inPlace = existsSync(dataDir);
   const staging = inPlace
     ? join(dataDir, `${STAGING_PREFIX}${process.pid}`)
@@ -108,16 +108,19 @@ async function initdbInChild(dataDir: string): Promise<void> {
       ],
       { maxBuffer: 1024 * 1024 },
     );
-  const copy = builtFreshCluster();
+  // The caller's cluster, else the build's fresh one, else initdb (undefined).
+  const ways = [firstCluster, builtFreshCluster()].filter((c) => c !== undefined);
   try {
-    try {
-      await child(copy);
-    } catch (error) {
-      if (!copy) throw error;
-      // A kept cluster that does not unpack (damaged: PGlite refuses it, nothing half unpacked is used) does
-      // not stop a first start: initdb makes the cluster instead.
-      rmSync(staging, { recursive: true, force: true });
-      await child(undefined);
+    for (const copy of [...ways, undefined]) {
+      try {
+        await child(copy);
+        break;
+      } catch (error) {
+        if (copy === undefined) throw error;
+        // A kept cluster that does not unpack (damaged: PGlite refuses it, nothing half unpacked is used) does
+        // not stop a first start: the next way makes the cluster instead.
+        rmSync(staging, { recursive: true, force: true });
+      }
     }
     if (inPlace) {
       const entries = readdirSync(staging).filter((name) => name !== 'PG_VERSION');
@@ -183,7 +186,7 @@ function needsInitdb(dataDir: string): boolean {
  * A name for a fresh cluster of this PGlite release and these options: a copy made by another release, or with
  * other settings, is never loaded.
  */
-function freshClusterKey(): string {
+export function freshClusterKey(): string {
   const home = dirname(require.resolve('@electric-sql/pglite'));
   const { version } = JSON.parse(readFileSync(join(home, '..', 'package.json'), 'utf8')) as {
     version: string;
@@ -266,11 +269,11 @@ async function createInMemory(options: PGliteOptions): Promise<PGlite> {
   return db;
 }
 
-async function openPglite(dataDir: string): Promise<PGlite> {
+async function openPglite(dataDir: string, firstCluster: string | undefined): Promise<PGlite> {
   const inMemory = dataDir === 'memory://';
   if (!inMemory) {
     removeAbandonedStaging(dataDir);
-    if (needsInitdb(dataDir)) await initdbInChild(dataDir);
+    if (needsInitdb(dataDir)) await initdbInChild(dataDir, firstCluster);
   }
   const create = inMemory ? createInMemory : (options: PGliteOptions) => PGlite.create(options);
   const db = await create({
@@ -290,10 +293,15 @@ async function openPglite(dataDir: string): Promise<PGlite> {
   return slimParsers(db);
 }
 
-export function pgliteInstance(dataDir: string): Promise<PGlite> {
+/**
+ * The engine of `dataDir`, opened on first use. `firstCluster`: a gzipped cluster (PGlite's `dumpDataDir`) an
+ * empty folder starts from instead of the build's fresh one (e.g. one with the platform's migrations applied);
+ * a folder that holds a cluster ignores it.
+ */
+export function pgliteInstance(dataDir: string, firstCluster?: string): Promise<PGlite> {
   let instance = instances.get(dataDir);
   if (!instance) {
-    instance = openPglite(dataDir);
+    instance = openPglite(dataDir, firstCluster);
     instances.set(dataDir, instance);
   }
   return instance;
@@ -688,7 +696,7 @@ export function reportLateStatement(how: string, origin?: string): void {
   );
 }
 
-export function pglitePoolClass(dataDir: string): new (options?: unknown) => PoolLike {
+export function pglitePoolClass(dataDir: string, firstCluster?: string): new (options?: unknown) => PoolLike {
   return class ExclusivePglitePool extends EventEmitter {
     /** Set by end(): a query that comes later (a loop not yet stopped) fails instead of opening the folder again. */
     private ended = false;
@@ -713,7 +721,7 @@ export function pglitePoolClass(dataDir: string): new (options?: unknown) => Poo
             reportLateStatement(`asked of ${dataDir} before it closed, served after`);
             throw new Error(EMBEDDED_DATABASE_CLOSED);
           }
-          const db = await pgliteInstance(dataDir);
+          const db = await pgliteInstance(dataDir, firstCluster);
           let released = false;
           callback(null, new PgliteClient(db, dataDir), () => {
             if (!released) {
