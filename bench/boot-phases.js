@@ -5,10 +5,8 @@
 const started = 0; // performance.now() counts from the process's start
 require('./no-rate-limits');
 require('reflect-metadata');
-const { Database, coreMigrations, runMigrations } = require('@rigmarket/event-sourcing');
-const { CONTEXT_SCHEMAS } = require('@rigmarket/contracts');
+const { Database, migrateContexts } = require('@rigmarket/event-sourcing');
 const { InProcessTransport } = require('@rigmarket/messaging');
-const { existsSync, readdirSync } = require('node:fs');
 const {
   ALL_CONTEXTS,
   EMBEDDED_POLLING,
@@ -25,19 +23,16 @@ async function main() {
     last = now;
   };
   lap('modulesMs');
-  const dataDir = process.argv[2];
-  const firstStart = !existsSync(dataDir) || readdirSync(dataDir).length === 0;
-  // As main.js: a first start unpacks the build's migrated cluster.
+  // As main.js: a first start unpacks the build's migrated cluster (a folder with a cluster ignores it).
   const db = await Database.connect({
     kind: 'pglite',
-    dataDir,
-    firstCluster: firstStart ? builtMigratedCluster() : undefined,
+    dataDir: process.argv[2],
+    firstCluster: builtMigratedCluster(),
   });
   await db.query('SELECT 1');
   lap('databaseMs');
   // What ContextRuntime.start does first; the app's own start then finds every migration applied.
-  for (const c of ALL_CONTEXTS)
-    await runMigrations(db, CONTEXT_SCHEMAS[c.context], [...coreMigrations, ...c.migrations]);
+  await migrateContexts(db, ALL_CONTEXTS);
   lap('migrationsMs');
   const app = await createEmbeddedApp({
     db,

@@ -9,10 +9,9 @@ import {
   projectionLag,
   type Sql,
   contextProjections,
-  coreMigrations,
   parkedEvents,
   retryParkedEvents,
-  runMigrations,
+  migrateContexts,
 } from '@rigmarket/event-sourcing';
 import { eventSourceFromEnvironment } from '@rigmarket/messaging';
 import { httpInstanceFetcher, pollUntilRunning } from './instance-poll';
@@ -130,15 +129,14 @@ async function main(argv: string[]): Promise<number> {
         }
         return remaining ? 1 : 0;
       }
-      case 'migrate':
-        for (const c of ALL_CONTEXTS) {
-          const applied = await runMigrations(db, CONTEXT_SCHEMAS[c.context], [
-            ...coreMigrations,
-            ...c.migrations,
-          ]);
-          process.stdout.write(`${c.context}: ${applied.length ? applied.join(', ') : 'up to date'}\n`);
-        }
+      case 'migrate': {
+        const applied = await migrateContexts(db, ALL_CONTEXTS);
+        ALL_CONTEXTS.forEach((c, i) => {
+          const ids = applied[i] ?? [];
+          process.stdout.write(`${c.context}: ${ids.length ? ids.join(', ') : 'up to date'}\n`);
+        });
         return 0;
+      }
       case 'rebuild': {
         const targets =
           args[0] === '--all'

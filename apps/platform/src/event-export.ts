@@ -10,9 +10,8 @@ import {
   type Sql,
   chainRows,
   contextProjections,
-  coreMigrations,
   eventHash,
-  runMigrations,
+  migrateContexts,
 } from '@rigmarket/event-sourcing';
 import { VERIFY_CHECKS, rebuildAll, verify, verifyChains } from './verify';
 import { NO_PROGRESS, type Progress } from './operator-output';
@@ -271,8 +270,7 @@ export async function importEvents(
   contexts: readonly ContextDefinition[],
   input: Readable,
 ): Promise<ContextSummary[]> {
-  for (const c of contexts)
-    await runMigrations(db, CONTEXT_SCHEMAS[c.context], [...coreMigrations, ...c.migrations]);
+  await migrateContexts(db, contexts);
   await refuseNonEmpty(db, contexts);
   const known = new Map(contexts.map((c) => [c.context as string, CONTEXT_SCHEMAS[c.context]]));
   const definitions = new Map(contexts.map((c) => [c.context as string, c]));

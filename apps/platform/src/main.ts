@@ -27,12 +27,9 @@ async function main(): Promise<void> {
   // The demo needs the admin key to list its hosts: generated here (and printed once) when not given.
   const generatedKey = demo && !process.env.RIGMARKET_ADMIN_KEY ? randomBytes(32).toString('hex') : undefined;
   const adminKey = process.env.RIGMARKET_ADMIN_KEY || generatedKey;
-  // A first start unpacks the build's cluster with every migration applied (migrated-cluster.ts).
-  const db = await Database.connect({
-    kind: 'pglite',
-    dataDir,
-    firstCluster: firstStart ? builtMigratedCluster() : undefined,
-  });
+  // A first start unpacks the build's cluster with every migration applied (migrated-cluster.ts); a folder
+  // that holds a cluster ignores it.
+  const db = await Database.connect({ kind: 'pglite', dataDir, firstCluster: builtMigratedCluster() });
   // After the database: PGlite creates its cluster in an empty folder only.
   const { tfaKey, instanceSealKey, registryKey } = embeddedSecrets(dataDir);
   const transport = new InProcessTransport();

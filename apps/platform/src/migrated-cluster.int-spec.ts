@@ -2,22 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
-import { Database, coreMigrations, runMigrations } from '@rigmarket/event-sourcing';
+import { Database, migrateContexts } from '@rigmarket/event-sourcing';
 import { migratedClusterKey, migratedClusterPath, writeMigratedCluster } from './migrated-cluster';
 import { ALL_CONTEXTS } from './platform';
 
 const SCHEMAS = ALL_CONTEXTS.map((c) => CONTEXT_SCHEMAS[c.context]);
 
-/** Every context's migrations on `db`: what each applied. */
-const migrate = async (db: Database): Promise<string[][]> => {
-  const applied: string[][] = [];
-  for (const c of ALL_CONTEXTS)
-    applied.push(await runMigrations(db, CONTEXT_SCHEMAS[c.context], [...coreMigrations, ...c.migrations]));
-  return applied;
-};
-
 /** The platform's schemas as the catalog describes them, and their rows (times left out). */
-const describe_ = async (db: Database) => {
+const catalogOf = async (db: Database) => {
   const q = (sql: string) => db.query<Record<string, unknown>>(sql, [SCHEMAS]);
   const tables = await q(
     `SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
@@ -87,15 +79,15 @@ describe('the migrated cluster of a first start (PGlite)', () => {
     expect(copy).toBe(migratedClusterPath(folder));
 
     const fromCopy = await connect(join(folder, 'from-copy'), copy);
-    expect(await migrate(fromCopy)).toEqual(ALL_CONTEXTS.map(() => []));
+    expect(await migrateContexts(fromCopy, ALL_CONTEXTS)).toEqual(ALL_CONTEXTS.map(() => []));
 
     const migrated = await connect(join(folder, 'migrated'));
-    const applied = await migrate(migrated);
+    const applied = await migrateContexts(migrated, ALL_CONTEXTS);
     expect(applied.every((ids) => ids.length > 0)).toBe(true);
 
-    const expected = await describe_(migrated);
+    const expected = await catalogOf(migrated);
     expect(expected.columns.length).toBeGreaterThan(100);
-    expect(await describe_(fromCopy)).toEqual(expected);
+    expect(await catalogOf(fromCopy)).toEqual(expected);
   }, 120_000);
 
   it('names the migrations it holds: another migration gives another file', () => {
@@ -115,7 +107,7 @@ describe('the migrated cluster of a first start (PGlite)', () => {
     const damaged = join(folder, 'damaged.tar.gz');
     writeFileSync(damaged, 'not a cluster');
     const db = await connect(join(folder, 'from-damaged'), damaged);
-    const applied = await migrate(db);
+    const applied = await migrateContexts(db, ALL_CONTEXTS);
     expect(applied.every((ids) => ids.length > 0)).toBe(true);
   }, 120_000);
 });

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import {
   type ContextDefinition,
   Database,
-  coreMigrations,
+  contextMigrations,
   freshClusterKey,
-  pgliteInstance,
-  runMigrations,
+  migrateContexts,
+  saveCluster,
 } from '@rigmarket/event-sourcing';
 import { ALL_CONTEXTS } from './platform';
 
@@ -24,7 +24,7 @@ import { ALL_CONTEXTS } from './platform';
 export function migratedClusterKey(contexts: readonly ContextDefinition[] = ALL_CONTEXTS): string {
   const migrations = contexts.map((c) => [
     CONTEXT_SCHEMAS[c.context],
-    [...coreMigrations, ...c.migrations].map((m) => [m.id, m.replaces ?? null, m.up.toString()]),
+    contextMigrations(c).map((m) => [m.id, m.replaces ?? null, m.up.toString()]),
   ]);
   return createHash('sha256')
     .update(JSON.stringify([freshClusterKey(), migrations]))
@@ -55,11 +55,8 @@ export async function writeMigratedCluster(folder: string = __dirname): Promise<
   if (existsSync(path)) return path;
   const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
   try {
-    for (const c of ALL_CONTEXTS)
-      await runMigrations(db, CONTEXT_SCHEMAS[c.context], [...coreMigrations, ...c.migrations]);
-    const tar = await (await pgliteInstance('memory://')).dumpDataDir('gzip');
-    writeFileSync(`${path}.${process.pid}`, Buffer.from(await tar.arrayBuffer()));
-    renameSync(`${path}.${process.pid}`, path);
+    await migrateContexts(db, ALL_CONTEXTS);
+    await saveCluster('memory://', path);
   } finally {
     await db.close();
   }

@@ -27,6 +27,22 @@ export const coreMigrations: readonly Migration[] = [
   eventChainMigration,
 ];
 
+/** A context's migrations in the order they run: the core tables first, then its own. */
+export function contextMigrations(definition: ContextDefinition): readonly Migration[] {
+  return [...coreMigrations, ...definition.migrations];
+}
+
+/** Runs each context's migrations in its schema, in turn: the ids each applied (empty: up to date). */
+export async function migrateContexts(
+  db: Database,
+  contexts: readonly ContextDefinition[],
+): Promise<string[][]> {
+  const applied: string[][] = [];
+  for (const c of contexts)
+    applied.push(await runMigrations(db, CONTEXT_SCHEMAS[c.context], contextMigrations(c)));
+  return applied;
+}
+
 /** What a bounded context declares about its storage and read models. */
 export interface ContextDefinition {
   context: ContextName;
@@ -200,7 +216,7 @@ export class ContextRuntime {
   }
 
   migrate(): Promise<string[]> {
-    return runMigrations(this.infra.db, this.schema, [...coreMigrations, ...this.definition.migrations]);
+    return runMigrations(this.infra.db, this.schema, contextMigrations(this.definition));
   }
 
   rebuild(projectionName: string): Promise<number> {

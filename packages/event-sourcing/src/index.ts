@@ -21,7 +21,7 @@ export {
   DatabaseFaultError,
   freshClusterKey,
   onDatabaseFault,
-  pgliteInstance,
+  saveCluster,
 } from './pglite-pool';
 export * from './nest';
 export * from './ledger-balance.projection';

@@ -217,13 +217,26 @@ export async function writeBuiltFreshCluster(): Promise<string> {
   const path = builtFreshClusterPath();
   const db = await PGlite.create(pgliteOptions());
   try {
-    const tar = await db.dumpDataDir('gzip');
-    writeFileSync(`${path}.${process.pid}`, Buffer.from(await tar.arrayBuffer()));
-    renameSync(`${path}.${process.pid}`, path);
+    await writeGzippedCluster(db, path);
   } finally {
     await db.close();
   }
   return path;
+}
+
+/**
+ * Writes the cluster of `dataDir`'s open engine to `path`, gzipped (what `firstCluster` and the build's
+ * fresh cluster are): e.g. an in-memory database after its migrations.
+ */
+export async function saveCluster(dataDir: string, path: string): Promise<void> {
+  await writeGzippedCluster(await pgliteInstance(dataDir), path);
+}
+
+/** Dumps the engine's cluster, gzipped; written beside `path` and renamed, so a reader never sees half a file. */
+async function writeGzippedCluster(db: PGlite, path: string): Promise<void> {
+  const tar = await db.dumpDataDir('gzip');
+  writeFileSync(`${path}.${process.pid}`, Buffer.from(await tar.arrayBuffer()));
+  renameSync(`${path}.${process.pid}`, path);
 }
 
 /**
