@@ -10,7 +10,7 @@ export { type AgentChannelOptions } from './agent/agent-channel.options';
 export { type GpuMetricsOptions } from './gpu-metrics/gpu-metrics.store';
 export { AgentSessions } from './agent/agent-sessions';
 export { DirectoryLogStore, type LogStore } from './logs/log-store';
-export { Provisioning } from './instances/create-instance/provisioning';
+export { recordInterruptedRent } from './instances/testing/interrupted-rent';
 export { ProvisioningRecovery } from './instances/create-instance/provisioning-recovery';
 export { ScheduledJobRunner, type ScheduledRun } from './scheduled-jobs/scheduled-job.runner';
 export { provisioningStreamId } from './instances/create-instance/provisioning.workflow';

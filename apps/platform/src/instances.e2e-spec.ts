@@ -3,10 +3,10 @@ import { IDENTITY_RUNTIME, IdentityModule, RecordingMailer } from '@rigmarket/id
 import {
   INSTANCE_RUNTIME,
   InstanceLifecycleModule,
-  Provisioning,
   ProvisioningRecovery,
   SimulatedHostDriver,
   provisioningStreamId,
+  recordInterruptedRent,
 } from '@rigmarket/instance-lifecycle';
 import { MARKETPLACE_RUNTIME, MarketplaceModule } from '@rigmarket/marketplace-api';
 import {
@@ -929,7 +929,7 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
       .expect(200);
   }, 120_000);
 
-  it('gives up a rent interrupted between its GPU allocation and its instance: the recovery frees the GPUs', async () => {
+  it('gives up a rent an older release left between its GPU allocation and its instance: the recovery frees the GPUs', async () => {
     const reg = await http()
       .post('/api/v0/machines/')
       .set(as(ADMIN_KEY))
@@ -951,13 +951,12 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
       60_000,
       'the crash machine',
     );
-    // The create handler's first step (the request and its GPUs), then its process "dies": the GPUs are
-    // held, no instance exists.
+    // A rent of an older release that recorded its first step (the request and its GPUs), then its process
+    // "died": the GPUs are held, no instance exists. (Rents now record all of it in one transaction.)
     const runtime = h.app.get<ContextRuntime>(INSTANCE_RUNTIME, { strict: false });
     const instanceId = await runtime.nextId('instance_ids');
     const request = { instanceId, renter: 1, machineId: crashMachine, numGpus: 1, machineGpus: 1, bid: null };
-    const interrupted = new Provisioning(runtime, request, { correlationId: 'crash', causationId: 'crash' });
-    await interrupted.allocate();
+    await recordInterruptedRent(runtime, request, { correlationId: 'crash', causationId: 'crash' });
     const refused = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });
     expect(refused.body).toMatchObject({ success: false, error: 'offer_unavailable' });
 
@@ -976,23 +975,39 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
       'ProvisioningFailed',
       'ProvisioningGpusReleased',
     ]);
-    // Had the interrupted handler gone on, its creating transaction would have been refused with the rent given
-    // up: its first attempt starts from the stream as the allocation left it and fails on the stream's version
-    // (the runner then runs the command again), the next reads the stream and is refused. Its step rides in
-    // the instance's append: appended here alone.
-    const creating = () =>
-      runtime.db.transaction(async (sql) =>
-        runtime.store.appendStreams(
-          sql,
-          await interrupted.created(sql),
-          { correlationId: 'crash', causationId: 'crash' },
-          new Date(),
-        ),
-      );
-    await expect(creating()).rejects.toMatchObject({ code: 'concurrency_conflict' });
-    await expect(creating()).rejects.toMatchObject({ code: 'provisioning_ended' });
     const rented = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });
     expect(rented.status).toBe(200);
+    // Today's rent records its allocation, its instance and its whole workflow in one transaction: it never
+    // shows as open, and a crash cannot split it.
+    const rentedId = rented.body.new_contract as number;
+    const steps2 = await runtime.db.transaction((sql) =>
+      runtime.store.readStream(sql, provisioningStreamId(rentedId)),
+    );
+    expect(steps2.map((e) => e.type)).toEqual([
+      'ProvisioningRequested',
+      'ProvisioningGpusAllocated',
+      'ProvisioningInstanceCreated',
+    ]);
+    const written = await runtime.db.query<{ stream_id: string; tx: string }>(
+      `SELECT stream_id, transaction_id::text AS tx FROM instance_lifecycle.events
+        WHERE (stream_id = $1 AND stream_position = 1) OR stream_id = $2
+           OR (stream_id = $3 AND data->>'instanceId' = $4)`,
+      [
+        `instance-${rentedId}`,
+        provisioningStreamId(rentedId),
+        `allocation-${crashMachine}`,
+        String(rentedId),
+      ],
+    );
+    expect(new Set(written.map((r) => r.stream_id.split('-')[0]))).toEqual(
+      new Set(['instance', 'provisioning', 'allocation']),
+    );
+    expect(new Set(written.map((r) => r.tx)).size).toBe(1);
+    expect(
+      await runtime.db.query(`SELECT 1 FROM instance_lifecycle.open_provisionings WHERE instance_id = $1`, [
+        rentedId,
+      ]),
+    ).toEqual([]);
     await http()
       .delete(`/api/v0/instances/${rented.body.new_contract as number}/`)
       .set(as(renterKey))

@@ -41,7 +41,8 @@ export interface CommandResult<State, Event extends DomainEvent = DomainEvent> {
   eventsRead: number;
 }
 
-interface Folded<State> {
+/** A stream as a fold left it: its state, its version, and where the fold started. */
+export interface Folded<State> {
   state: State;
   version: number;
   eventsRead: number;
@@ -159,13 +160,13 @@ export class CommandRunner {
           const folded =
             options.newStream && attempt === 1
               ? { state: evolver.initialState(), version: 0, eventsRead: 0, snapshotVersion: 0 }
-              : await this.fold(sql, streamId, evolver);
+              : await this.foldIn(sql, streamId, evolver);
           let state = folded.state;
           const { version, eventsRead } = folded;
           const now = this.clock.now();
           const events = await decide(state, now, sql);
           if (events.length === 0) {
-            await this.maybeSnapshot(sql, streamId, evolver, folded, state, version);
+            await this.snapshotIfDue(sql, streamId, evolver, folded, state, version);
             return { result: { events: [], decided: [], state, version, eventsRead }, appended: [] };
           }
           // The append's statement moves every read model's positions too, then each takes the command's
@@ -182,7 +183,7 @@ export class CommandRunner {
           const envelopes = appended.slice(0, events.length);
           await options.alsoInTransaction?.(sql, envelopes, folded.state, events);
           state = events.reduce((s, e) => evolver.evolve(s, e), state);
-          await this.maybeSnapshot(sql, streamId, evolver, folded, state, version + events.length);
+          await this.snapshotIfDue(sql, streamId, evolver, folded, state, version + events.length);
           return {
             result: {
               events: envelopes,
@@ -245,13 +246,16 @@ export class CommandRunner {
     evolver: Evolver<State, Event>,
   ): Promise<{ state: State; version: number; eventsRead: number }> {
     const { state, version, eventsRead } = await this.db.transaction((sql) =>
-      this.fold(sql, streamId, evolver),
+      this.foldIn(sql, streamId, evolver),
     );
     return { state, version, eventsRead };
   }
 
-  /** The stream's state: its snapshot (if any, of the evolver's shape) plus the events after it. */
-  private async fold<State, Event extends DomainEvent>(
+  /**
+   * The stream's state: its snapshot (if any, of the evolver's shape) plus the events after it, read in a
+   * transaction the caller holds (a command that decides on a second stream in its own transaction).
+   */
+  async foldIn<State, Event extends DomainEvent>(
     sql: Sql,
     streamId: string,
     evolver: Evolver<State, Event>,
@@ -278,8 +282,12 @@ export class CommandRunner {
     };
   }
 
-  /** Writes the state as the stream's snapshot, in the command's transaction, once enough events piled up. */
-  private async maybeSnapshot<State, Event extends DomainEvent>(
+  /**
+   * Writes the state as the stream's snapshot, in the command's transaction, once enough events piled up
+   * since the fold's snapshot (`version`: the stream's version with the command's events, appended in the
+   * same transaction).
+   */
+  async snapshotIfDue<State, Event extends DomainEvent>(
     sql: Sql,
     streamId: string,
     evolver: Evolver<State, Event>,

@@ -13,12 +13,17 @@ import {
 import {
   type ContextRuntime,
   type CommandBody,
+  type Folded,
   type HandleOptions,
   type Sql,
   type TimedDecider,
   appendAndProject,
 } from '@rigmarket/event-sourcing';
-import { allocationDecider, allocationStreamId } from '../allocation/allocation.decider';
+import {
+  type AllocationEvent,
+  allocationDecider,
+  allocationStreamId,
+} from '../allocation/allocation.decider';
 import { type HostCommandOptions, kickAfterCommit, writeHostCommands } from '../host/host-commands';
 import {
   type InstanceCommand,
@@ -110,8 +115,10 @@ export async function decideIn<State, Command extends { at: string }, Event exte
 }
 
 /**
- * decideIn without the append: the stream read (unless `known`), folded and decided; the caller appends
- * `decided` at `expectedVersion` (e.g. alongside another command's events: HandleOptions.alongside).
+ * decideIn without the append: the stream folded (from its snapshot, unless `known`) and decided; the caller
+ * appends `decided` at `expectedVersion` in the same transaction (e.g. alongside another command's events:
+ * HandleOptions.alongside). A stream with a snapshot policy gets its snapshot written here when one is due:
+ * it rolls back with the transaction should the append fail.
  */
 export async function decideOn<State, Command extends { at: string }, Event extends DomainEvent>(
   runtime: ContextRuntime,
@@ -122,17 +129,11 @@ export async function decideOn<State, Command extends { at: string }, Event exte
   now: Date,
   known?: StreamState<State>,
 ): Promise<{ before: State; after: State; decided: Event[]; expectedVersion: number }> {
-  let before: State;
-  let version: number;
-  if (known) ({ state: before, version } = known);
-  else {
-    const history = await runtime.store.readStream(sql, streamId);
-    before = history.reduce(
-      (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
-      decider.initialState(),
-    );
-    version = history.length;
-  }
+  // A known state is never snapshotted (where its fold started is not known): as if just snapshotted.
+  const folded: Folded<State> = known
+    ? { ...known, eventsRead: 0, snapshotVersion: known.version }
+    : await runtime.runner.foldIn(sql, streamId, decider);
+  const { state: before, version } = folded;
   const at = now.toISOString();
   const decided: Event[] = [];
   let state = before;
@@ -142,6 +143,8 @@ export async function decideOn<State, Command extends { at: string }, Event exte
     // evolve may update in place: fold a copy of the state before, which the caller gets back.
     if (events.length > 0) state = events.reduce((s, e) => decider.evolve(s, e), structuredClone(state));
   }
+  if (decided.length > 0)
+    await runtime.runner.snapshotIfDue(sql, streamId, decider, folded, state, version + decided.length);
   return { before, after: state, decided, expectedVersion: version };
 }
 
@@ -158,6 +161,9 @@ export interface GpuRequest {
   machineGpus: number;
   bid: number | null;
 }
+
+/** How often a command on a machine's allocation stream decides again after a concurrent one took its version. */
+export const ALLOCATION_ATTEMPTS = 100;
 
 /**
  * Allocates on the machine's stream; instances outbid by it are marked outbid on their own streams in the
@@ -179,23 +185,37 @@ export async function allocateGpus(
     { type: 'AllocateGpus', ...a },
     metadata,
     {
-      maxAttempts: 100,
+      maxAttempts: ALLOCATION_ATTEMPTS,
       awaitPublication,
       alongside,
-      alsoInTransaction: async (sql, events) => {
-        marked = 0;
-        for (const event of events) {
-          const data = event.data as { instanceId: number; outbid?: boolean };
-          if (event.type !== 'GpusReleased' || !data.outbid) continue;
-          const at = new Date(event.occurredAt);
-          marked += (
-            await runInstanceCommandIn(runtime, sql, data.instanceId, { type: 'MarkOutbid' }, metadata, at)
-          ).length;
-        }
+      alsoInTransaction: async (sql, _events, _before, decided) => {
+        marked = await markOutbidIn(runtime, sql, decided, metadata);
       },
     },
   );
   if (marked > 0) kickAfterCommit(runtime);
+}
+
+/**
+ * Marks outbid, each on its own stream and in the allocation's transaction, the instances whose GPUs an
+ * allocation's events took (their stops go to host_commands with it). Returns how many events that wrote:
+ * the caller kicks the host commands' delivery after the commit when any.
+ */
+export async function markOutbidIn(
+  runtime: ContextRuntime,
+  sql: Sql,
+  allocation: readonly AllocationEvent[],
+  metadata: EventMetadata,
+): Promise<number> {
+  let marked = 0;
+  for (const event of allocation) {
+    if (event.type !== 'GpusReleased' || !event.data.outbid) continue;
+    const at = new Date(event.data.at);
+    const { instanceId } = event.data;
+    marked += (await runInstanceCommandIn(runtime, sql, instanceId, { type: 'MarkOutbid' }, metadata, at))
+      .length;
+  }
+  return marked;
 }
 
 /** Gives an instance's GPUs back (nothing when it holds none). */
@@ -210,7 +230,7 @@ export async function releaseGpus(
     allocationDecider,
     { type: 'ReleaseGpus', machineId, instanceId },
     metadata,
-    { maxAttempts: 100 },
+    { maxAttempts: ALLOCATION_ATTEMPTS },
   );
 }
 

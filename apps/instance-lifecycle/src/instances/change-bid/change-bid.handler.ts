@@ -5,7 +5,7 @@ import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { allocationDecider, allocationStreamId } from '../../allocation/allocation.decider';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
 import { findMachine } from '../../read-models/market-machines/queries';
-import { checkBidBound, runInstanceCommand } from '../instance-commands';
+import { ALLOCATION_ATTEMPTS, checkBidBound, runInstanceCommand } from '../instance-commands';
 import { instanceDecider, instanceStreamId } from '../instance.decider';
 import { ChangeBidCommand } from './change-bid.command';
 
@@ -30,7 +30,7 @@ export class ChangeBidHandler implements ICommandHandler<ChangeBidCommand> {
         allocationDecider,
         { type: 'ChangeBid', machineId: state.machineId, instanceId, bid: price },
         metadata,
-        { maxAttempts: 100 },
+        { maxAttempts: ALLOCATION_ATTEMPTS },
       );
     }
   }

@@ -13,19 +13,21 @@ import {
 } from '../../instance-lifecycle.tokens';
 import { findTemplate } from '../../read-models/market-templates/queries';
 import { refuseUnlessPositive } from '../account-credit';
-import { checkBidBound, runInstanceCommand } from '../instance-commands';
+import { ALLOCATION_ATTEMPTS, checkBidBound, runInstanceCommand } from '../instance-commands';
+import { kickAfterCommit } from '../../host/host-commands';
 import type { PendingKeyBox } from '../pending-keys';
 import { refuseInMaintenance } from '../sync-maintenance-notices';
 import { checkVolume, readRentChecks, refuseIfUnavailable, templateLogin } from './create-checks';
 import { CreateInstanceCommand, type CreatedInstance, offerParts } from './create-instance.command';
 import { instanceConfig } from './template-merge';
 import { IdempotencyRecords, requestHash } from './idempotency';
-import { Provisioning, failureReason } from './provisioning';
+import { Provisioning } from './provisioning';
 
 /**
  * Accepting an offer: resolve the machine and template from instance-lifecycle's own read models and
- * merge; then the provisioning workflow: allocate the GPUs on the machine's allocation stream (refused when
- * taken), create the instance with its instance key in one transaction, and hand it to the host driver.
+ * merge; then, in one transaction, allocate the GPUs on the machine's allocation stream (refused when
+ * taken), create the instance with its instance key and record the provisioning workflow; the host driver
+ * gets its provision command after the commit.
  */
 @CommandHandler(CreateInstanceCommand)
 export class CreateInstanceHandler implements ICommandHandler<CreateInstanceCommand> {
@@ -109,15 +111,17 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
     const dphTotal = request.price ?? ask.priceGpu * numGpus + storageDph;
     const { instanceId } = checks;
 
-    // The rent as a workflow (provisioning.workflow.ts): the request with the GPUs, then the instance, each
-    // step recorded with its outcome; a failure or a crash between the steps releases what was allocated.
-    const provisioning = new Provisioning(
-      this.runtime,
-      { instanceId, renter, machineId, numGpus, machineGpus: machine.numGpus, bid: request.price },
-      metadata,
-    );
-    await provisioning.allocate();
-
+    // The rent as a workflow (provisioning.workflow.ts) recorded whole in the creating transaction: the GPUs
+    // allocated and the instance created in one append, or nothing at all.
+    const provisioning = new Provisioning(this.runtime, {
+      instanceId,
+      renter,
+      machineId,
+      numGpus,
+      machineGpus: machine.numGpus,
+      bid: request.price,
+    });
+    let outbid = 0;
     const instanceApiKey = randomBytes(32).toString('hex');
     try {
       await runInstanceCommand(
@@ -145,10 +149,12 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         metadata,
         {
           // The 201 needs only the inline read models (instances, instance keys): the other contexts learn
-          // of the instance from the relay, in the background.
+          // of the instance and its allocation from the relay, in the background.
           awaitPublication: false,
           // Its id was just drawn: the stream is not read (the fold starts from the initial state).
           newStream: true,
+          // Renters of one machine contend on its allocation stream: each conflict decides again.
+          maxAttempts: ALLOCATION_ATTEMPTS,
           // Its provision command (host_commands) carries the key sealed, or, waiting for its volume, its
           // pending provision until the volume exists (VolumeForInstanceReactor): never in the clear.
           sealedInstanceKey: this.pendingKeys.seal(instanceApiKey, instanceId),
@@ -156,9 +162,10 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
             imageLogin === null ? undefined : this.pendingKeys.sealLogin(imageLogin, instanceId),
           // The instance key exists exactly when the instance does: its row rides in that statement.
           instanceKey: { hash: hashKey(instanceApiKey), ownerId: renter },
-          // The workflow's step rides in the instance's append.
-          alongside: (sql) => provisioning.created(sql),
+          // The GPUs' allocation and the workflow's steps ride in the instance's append.
+          alongside: (sql) => provisioning.alongsideInstance(sql),
           alsoInTransaction: async (sql, events) => {
+            outbid = await provisioning.markOutbid(sql, metadata);
             if (idempotencyKey === null) return;
             const at = events[0]?.occurredAt ?? this.runtime.runner.clock.now().toISOString();
             await idempotency.record(sql, renter, idempotencyKey, hash, { instanceId, instanceApiKey }, at);
@@ -166,13 +173,15 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
         },
       );
     } catch (error) {
-      await provisioning.compensate(failureReason('instance not created', error));
+      // Nothing of the rent was written. Of two requests with one Idempotency-Key, the second fails on the
+      // record's key: it answers the first's.
       if (idempotencyKey !== null) {
         const twin = await idempotency.prior(renter, idempotencyKey, hash);
         if (twin) return twin;
       }
       throw error;
     }
+    if (outbid > 0) kickAfterCommit(this.runtime);
     return { instanceId, instanceApiKey };
   }
 }

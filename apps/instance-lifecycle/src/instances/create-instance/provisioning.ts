@@ -1,10 +1,14 @@
-import { type EventMetadata, refusalCode } from '@rigmarket/contracts';
+import type { EventMetadata } from '@rigmarket/contracts';
 import type { CommandBody, ContextRuntime, Sql, StreamAppend } from '@rigmarket/event-sourcing';
-import { type StreamState, allocateGpus, decideOn, releaseGpus } from '../instance-commands';
+import {
+  type AllocationEvent,
+  allocationDecider,
+  allocationStreamId,
+} from '../../allocation/allocation.decider';
+import { decideOn, markOutbidIn, releaseGpus } from '../instance-commands';
 import {
   type ProvisioningInput,
   type ProvisioningRequest,
-  type ProvisioningState,
   nextOutput,
   provisioningStreamId,
   provisioningWorkflow,
@@ -13,104 +17,70 @@ import {
 type Input = CommandBody<ProvisioningInput>;
 
 /**
- * Carries out the provisioning workflow of one rent (provisioning.workflow.ts): each step runs in a
- * transaction that also records its outcome on the workflow's stream; the request is recorded in the first
- * step's (the allocation's) transaction, before its outcome. The handler runs the steps in order;
- * `compensate` (on a failure, or from ProvisioningRecovery after a crash) undoes what the stream says was done.
+ * The provisioning workflow of one rent (provisioning.workflow.ts), recorded whole in the creating
+ * transaction: the instance's command appends, in the same statement (HandleOptions.alongside), the GPUs
+ * allocated on the machine's allocation stream and the workflow's request, allocation and creation. So a rent
+ * either happened entirely or left nothing: no crash can hold GPUs for an instance that was never created.
+ * `compensate` (ProvisioningRecovery) still ends the rents an older release left open between its two
+ * transactions.
  */
 export class Provisioning {
-  /** The workflow's stream as the allocation's committed transaction left it (used once, by `created`). */
-  private allocated: StreamState<ProvisioningState> | undefined;
+  private attempts = 0;
+  /** The allocation events the current attempt decided (the instances they outbid are marked after the append). */
+  private allocation: readonly AllocationEvent[] = [];
 
   constructor(
     private readonly runtime: ContextRuntime,
     readonly request: ProvisioningRequest,
-    private readonly metadata: EventMetadata,
   ) {}
 
   /**
-   * Allocates the GPUs on the machine's allocation stream and records the request and the allocation on the
-   * workflow's stream in the same statement (one transaction, one append to both streams). A refusal (the
-   * GPUs are taken) rolls all of it back: nothing was rented and nothing is left to compensate; it is thrown.
+   * In the creating transaction, before the append (HandleOptions.alongside, called again on every attempt):
+   * the allocation decided on the machine's stream (from its snapshot) and the workflow's three steps. A
+   * refusal (the GPUs are taken) is thrown and rolls the whole rent back; a concurrent allocation of the
+   * machine makes the append fail on the stream's version, and the command runs again.
    */
-  async allocate(): Promise<void> {
-    const { instanceId } = this.request;
-    let recorded: StreamState<ProvisioningState> | undefined;
-    try {
-      await allocateGpus(this.runtime, this.request, this.metadata, {
-        // The stream is new (the instance id was just drawn): nothing to read.
-        alongside: async (sql) => {
-          const step = await this.stepIn(
-            sql,
-            [
-              { type: 'RequestProvisioning', ...this.request },
-              { type: 'RecordGpusAllocated', instanceId },
-            ],
-            { state: provisioningWorkflow.initialState(), version: 0 },
-          );
-          recorded = step.recorded;
-          return [step.append];
-        },
-        // The renter's answer needs only instance-lifecycle's own read models (inline): marketplace's
-        // offers and billing learn of the rent from the relay, in the background.
-        awaitPublication: false,
-      });
-    } catch (error) {
-      await this.compensate(failureReason('GPUs not allocated', error));
-      throw error;
-    }
-    // What the committed attempt recorded (the callback of every earlier attempt was rolled back).
-    this.allocated = recorded;
-  }
-
-  /**
-   * In the creating transaction, appended with the instance's events (HandleOptions.alongside): records that
-   * the instance exists (refused when the rent was given up). The first attempt starts from the stream as the
-   * allocation left it, without reading it: a step recorded since (the rent given up by the recovery) makes
-   * the append fail and the command retry, reading it then.
-   */
-  async created(sql: Sql): Promise<StreamAppend[]> {
-    const known = this.allocated;
-    this.allocated = undefined;
-    const { append } = await this.stepIn(
-      sql,
-      { type: 'RecordInstanceCreated', instanceId: this.request.instanceId },
-      known,
-    );
-    return [append];
-  }
-
-  /**
-   * Records the failure, then releases the GPUs when the stream says they were allocated. A compensation
-   * that fails itself (the database is away) is left to ProvisioningRecovery, which finds the rent open.
-   */
-  async compensate(reason: string): Promise<void> {
-    await compensateProvisioning(this.runtime, this.request.instanceId, reason, this.metadata).catch(
-      () => undefined,
-    );
-  }
-
-  /** A step decided on the workflow's stream (read unless `known`), for the caller's append. */
-  private async stepIn(
-    sql: Sql,
-    input: Input | readonly Input[],
-    known?: StreamState<ProvisioningState>,
-  ): Promise<{ append: StreamAppend; recorded: StreamState<ProvisioningState> }> {
-    const streamId = provisioningStreamId(this.request.instanceId);
+  async alongsideInstance(sql: Sql): Promise<StreamAppend[]> {
+    const { instanceId, machineId } = this.request;
     const now = this.runtime.runner.clock.now();
-    const { after, decided, expectedVersion } = await decideOn(
+    const allocationStream = allocationStreamId(machineId);
+    const allocated = await decideOn(
+      this.runtime,
+      sql,
+      allocationStream,
+      allocationDecider,
+      { type: 'AllocateGpus', ...this.request },
+      now,
+    );
+    this.allocation = allocated.decided;
+    // The instance id was just drawn: its workflow's stream is new (read again only on a retry).
+    this.attempts += 1;
+    const streamId = provisioningStreamId(instanceId);
+    const steps = await decideOn(
       this.runtime,
       sql,
       streamId,
       provisioningWorkflow,
-      input,
+      [
+        { type: 'RequestProvisioning', ...this.request },
+        { type: 'RecordGpusAllocated', instanceId },
+        { type: 'RecordInstanceCreated', instanceId },
+      ],
       now,
-      known,
+      this.attempts === 1 ? { state: provisioningWorkflow.initialState(), version: 0 } : undefined,
     );
-    return {
-      append: { streamId, expectedVersion, events: decided },
-      recorded: { state: after, version: expectedVersion + decided.length },
-    };
+    return [
+      { streamId: allocationStream, expectedVersion: allocated.expectedVersion, events: allocated.decided },
+      { streamId, expectedVersion: steps.expectedVersion, events: steps.decided },
+    ];
+  }
+
+  /**
+   * In the creating transaction, after the append: the instances the allocation outbid are marked outbid
+   * on their own streams (their stops go to host_commands). Returns how many events that wrote.
+   */
+  markOutbid(sql: Sql, metadata: EventMetadata): Promise<number> {
+    return markOutbidIn(this.runtime, sql, this.allocation, metadata);
   }
 }
 
@@ -133,7 +103,3 @@ export async function compensateProvisioning(
   await releaseGpus(runtime, output.machineId, output.instanceId, metadata);
   await run({ type: 'RecordGpusReleased', instanceId });
 }
-
-/** Why a step failed, as the workflow records it: the refusal's code, never an error's text (which may quote data). */
-export const failureReason = (step: string, error: unknown): string =>
-  `${step}: ${refusalCode(error) ?? 'unexpected error'}`;

@@ -20,6 +20,11 @@ const failed = (instanceId: number): SpecEvent<ProvisioningEvent> => ({
   type: 'ProvisioningFailed',
   data: { instanceId, reason: 'instance not created: unexpected error', at: T1 },
 });
+const created = (instanceId: number): SpecEvent<ProvisioningEvent> => ({
+  streamId: `provisioning-${instanceId}`,
+  type: 'ProvisioningInstanceCreated',
+  data: { instanceId, at: T1 },
+});
 const rows = `SELECT instance_id, machine_id, step, updated_at::text AS updated_at
   FROM instance_lifecycle.open_provisionings ORDER BY 1`;
 
@@ -53,5 +58,13 @@ describe('open_provisionings projection', () => {
       })
       .then(rows, [
         { instance_id: 5, machine_id: 7, step: 'compensating', updated_at: '2026-05-01 12:00:01+00' },
+      ]));
+
+  it('lists no rent recorded whole in one append, beside one still open', () =>
+    spec
+      .given([requested(7), allocated(7)])
+      .when(requested(8), allocated(8), created(8))
+      .then(rows, [
+        { instance_id: 7, machine_id: 7, step: 'creating', updated_at: '2026-05-01 12:00:01+00' },
       ]));
 });

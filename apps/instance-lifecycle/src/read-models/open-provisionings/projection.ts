@@ -57,13 +57,25 @@ export const openProvisioningsProjection = defineProjection<ProvisioningEvent>({
     'ProvisioningGpusReleased',
   ],
   apply: applyEvent,
-  // A rent's request and allocation are one append (one batch, applied in its transaction): its row starts
-  // at 'creating', as the INSERT and then the UPDATE would leave it.
+  // A rent records its request, allocation and instance in one append (one batch, applied in its
+  // transaction): it opens and ends there, so no row, as the INSERT, UPDATE and DELETE would leave it (a
+  // stream records one request only: no earlier row of that instance exists). A rent recorded by an older
+  // release had its request and allocation in one append: its row starts at 'creating', as the INSERT and
+  // then the UPDATE would leave it.
   async applyBatch(sql, events) {
     for (let i = 0; i < events.length; i += 1) {
       const event = events[i]!;
       const next = events[i + 1];
+      const third = events[i + 2];
       if (
+        event.type === 'ProvisioningRequested' &&
+        next?.type === 'ProvisioningGpusAllocated' &&
+        third?.type === 'ProvisioningInstanceCreated' &&
+        next.data.instanceId === event.data.instanceId &&
+        third.data.instanceId === event.data.instanceId
+      ) {
+        i += 2;
+      } else if (
         event.type === 'ProvisioningRequested' &&
         next?.type === 'ProvisioningGpusAllocated' &&
         next.data.instanceId === event.data.instanceId
