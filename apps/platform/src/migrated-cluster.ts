@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTEXT_SCHEMAS } from '@rigmarket/contracts';
 import {
@@ -7,6 +7,7 @@ import {
   Database,
   contextMigrations,
   freshClusterKey,
+  keepOnlyCopy,
   migrateContexts,
   saveCluster,
 } from '@rigmarket/event-sourcing';
@@ -50,9 +51,7 @@ export function builtMigratedCluster(folder: string = __dirname): string | undef
  */
 export async function writeMigratedCluster(folder: string = __dirname): Promise<string> {
   const path = migratedClusterPath(folder);
-  for (const name of readdirSync(folder))
-    if (NAME.test(name) && join(folder, name) !== path) rmSync(join(folder, name));
-  if (existsSync(path)) return path;
+  if (keepOnlyCopy(path, NAME)) return path;
   const db = await Database.connect({ kind: 'pglite', dataDir: 'memory://' });
   try {
     await migrateContexts(db, ALL_CONTEXTS);

@@ -20,6 +20,7 @@ export {
   closePglite,
   DatabaseFaultError,
   freshClusterKey,
+  keepOnlyCopy,
   onDatabaseFault,
   saveCluster,
 } from './pglite-pool';

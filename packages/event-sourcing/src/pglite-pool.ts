@@ -212,6 +212,18 @@ function builtFreshCluster(): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
+/**
+ * A build keeps one copy of a cluster per family (`family` matches the file names): removes the others in
+ * `path`'s folder (made for another PGlite release, other settings or other migrations) and answers whether
+ * `path` itself is there already.
+ */
+export function keepOnlyCopy(path: string, family: RegExp): boolean {
+  const folder = dirname(path);
+  for (const name of readdirSync(folder))
+    if (family.test(name) && name !== basename(path)) rmSync(join(folder, name));
+  return existsSync(path);
+}
+
 /** Writes a fresh cluster of this PGlite release and these options, gzipped, where a first start looks for it. */
 export async function writeBuiltFreshCluster(): Promise<string> {
   const path = builtFreshClusterPath();
