@@ -1008,11 +1008,24 @@ describe.each(BOTH_MODES)('instances over HTTP, %s', (mode, harnessMode) => {
         rentedId,
       ]),
     ).toEqual([]);
-    await http()
-      .delete(`/api/v0/instances/${rented.body.new_contract as number}/`)
-      .set(as(renterKey))
-      .send({})
-      .expect(200);
+    await http().delete(`/api/v0/instances/${rentedId}/`).set(as(renterKey)).send({}).expect(200);
+    // The destroy releases the GPUs in its own transaction: the offer is whole again at once.
+    const ended = await runtime.db.query<{ type: string; tx: string }>(
+      `SELECT type, transaction_id::text AS tx FROM instance_lifecycle.events
+        WHERE (stream_id = $1 AND type = 'InstanceDestroyed') OR (stream_id = $2 AND type = 'GpusReleased' AND data->>'instanceId' = $3)`,
+      [`instance-${rentedId}`, `allocation-${crashMachine}`, String(rentedId)],
+    );
+    expect(ended.map((r) => r.type).sort()).toEqual(['GpusReleased', 'InstanceDestroyed']);
+    expect(new Set(ended.map((r) => r.tx)).size).toBe(1);
+    const again = await eventually(
+      async () => {
+        const r = await http().put(`/api/v0/asks/${offer}/`).set(as(renterKey)).send({ image: 'busybox' });
+        return r.status === 200 ? (r.body.new_contract as number) : undefined;
+      },
+      30_000,
+      'the offer rentable again after the destroy',
+    );
+    await http().delete(`/api/v0/instances/${again}/`).set(as(renterKey)).send({}).expect(200);
   }, 120_000);
 
   it("lists the filter values of the caller's own instances and filters by machine verification", async () => {

@@ -16,7 +16,7 @@ import { INSTANCE_RUNTIME } from '../instance-lifecycle.tokens';
 import { CreateInstanceCommand } from '../instances/create-instance/create-instance.command';
 import type { CreateRequest } from '../instances/create-instance/create-request';
 import { DestroyInstanceCommand } from '../instances/destroy-instance/destroy-instance.command';
-import { releaseGpus, runInstanceCommand } from '../instances/instance-commands';
+import { ALLOCATION_ATTEMPTS, releaseOnDestroy, runInstanceCommand } from '../instances/instance-commands';
 import { type MachineReport, machineReports } from '../read-models/machine-reports/queries';
 import { type MachineRecord, findMachine } from '../read-models/market-machines/queries';
 import { SCHEMA } from '../schema';
@@ -191,6 +191,9 @@ export class CleanupMachineHandler implements ICommandHandler<CleanupMachineComm
         { type: 'ExpireInstance', hostId, contractEnd },
         metadata,
         {
+          // Its GPUs are released in the same append.
+          alongside: releaseOnDestroy(this.runtime),
+          maxAttempts: ALLOCATION_ATTEMPTS,
           alsoInTransaction: async (sql, envelopes, _before, events) => {
             const destroyed = events.find((e) => e.type === 'InstanceDestroyed');
             if (!destroyed || destroyed.type !== 'InstanceDestroyed') return;
@@ -206,7 +209,6 @@ export class CleanupMachineHandler implements ICommandHandler<CleanupMachineComm
         },
       );
       if (!decided.some((e) => e.type === 'InstanceDestroyed')) continue;
-      await releaseGpus(this.runtime, machineId, instanceId, metadata);
       cleaned.instanceIds.push(instanceId);
       cleaned.diskGb += Number(row.disk ?? 0);
     }

@@ -16,6 +16,7 @@ import {
   type Folded,
   type HandleOptions,
   type Sql,
+  type StreamAppend,
   type TimedDecider,
   appendAndProject,
 } from '@rigmarket/event-sourcing';
@@ -232,6 +233,34 @@ export async function releaseGpus(
     metadata,
     { maxAttempts: ALLOCATION_ATTEMPTS },
   );
+}
+
+/**
+ * HandleOptions.alongside of an instance command that may destroy the instance: when it does, the GPUs the
+ * machine's allocation stream holds for it are released in the same append (nothing when it holds none), so
+ * no crash leaves GPUs held by a destroyed instance. A concurrent allocation of the machine makes the append
+ * fail on that stream's version and the command run again: give it ALLOCATION_ATTEMPTS.
+ */
+export function releaseOnDestroy(
+  runtime: ContextRuntime,
+): (sql: Sql, decided: readonly InstanceEvent[]) => Promise<StreamAppend[]> {
+  return async (sql, decided) => {
+    const destroyed = decided.find((e) => e.type === 'InstanceDestroyed');
+    if (destroyed?.type !== 'InstanceDestroyed') return [];
+    const { machineId, instanceId } = destroyed.data;
+    const streamId = allocationStreamId(machineId);
+    const release = await decideOn(
+      runtime,
+      sql,
+      streamId,
+      allocationDecider,
+      { type: 'ReleaseGpus', machineId, instanceId },
+      runtime.runner.clock.now(),
+    );
+    return release.decided.length === 0
+      ? []
+      : [{ streamId, expectedVersion: release.expectedVersion, events: release.decided }];
+  };
 }
 
 /** A bid is at most MONEY_LIMITS.gpuPricePerHour per GPU of the offer (docs/api.md "Limits"). */

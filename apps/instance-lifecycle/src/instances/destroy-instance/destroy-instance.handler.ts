@@ -2,11 +2,14 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { ContextRuntime } from '@rigmarket/event-sourcing';
 import { INSTANCE_RUNTIME } from '../../instance-lifecycle.tokens';
-import { releaseGpus, runInstanceCommand } from '../instance-commands';
+import { ALLOCATION_ATTEMPTS, releaseGpus, releaseOnDestroy, runInstanceCommand } from '../instance-commands';
 import type { InstanceState } from '../instance.decider';
 import { DestroyInstanceCommand } from './destroy-instance.command';
 
-/** Idempotent: destroying a destroyed instance of one's own succeeds again (the CLI repeats it). */
+/**
+ * Idempotent: destroying a destroyed instance of one's own succeeds again (the CLI repeats it). The GPUs are
+ * released in the destroying transaction.
+ */
 @CommandHandler(DestroyInstanceCommand)
 export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCommand> {
   constructor(@Inject(INSTANCE_RUNTIME) private readonly runtime: ContextRuntime) {}
@@ -17,9 +20,11 @@ export class DestroyInstanceHandler implements ICommandHandler<DestroyInstanceCo
       instanceId,
       { type: 'DestroyInstance', requesterId },
       metadata,
+      { alongside: releaseOnDestroy(this.runtime), maxAttempts: ALLOCATION_ATTEMPTS },
     );
     const state: InstanceState = result.state;
-    if (state.status !== 'destroyed') return;
-    await releaseGpus(this.runtime, state.machineId, instanceId, metadata);
+    // A repeat releases what an older release's crash may have left held between its two transactions.
+    if (state.status === 'destroyed' && result.decided.length === 0)
+      await releaseGpus(this.runtime, state.machineId, instanceId, metadata);
   }
 }
