@@ -33,9 +33,9 @@ export const INTERRUPTED_REASON = 'interrupted: the rent made no progress (its p
 /**
  * Finishes the rents a crash interrupted (docs/architecture.md, Workflows): each open provisioning
  * workflow (read model `open_provisionings`) with no event for `staleAfterMs` is given up from what its
- * stream recorded, which releases GPUs allocated to an instance that was never created. A rent still
- * running in another process loses the race cleanly: its next step is refused (`provisioning_ended`,
- * expected version on the workflow's stream) and its renter is told to rent again.
+ * stream recorded, which releases GPUs allocated to an instance that was never created. Rents now record
+ * their whole workflow in one transaction and never stay open; what it finds are rents an older release
+ * left between its two transactions (a late step of one is refused: `provisioning_ended`).
  */
 @Injectable()
 export class ProvisioningRecovery implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -10,8 +10,10 @@ import { DomainError, type DomainEvent } from '@rigmarket/contracts';
  *   requested -> allocating --GpusAllocated--> creating --InstanceCreated--> completed
  *                    \--Failed--> failed          \--Failed--> compensating --GpusReleased--> compensated
  *
- * Private to instance-lifecycle (not published); the request carries no secret (the instance key and the
- * registry login never leave the creating transaction).
+ * Since 2026-11-27 a rent's steps all share the creating transaction (the request, the allocation and the
+ * instance in one append), so a rent is completed or absent; the failure paths serve the rents an older
+ * release left open. Private to instance-lifecycle (not published); the request carries no secret (the
+ * instance key and the registry login never leave the creating transaction).
  */
 export interface ProvisioningRequest {
   instanceId: number;
