@@ -79,9 +79,10 @@ export interface HandleOptions<State = unknown, Event extends DomainEvent = Doma
    * Other streams' events appended in the same statement as the command's (e.g. a workflow's step recorded
    * with the step's outcome), decided in the transaction once the command's events are: one INSERT for all
    * of them. A version conflict on any stream writes none of them and the whole command runs again (a
-   * retry's callback must read what it decides on). Called again on every attempt.
+   * retry's callback must read what it decides on). Called again on every attempt, with the attempt's time
+   * (the command's events carry it: the other streams' events take it too).
    */
-  alongside?: (sql: Sql, decided: Event[]) => Promise<readonly StreamAppend[]>;
+  alongside?: (sql: Sql, decided: Event[], now: Date) => Promise<readonly StreamAppend[]>;
   maxAttempts?: number;
   /**
    * Whether the command returns only once its public events were handed to the transport (default true:
@@ -171,7 +172,7 @@ export class CommandRunner {
           }
           // The append's statement moves every read model's positions too, then each takes the command's
           // events as one batch (a fixed number of statements whatever their count, with applyBatch).
-          const alongside = (await options.alongside?.(sql, events)) ?? [];
+          const alongside = (await options.alongside?.(sql, events, now)) ?? [];
           const appended = await appendAndProject(
             sql,
             this.store,

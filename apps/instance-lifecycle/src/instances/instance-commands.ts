@@ -129,7 +129,14 @@ export async function decideOn<State, Command extends { at: string }, Event exte
   command: CommandBody<Command> | readonly CommandBody<Command>[],
   now: Date,
   known?: StreamState<State>,
-): Promise<{ before: State; after: State; decided: Event[]; expectedVersion: number }> {
+): Promise<{
+  before: State;
+  after: State;
+  decided: Event[];
+  expectedVersion: number;
+  /** `decided` at `expectedVersion`, for the caller's append. */
+  append: StreamAppend;
+}> {
   // A known state is never snapshotted (where its fold started is not known): as if just snapshotted.
   const folded: Folded<State> = known
     ? { ...known, eventsRead: 0, snapshotVersion: known.version }
@@ -146,7 +153,13 @@ export async function decideOn<State, Command extends { at: string }, Event exte
   }
   if (decided.length > 0)
     await runtime.runner.snapshotIfDue(sql, streamId, decider, folded, state, version + decided.length);
-  return { before, after: state, decided, expectedVersion: version };
+  return {
+    before,
+    after: state,
+    decided,
+    expectedVersion: version,
+    append: { streamId, expectedVersion: version, events: decided },
+  };
 }
 
 /** A stream's folded state and its version (the number of its events). */
@@ -243,23 +256,20 @@ export async function releaseGpus(
  */
 export function releaseOnDestroy(
   runtime: ContextRuntime,
-): (sql: Sql, decided: readonly InstanceEvent[]) => Promise<StreamAppend[]> {
-  return async (sql, decided) => {
+): (sql: Sql, decided: readonly InstanceEvent[], now: Date) => Promise<StreamAppend[]> {
+  return async (sql, decided, now) => {
     const destroyed = decided.find((e) => e.type === 'InstanceDestroyed');
     if (destroyed?.type !== 'InstanceDestroyed') return [];
     const { machineId, instanceId } = destroyed.data;
-    const streamId = allocationStreamId(machineId);
     const release = await decideOn(
       runtime,
       sql,
-      streamId,
+      allocationStreamId(machineId),
       allocationDecider,
       { type: 'ReleaseGpus', machineId, instanceId },
-      runtime.runner.clock.now(),
+      now,
     );
-    return release.decided.length === 0
-      ? []
-      : [{ streamId, expectedVersion: release.expectedVersion, events: release.decided }];
+    return release.decided.length === 0 ? [] : [release.append];
   };
 }
 

@@ -163,7 +163,7 @@ export class CreateInstanceHandler implements ICommandHandler<CreateInstanceComm
           // The instance key exists exactly when the instance does: its row rides in that statement.
           instanceKey: { hash: hashKey(instanceApiKey), ownerId: renter },
           // The GPUs' allocation and the workflow's steps ride in the instance's append.
-          alongside: (sql) => provisioning.alongsideInstance(sql),
+          alongside: (sql, _decided, now) => provisioning.alongsideInstance(sql, now),
           alsoInTransaction: async (sql, events) => {
             outbid = await provisioning.markOutbid(sql, metadata);
             if (idempotencyKey === null) return;

@@ -40,14 +40,12 @@ export class Provisioning {
    * refusal (the GPUs are taken) is thrown and rolls the whole rent back; a concurrent allocation of the
    * machine makes the append fail on the stream's version, and the command runs again.
    */
-  async alongsideInstance(sql: Sql): Promise<StreamAppend[]> {
+  async alongsideInstance(sql: Sql, now: Date): Promise<StreamAppend[]> {
     const { instanceId, machineId } = this.request;
-    const now = this.runtime.runner.clock.now();
-    const allocationStream = allocationStreamId(machineId);
     const allocated = await decideOn(
       this.runtime,
       sql,
-      allocationStream,
+      allocationStreamId(machineId),
       allocationDecider,
       { type: 'AllocateGpus', ...this.request },
       now,
@@ -55,11 +53,10 @@ export class Provisioning {
     this.allocation = allocated.decided;
     // The instance id was just drawn: its workflow's stream is new (read again only on a retry).
     this.attempts += 1;
-    const streamId = provisioningStreamId(instanceId);
     const steps = await decideOn(
       this.runtime,
       sql,
-      streamId,
+      provisioningStreamId(instanceId),
       provisioningWorkflow,
       [
         { type: 'RequestProvisioning', ...this.request },
@@ -69,10 +66,7 @@ export class Provisioning {
       now,
       this.attempts === 1 ? { state: provisioningWorkflow.initialState(), version: 0 } : undefined,
     );
-    return [
-      { streamId: allocationStream, expectedVersion: allocated.expectedVersion, events: allocated.decided },
-      { streamId, expectedVersion: steps.expectedVersion, events: steps.decided },
-    ];
+    return [allocated.append, steps.append];
   }
 
   /**

@@ -20,8 +20,8 @@ export async function recordInterruptedRent(
     { type: 'AllocateGpus', ...request },
     metadata,
     {
-      alongside: async (_sql, decided) => {
-        const at = decided[0]?.data.at ?? runtime.runner.clock.now().toISOString();
+      alongside: async (_sql, _decided, now) => {
+        const at = now.toISOString();
         return [
           {
             streamId: provisioningStreamId(instanceId),
