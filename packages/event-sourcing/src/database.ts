@@ -43,21 +43,26 @@ function bind(runner: QueryRunner): Sql {
 }
 
 /**
- * A transaction that has its database to itself until it ends: embedded, where PGlite's one session is handed
- * to one transaction at a time (pglite-pool.ts), so what it reads stays true until it or a later one commits.
+ * An open transaction of a Database, for what a process keeps between transactions (the chain heads its
+ * appends left, event-store.ts).
  */
-export interface SoleTransaction {
-  /** The database it runs on (a key for what a process keeps between such transactions). */
+export interface OpenTransaction {
+  /** The database it runs on (a key for what a process keeps between transactions). */
   readonly database: Database;
+  /**
+   * Whether it has its database to itself until it ends: embedded, where PGlite's one session is handed to one
+   * transaction at a time (pglite-pool.ts), so what it reads stays true until it or a later one commits.
+   */
+  readonly sole: boolean;
   /** Called once the transaction has ended: `committed` false after a rollback or a failed commit. */
   onEnd(callback: (committed: boolean) => void): void;
 }
 
-const soleTransactions = new WeakMap<Sql, SoleTransaction>();
+const openTransactions = new WeakMap<Sql, OpenTransaction>();
 
-/** The transaction `sql` runs, when it has its database to itself (embedded); undefined otherwise. */
-export function soleTransaction(sql: Sql): SoleTransaction | undefined {
-  return soleTransactions.get(sql);
+/** The transaction `sql` runs (undefined for a Database's autocommit statements). */
+export function transactionOf(sql: Sql): OpenTransaction | undefined {
+  return openTransactions.get(sql);
 }
 
 /**
@@ -112,8 +117,11 @@ export class Database implements Sql {
       await runner.startTransaction();
       try {
         const sql = bind(runner);
-        if (this.options.kind === 'pglite')
-          soleTransactions.set(sql, { database: this, onEnd: (callback) => ended.push(callback) });
+        openTransactions.set(sql, {
+          database: this,
+          sole: this.options.kind === 'pglite',
+          onEnd: (callback) => ended.push(callback),
+        });
         // Read models the work's projections changed (read-model-signals.ts): told at commit.
         const changed = openReadModelChanges(sql);
         const result = await work(sql);

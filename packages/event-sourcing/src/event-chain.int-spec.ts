@@ -126,6 +126,38 @@ describe('the events hash chain on PostgreSQL', () => {
     expect(report.events).toBe(expected);
   }, 60_000);
 
+  it('links to the head its last commit left in one statement, the check locking the row', async () => {
+    const schema = await storeWith(1);
+    const store = new EventStore('marketplace', schema);
+    const statements = async () => (await databaseStatements.get()).values[0]?.value ?? 0;
+    await db.transaction((sql) => store.append(sql, 'machine-9', 0, [heartbeat(1)], metadata, new Date()));
+    const before = await statements();
+    await db.transaction((sql) => store.append(sql, 'machine-9', 1, [heartbeat(2)], metadata, new Date()));
+    // the append's INSERT alone: no SELECT ... FOR UPDATE of the head row before it
+    expect((await statements()) - before).toBe(1);
+
+    // Two transactions of this process at once: the second waits its turn on the head row and links to the
+    // head the first one committed, whichever of them tried the kept head.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = db.transaction(async (sql) => {
+      await store.append(sql, 'machine-9', 2, [heartbeat(3)], metadata, new Date());
+      await held;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = db.transaction((sql) =>
+      store.append(sql, 'machine-10', 0, [heartbeat(4)], metadata, new Date()),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await Promise.all([first, second]);
+    await db.transaction((sql) => store.append(sql, 'machine-9', 3, [heartbeat(5)], metadata, new Date()));
+    const report = await db.transaction((sql) => verifyChain(sql, schema));
+    expect(report.broken).toBeUndefined();
+    expect(report.events).toBe(3 + 5);
+    expect(report.recordedHead?.hash).toBe(report.head);
+  });
+
   it('an UPDATE of one row breaks the chain at that row, naming the expected and the stored hash', async () => {
     const schema = await storeWith(3);
     const gp = (await positions(schema))[4]!;

@@ -11,7 +11,7 @@ import {
   topicFor,
   upcast,
 } from '@rigmarket/contracts';
-import { Database, type Sql, soleTransaction } from './database';
+import { Database, type OpenTransaction, type Sql, transactionOf } from './database';
 import { chainTime, eventHash, lockChainHead } from './event-chain';
 import { currentTraceparent } from './tracing';
 
@@ -70,12 +70,34 @@ const COLUMNS = `global_position::text AS global_position, event_id, stream_id, 
 const lockedHeads = new WeakMap<Sql, Map<string, string>>();
 
 /**
- * Embedded: each context's chain head as the last committed transaction left it, by database and schema. A
- * transaction that has the database to itself (soleTransaction) links its first append to it instead of
- * reading the head row; the append's statement writes nothing unless the row still holds that hash (another
- * writer of the same database, an import: then the row is read and the append runs again).
+ * Each context's chain head as this process's last committed appending transaction left it, by database and
+ * schema. A transaction's first append links to it instead of reading (and locking) the head row first: the
+ * append's statement writes nothing unless the row still holds that hash, and then the row is read and the
+ * append runs again. That happens after another writer's commit: another process (a second replica, an
+ * import), or, on PostgreSQL, a transaction of this process that took its turn on the head meanwhile. On
+ * PostgreSQL the statement's check locks the row (a concurrent appender's commit is waited for and then seen);
+ * embedded, a transaction has the database to itself. It is used only while no other transaction of this
+ * process appends to that context: one that does is about to move the head, so the others lock the row and
+ * wait their turn at once (a failed try would lengthen the turns they take on the head).
  */
 const committedHeads = new WeakMap<Database, Map<string, string>>();
+
+/** How many transactions of this process have appended to each context and not yet ended. */
+const appendingTransactions = new WeakMap<Database, Map<string, number>>();
+
+/**
+ * The head to link a transaction's first append to without reading the row, if this process knows one and no
+ * other of its transactions is appending to the context; counts the transaction as appending until it ends.
+ */
+function headToLinkTo(transaction: OpenTransaction, schema: string): string | undefined {
+  const { database } = transaction;
+  const appending = appendingTransactions.get(database) ?? new Map<string, number>();
+  appendingTransactions.set(database, appending);
+  const others = appending.get(schema) ?? 0;
+  appending.set(schema, others + 1);
+  transaction.onEnd(() => appending.set(schema, (appending.get(schema) ?? 1) - 1));
+  return others === 0 ? committedHeads.get(database)?.get(schema) : undefined;
+}
 
 /** A read model's position on a stream, as applyInlineProjections moves it. */
 export interface ProjectionPosition {
@@ -256,8 +278,8 @@ export class EventStore {
     const storedMetadata: unknown = JSON.parse(metadataJson);
     const time = chainTime(at);
     const held = lockedHeads.get(sql)?.get(this.schema);
-    const sole = held === undefined ? soleTransaction(sql) : undefined;
-    const known = sole && committedHeads.get(sole.database)?.get(this.schema);
+    const transaction = held === undefined ? transactionOf(sql) : undefined;
+    const known = transaction && headToLinkTo(transaction, this.schema);
     const chainFrom = (head: string): string[] => {
       let link = head;
       return envelopes.map((e, i) => {
@@ -291,6 +313,7 @@ export class EventStore {
           // Moved once, with the last chunk (to the last event's position).
           positions: from + 1000 >= envelopes.length ? options.projectionPositions : undefined,
           linkedTo,
+          lockToCheck: !transaction?.sole,
         });
       if (from > 0 || known === undefined) await insert();
       else if (!(await insert(known))) {
@@ -303,12 +326,13 @@ export class EventStore {
     const heads = lockedHeads.get(sql) ?? new Map<string, string>();
     heads.set(this.schema, previous);
     lockedHeads.set(sql, heads);
-    if (sole) {
-      const { database } = sole;
+    if (transaction) {
+      const { database } = transaction;
       const schema = this.schema;
       // The head this transaction leaves is the committed one once it commits; after a rollback (or a
-      // failed commit) the next transaction reads the row.
-      sole.onEnd((committed) => {
+      // failed commit) the next transaction reads the row. On PostgreSQL two commits' callbacks may run out of
+      // order: a stale head only costs the next append its second try.
+      transaction.onEnd((committed) => {
         const byDatabase = committedHeads.get(database) ?? new Map<string, string>();
         committedHeads.set(database, byDatabase);
         const last = lockedHeads.get(sql)?.get(schema);
@@ -331,9 +355,11 @@ export class EventStore {
       positions: readonly ProjectionPosition[] | undefined;
       /** Write only if the chain-head row still holds this hash (else nothing, and false). */
       linkedTo?: string;
+      /** Lock the head row in that check (PostgreSQL: other transactions append concurrently). */
+      lockToCheck?: boolean;
     },
   ): Promise<boolean> {
-    const { dataJson, hashes, metadataJson, traceparent, positions, linkedTo } = chunk;
+    const { dataJson, hashes, metadataJson, traceparent, positions, linkedTo, lockToCheck } = chunk;
     const at = envelopes[0]!.occurredAt;
     const params: unknown[] = [hashes[hashes.length - 1]];
     const values = envelopes.map((e, i) => {
@@ -349,11 +375,12 @@ export class EventStore {
       return `($${base - 5}::uuid, $${base - 4}::text, $${base - 3}::text, $${base - 2}::int, $${base - 1}::text, $${base}::int, $${base + 1}::jsonb, $${base + 2}::jsonb, $${base + 3}::timestamptz, $${base + 4}::text)`;
     });
     // Checked in the statement itself: the INSERT, and so everything joined to it, writes no row unless
-    // the head row holds the hash the events were linked to.
+    // the head row holds the hash the events were linked to. Locked, a row another transaction changed is
+    // waited for and read as it committed it (READ COMMITTED), and stays this transaction's until it ends.
     const linked =
       linkedTo === undefined
         ? ''
-        : ` WHERE (SELECT hash FROM ${this.schema}.event_chain_head WHERE id = 1) = $${params.push(linkedTo)}`;
+        : ` WHERE (SELECT hash FROM ${this.schema}.event_chain_head WHERE id = 1${lockToCheck ? ' FOR UPDATE' : ''}) = $${params.push(linkedTo)}`;
     // The public events' outbox rows, in the same statement: their envelope gets the global position the
     // insert gave the event (jsonb keeps no key order, so the stored envelope is the same as written whole).
     const published = envelopes.filter((e) => isPublicEvent(this.context, e.type));
