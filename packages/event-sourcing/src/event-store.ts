@@ -86,17 +86,27 @@ const committedHeads = new WeakMap<Database, Map<string, string>>();
 const appendingTransactions = new WeakMap<Database, Map<string, number>>();
 
 /**
- * The head to link a transaction's first append to without reading the row, if this process knows one and no
- * other of its transactions is appending to the context; counts the transaction as appending until it ends.
+ * The head to link a transaction's first append to a context without reading the row: the one this process's
+ * last commit left, if no other of its transactions is appending to the context. Counts the transaction as
+ * appending until it ends, and then keeps the head it leaves (committed), or none (after a rollback or a
+ * failed commit: the next transaction reads the row).
  */
-function headToLinkTo(transaction: OpenTransaction, schema: string): string | undefined {
+function headToLinkTo(sql: Sql, transaction: OpenTransaction, schema: string): string | undefined {
   const { database } = transaction;
   const appending = appendingTransactions.get(database) ?? new Map<string, number>();
   appendingTransactions.set(database, appending);
+  const heads = committedHeads.get(database) ?? new Map<string, string>();
+  committedHeads.set(database, heads);
   const others = appending.get(schema) ?? 0;
   appending.set(schema, others + 1);
-  transaction.onEnd(() => appending.set(schema, (appending.get(schema) ?? 1) - 1));
-  return others === 0 ? committedHeads.get(database)?.get(schema) : undefined;
+  transaction.onEnd((committed) => {
+    appending.set(schema, (appending.get(schema) ?? 1) - 1);
+    // On PostgreSQL two commits' callbacks may run out of order: a stale head costs the next append a retry.
+    const left = lockedHeads.get(sql)?.get(schema);
+    if (committed && left !== undefined) heads.set(schema, left);
+    else heads.delete(schema);
+  });
+  return others === 0 ? heads.get(schema) : undefined;
 }
 
 /** A read model's position on a stream, as applyInlineProjections moves it. */
@@ -279,7 +289,7 @@ export class EventStore {
     const time = chainTime(at);
     const held = lockedHeads.get(sql)?.get(this.schema);
     const transaction = held === undefined ? transactionOf(sql) : undefined;
-    const known = transaction && headToLinkTo(transaction, this.schema);
+    const known = transaction && headToLinkTo(sql, transaction, this.schema);
     const chainFrom = (head: string): string[] => {
       let link = head;
       return envelopes.map((e, i) => {
@@ -326,20 +336,6 @@ export class EventStore {
     const heads = lockedHeads.get(sql) ?? new Map<string, string>();
     heads.set(this.schema, previous);
     lockedHeads.set(sql, heads);
-    if (transaction) {
-      const { database } = transaction;
-      const schema = this.schema;
-      // The head this transaction leaves is the committed one once it commits; after a rollback (or a
-      // failed commit) the next transaction reads the row. On PostgreSQL two commits' callbacks may run out of
-      // order: a stale head only costs the next append its second try.
-      transaction.onEnd((committed) => {
-        const byDatabase = committedHeads.get(database) ?? new Map<string, string>();
-        committedHeads.set(database, byDatabase);
-        const last = lockedHeads.get(sql)?.get(schema);
-        if (committed && last !== undefined) byDatabase.set(schema, last);
-        else byDatabase.delete(schema);
-      });
-    }
     return envelopes;
   }
 

@@ -106,9 +106,7 @@ export async function decideIn<State, Command extends { at: string }, Event exte
   const { decided, expectedVersion } = decision;
   if (decided.length === 0) return { ...decision, envelopes: [], version: expectedVersion };
   const envelopes = await appendAndProject(sql, runtime.store, runtime.definition.inlineProjections, {
-    streamId,
-    expectedVersion,
-    events: decided,
+    ...decision.append,
     metadata,
     occurredAt: now,
   });
