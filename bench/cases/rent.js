@@ -4,6 +4,11 @@
 // background deliveries to the other contexts included. Embedded: `node apps/platform/dist/main.js` (PGlite);
 // distributed: the four apps on PostgreSQL and Kafka (bench/distributed-apps.js; the broker's and
 // PostgreSQL's own CPU are not counted).
+// Beside /healthz, two ceilings of the rent's own request path, measured on the same server in the same run:
+// the renter's authenticated GET /users/current/ (key, rate limit, one read), and the very PUT /asks/ refused
+// at its first read (an offer that does not exist: key, rate limit, body validation, the lookup, nothing
+// written). A create does all of that and then decides and writes, so it cannot be answered faster than
+// the refused one.
 const os = require('node:os');
 const { stats, throughput } = require('../lib');
 const {
@@ -16,7 +21,18 @@ const {
   listMachine,
   creditAdmin,
   dbCounts,
+  api,
 } = require('../platform-api');
+
+// Offers of machines no bench lists (machine n's offer is n * 1000 + 1): rented, they answer 404.
+const UNKNOWN_MACHINE = 900_000;
+
+/** Awaits a request and checks its status: a ceiling that measured refusals of another kind means nothing. */
+async function expectStatus(request, status, what) {
+  const r = await request;
+  if (r.status !== status)
+    throw new Error(`bench rent: ${what} answered ${r.status} ${JSON.stringify(r.body)}`);
+}
 
 /** The servers' CPU (cores) and statements and transactions per second while nobody calls them. */
 async function idleRates(platform, ms) {
@@ -50,7 +66,14 @@ module.exports = async function rent(mode, { short }) {
     await untilIdle(platform.cpuS, { idleCores: mode === 'embedded' ? 0 : 0.3 });
     const idle = await idleRates(platform, short ? 1000 : 5000);
     const health = () => fetch(`${base}/healthz`).then((r) => r.text());
-    const healthRate = await throughput(health, { concurrency: 16, durationMs: short ? 300 : 3000 });
+    const ceilingRun = { concurrency: 16, durationMs: short ? 300 : 3000 };
+    const healthRate = await throughput(health, ceilingRun);
+    const currentUser = () =>
+      expectStatus(api(base, 'GET', '/api/v0/users/current/'), 200, 'GET /users/current/');
+    const userRate = await throughput(currentUser, ceilingRun);
+    const refusedRent = (i) =>
+      expectStatus(rentOffer(base, UNKNOWN_MACHINE + (i % renters)), 404, 'a rent of an unknown offer');
+    const refusedRate = await throughput(refusedRent, ceilingRun);
     const load = os.loadavg()[0];
     const counts0 = await dbCounts(platform.metricsBases);
     const cpu0 = platform.cpuS();
@@ -92,7 +115,9 @@ module.exports = async function rent(mode, { short }) {
         p99: s.p99,
         perSec: timed / rentS,
         ceiling:
-          `/healthz ${Math.round(healthRate.perSec)}/s (16 concurrent); ${timed} created, ${refused} refused, ${over} double allocations; ` +
+          `/healthz ${Math.round(healthRate.perSec)}/s (16 concurrent); the rent's request path with nothing written: ` +
+          `GET /users/current/ ${Math.round(userRate.perSec)}/s, the same PUT refused at its first read (unknown offer, 404) ` +
+          `${Math.round(refusedRate.perSec)}/s (creates ${(timed / rentS / refusedRate.perSec).toFixed(2)} of it); ${timed} created, ${refused} refused, ${over} double allocations; ` +
           `${(timed / deliveredS).toFixed(1)}/s with their events delivered; per rent (idle work over the same time included): ${(1000 * per(cpuAnswered)).toFixed(1)} ms server CPU until answered, ` +
           `${(1000 * per(cpuAll)).toFixed(1)} ms until delivered, ${per(counts1.statements - counts0.statements).toFixed(1)} statements, ` +
           `${per(counts1.transactions - counts0.transactions).toFixed(1)} transactions (idle: ${(100 * idle.cpu).toFixed(1)}% of a core, ${idle.statements.toFixed(0)} statements/s); load ${load.toFixed(1)}`,
