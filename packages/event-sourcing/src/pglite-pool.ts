@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { PGlite, type PGliteOptions, types } from '@electric-sql/pglite';
 import * as pg from 'pg';
 import { serialize } from 'pg-protocol';
+import { unpackCluster } from './cluster-archive';
 
 /**
  * A `pg`-compatible Pool over one PGlite instance for TypeORM's postgres driver.
@@ -76,52 +77,46 @@ const pgliteOptions = () => ({ database: PGLITE_DATABASE, startParams: [...PGLIT
  * beside it and renamed into place. A folder that exists (empty) is kept: a volume mounted there cannot be
  * replaced, nor a folder the operator made in a parent this process may not write. The cluster is then
  * made in a staging folder inside it and its entries moved up, PG_VERSION (the mark of a whole cluster) last;
- * `removeAbandonedStaging` clears what a start killed midway left. With the fresh cluster the build kept
- * (`builtFreshCluster`) the child unpacks it instead of running initdb.
+ * `removeAbandonedStaging` clears what a start killed midway left. A kept cluster (the caller's
+ * `firstCluster`, else the build's fresh one: `builtFreshCluster`) is unpacked into the staging folder by this
+ * process instead (`unpackCluster`: no engine started for it), and the child runs initdb only when there is
+ * none, or none unpacks.
  */
-async function initdbInChild(dataDir: string, firstCluster: string | undefined): Promise<void> {
+async function makeCluster(dataDir: string, firstCluster: string | undefined): Promise<void> {
   const inPlace = existsSync(dataDir);
   const staging = inPlace
     ? join(dataDir, `${STAGING_PREFIX}${process.pid}`)
     : `${dataDir}${STAGING_PREFIX}${process.pid}`;
   const script = [
-    'const { readFileSync } = require("node:fs");',
     'const { PGlite } = require(process.argv[1]);',
     'const options = JSON.parse(process.argv[3]);',
-    'const copy = process.argv[4];',
-    'const loadDataDir = copy ? new Blob([readFileSync(copy)], { type: "application/gzip" }) : undefined;',
-    'PGlite.create({ ...options, dataDir: process.argv[2], loadDataDir }).then((db) => db.close()).catch((error) => {',
+    'PGlite.create({ ...options, dataDir: process.argv[2] }).then((db) => db.close()).catch((error) => {',
     '  console.error(error);',
     '  process.exit(1);',
     '});',
   ].join('\n');
-  const child = (copy: string | undefined) =>
+  const initdb = () =>
     promisify(execFile)(
       process.execPath,
-      [
-        '-e',
-        script,
-        require.resolve('@electric-sql/pglite'),
-        staging,
-        JSON.stringify(pgliteOptions()),
-        ...(copy ? [copy] : []),
-      ],
+      ['-e', script, require.resolve('@electric-sql/pglite'), staging, JSON.stringify(pgliteOptions())],
       { maxBuffer: 1024 * 1024 },
     );
-  // The caller's cluster, else the build's fresh one, else initdb (undefined).
-  const ways = [firstCluster, builtFreshCluster()].filter((c) => c !== undefined);
+  // The caller's cluster, else the build's fresh one, else initdb.
+  const copies = [firstCluster, builtFreshCluster()].filter((c) => c !== undefined);
   try {
-    for (const copy of [...ways, undefined]) {
+    let unpacked = false;
+    for (const copy of copies) {
       try {
-        await child(copy);
+        await unpackCluster(copy, staging);
+        unpacked = true;
         break;
-      } catch (error) {
-        if (copy === undefined) throw error;
-        // A kept cluster that does not unpack (damaged: PGlite refuses it, nothing half unpacked is used) does
-        // not stop a first start: the next way makes the cluster instead.
+      } catch {
+        // A kept cluster that does not unpack (damaged: cut short, not a cluster) does not stop a first start:
+        // nothing half unpacked is used, and the next way makes the cluster instead.
         rmSync(staging, { recursive: true, force: true });
       }
     }
+    if (!unpacked) await initdb();
     if (inPlace) {
       const entries = readdirSync(staging).filter((name) => name !== 'PG_VERSION');
       for (const name of [...entries, 'PG_VERSION']) renameSync(join(staging, name), join(dataDir, name));
@@ -298,7 +293,7 @@ async function openPglite(dataDir: string, firstCluster: string | undefined): Pr
   const inMemory = dataDir === 'memory://';
   if (!inMemory) {
     removeAbandonedStaging(dataDir);
-    if (needsInitdb(dataDir)) await initdbInChild(dataDir, firstCluster);
+    if (needsInitdb(dataDir)) await makeCluster(dataDir, firstCluster);
   }
   const create = inMemory ? createInMemory : (options: PGliteOptions) => PGlite.create(options);
   const db = await create({
